@@ -1,0 +1,591 @@
+/* bench/bench.c: attngen benchmark.
+ *
+ * For each case (shape, mask, phase, lengths; batch 1) it times, in one run of this program:
+ *   select   what attngen_select picks from the model's generated table (specialized kernel, or the
+ *            generic fallback when the table has none for the shape: the row says so), 1 thread;
+ *   generic  attngen_select_generic(shape, ATTNGEN_ISA_AVX2), 1 thread (skipped when select already ran it);
+ *   select   again with attngen_run_parallel(..., 2);
+ *   naive    a plain C triple loop (bench/naive.c), small sizes only, for the plots.
+ * Machine numbers (FMA peak of one core, 1- and 2-thread read bandwidth) are measured at the start of the
+ * same run (bench/machine.c); percentages are against them. The machine is shared and noisy: compare ratios
+ * inside one run, not numbers across runs.
+ *
+ * Time: every sample is a run of `inner` back-to-back calls timed with clock_gettime(CLOCK_MONOTONIC)
+ * (inner chosen so a sample lasts >= 1 ms); the reported time is the median per-call time over the samples;
+ * the number of samples adapts so each variant takes about BENCH_CASE_SECONDS (quick 0.07 s, full 0.3 s,
+ * i.e. ~0.2 s / ~1 s per case), with at least 3 samples (1 for naive) after two warm-up calls.
+ *
+ * Useful flops = 4 * head_dim * heads * batch * (visible query/key pairs per head), the pairs counted
+ * exactly for the mask (causal: query i sees keys j <= i + kv_len - q_len). Decode bandwidth counts the K and
+ * V bytes once: 2 * kv_len * kv_heads * head_dim * 4 * batch.
+ *
+ * Environment: BENCH_MODE=quick|full (default full), BENCH_CASE_SECONDS, BENCH_BW_MIB (machine.c).
+ * Usage: bench [OUTDIR]   (default build/bench; writes OUTDIR/results.csv and OUTDIR/machine.csv) */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attngen.h"
+#include "machine.h"
+#include "naive.h"
+
+/* Generated tables, when bench.mk found them (-DBENCH_HAVE_...); otherwise those cases run generic only. */
+#ifdef BENCH_HAVE_LLAMA_3_8B
+#include "attngen_llama_3_8b.h"
+#endif
+#ifdef BENCH_HAVE_GPT2
+#include "attngen_gpt2.h"
+#endif
+
+static const attngen_table *table_llama(void) {
+#ifdef BENCH_HAVE_LLAMA_3_8B
+  return &attngen_table_llama_3_8b;
+#else
+  return NULL;
+#endif
+}
+
+static const attngen_table *table_gpt2(void) {
+#ifdef BENCH_HAVE_GPT2
+  return &attngen_table_gpt2;
+#else
+  return NULL;
+#endif
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return (n & 1) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static float *alloc_floats(size_t n) {
+  size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
+  float *p = (float *)aligned_alloc(64, bytes ? bytes : 64);
+  if (!p) {
+    fprintf(stderr, "bench: out of memory (%zu bytes)\n", bytes);
+    exit(2);
+  }
+  memset(p, 0, bytes); /* touch every page before timing */
+  return p;
+}
+
+/* Deterministic values in [-1, 1] (xorshift64*). */
+static void fill_random(float *p, size_t n, uint64_t seed) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+  for (size_t i = 0; i < n; i++) {
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    uint64_t r = x * 0x2545F4914F6CDD1Dull;
+    p[i] = (float)((double)(r >> 40) * (2.0 / 16777216.0) - 1.0);
+  }
+}
+
+static double max_abs_diff(const float *a, const float *b, size_t n) {
+  double m = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double d = fabs((double)a[i] - (double)b[i]);
+    if (d > m || d != d) m = d;
+  }
+  return m;
+}
+
+/* Visible (query, key) pairs of one head of one sequence. */
+static double visible_pairs(attngen_mask mask, int q_len, int kv_len) {
+  if (mask != ATTNGEN_MASK_CAUSAL) return (double)q_len * (double)kv_len;
+  double pairs = 0.0;
+  for (int i = 0; i < q_len; i++) {
+    long lim = (long)i + (kv_len - q_len) + 1;
+    pairs += (double)(lim < 0 ? 0 : (lim > kv_len ? kv_len : lim));
+  }
+  return pairs;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+
+typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE } run_kind;
+
+typedef struct {
+  run_kind kind;
+  const attngen_kernel *kernel;
+  const attngen_shape *shape;
+  const attngen_args *args;
+  int threads;
+} job;
+
+static int job_run(const job *j) {
+  switch (j->kind) {
+  case RUN_KERNEL: return attngen_run(j->kernel, j->args);
+  case RUN_PARALLEL: return attngen_run_parallel(j->kernel, j->args, j->threads);
+  case RUN_NAIVE: return naive_attention(j->shape, j->args) == 0 ? ATTNGEN_OK : ATTNGEN_ERR_NOMEM;
+  }
+  return ATTNGEN_ERR_UNSUPPORTED;
+}
+
+typedef struct {
+  int status;    /* ATTNGEN_OK or the failing status */
+  double sec;    /* median seconds per call */
+  int calls;     /* timed calls behind the median */
+  int samples;
+} timing;
+
+static timing measure(const job *j, double budget, int min_samples) {
+  timing r = {ATTNGEN_OK, 0.0, 0, 0};
+  double t0 = now_s();
+  r.status = job_run(j); /* warm-up 1 (also produces the output we compare) */
+  double tw = now_s() - t0;
+  if (r.status != ATTNGEN_OK) return r;
+  if (tw < budget / 4) { /* warm-up 2, for calibration with warm caches */
+    t0 = now_s();
+    job_run(j);
+    tw = now_s() - t0;
+  }
+  if (tw < 1e-7) tw = 1e-7;
+  int inner = 1;
+  if (tw < 1e-3) inner = (int)ceil(1e-3 / tw);
+  if (inner > 100000) inner = 100000;
+  int samples = (int)(budget / (tw * inner));
+  if (samples < min_samples) samples = min_samples;
+  if (samples > 301) samples = 301;
+  double *t = (double *)malloc(sizeof(double) * (size_t)samples);
+  for (int s = 0; s < samples; s++) {
+    t0 = now_s();
+    for (int i = 0; i < inner; i++) job_run(j);
+    t[s] = (now_s() - t0) / inner;
+  }
+  r.sec = median(t, samples);
+  r.calls = samples * inner;
+  r.samples = samples;
+  free(t);
+  return r;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+
+typedef struct {
+  const char *model; /* generated table it comes from, or "(none)" */
+  const attngen_table *table;
+  attngen_shape shape;
+  int q_len, kv_len, batch;
+  int in_quick;
+} bcase;
+
+typedef struct {
+  bench_machine m;
+  int quick;
+  double budget;
+  double naive_max_flop;
+  FILE *csv;
+  int rows;
+  /* summaries */
+  double log_spec_gen_sum;
+  int spec_gen_n;
+  int fallbacks;
+  int errors;
+  double worst_err_naive, worst_err_generic, worst_err_parallel;
+} bench_state;
+
+static const char *short_mask(attngen_mask m) { return attngen_mask_name(m); }
+
+static void case_label(const bcase *c, char *buf, size_t n) {
+  if (c->shape.phase == ATTNGEN_PHASE_DECODE)
+    snprintf(buf, n, "decode h%d/kv%d/d%d %s q=%d kv=%d", c->shape.heads, c->shape.kv_heads,
+             c->shape.head_dim, short_mask(c->shape.mask), c->q_len, c->kv_len);
+  else
+    snprintf(buf, n, "prefill h%d/kv%d/d%d %s S=%d", c->shape.heads, c->shape.kv_heads, c->shape.head_dim,
+             short_mask(c->shape.mask), c->q_len);
+}
+
+static void print_header(void) {
+  printf("%-38s %-9s %-46s %3s %10s %8s %6s %7s %6s %8s %6s %9s\n", "case", "variant", "kernel (what ran)", "thr",
+         "median ms", "GFLOP/s", "%peak", "GB/s", "%bw", "spec/gen", "2T/1T", "maxerr");
+}
+
+/* One table row + one CSV row. ratio_sg / ratio_par < 0: not applicable. err < 0: not compared. */
+static void emit(bench_state *st, const bcase *c, const char *label, const char *variant, const char *kname,
+                 int specialized, const char *isa, int threads, const timing *t, double ratio_sg, double ratio_par,
+                 double err, const char *err_ref, const char *note) {
+  const int decode = c->shape.phase == ATTNGEN_PHASE_DECODE;
+  const double flop = 4.0 * c->shape.head_dim * c->shape.heads * c->batch *
+                      visible_pairs(c->shape.mask, c->q_len, c->kv_len);
+  const double bytes = 2.0 * c->kv_len * c->shape.kv_heads * c->shape.head_dim * 4.0 * c->batch;
+  const int ok = t->status == ATTNGEN_OK;
+  const double gflops = ok ? flop / t->sec * 1e-9 : 0.0;
+  const double peak = st->m.fma_gflops * threads;
+  const double pct_peak = (ok && peak > 0) ? 100.0 * gflops / peak : 0.0;
+  const double gbs = (ok && decode) ? bytes / t->sec * 1e-9 : 0.0;
+  const double bw = threads >= 2 ? st->m.bw2_gbs : st->m.bw1_gbs;
+  const double pct_bw = (decode && bw > 0) ? 100.0 * gbs / bw : 0.0;
+
+  char sg[16] = "", par[16] = "", gb[16] = "-", pb[16] = "-", er[16] = "-";
+  if (ratio_sg > 0) snprintf(sg, sizeof sg, "%.2fx", ratio_sg);
+  if (ratio_par > 0) snprintf(par, sizeof par, "%.2fx", ratio_par);
+  if (decode && ok) {
+    snprintf(gb, sizeof gb, "%.1f", gbs);
+    snprintf(pb, sizeof pb, "%.0f%%", pct_bw);
+  }
+  if (err >= 0) snprintf(er, sizeof er, "%.1e", err);
+  if (ok)
+    printf("%-38s %-9s %-46s %3d %10.3f %8.2f %5.1f%% %7s %6s %8s %6s %9s\n", label, variant, kname, threads,
+           t->sec * 1e3, gflops, pct_peak, gb, pb, sg, par, er);
+  else
+    printf("%-38s %-9s %-46s %3d  ERROR %s: %s\n", label, variant, kname, threads, attngen_status_name(t->status),
+           attngen_last_error());
+  fflush(stdout);
+
+  if (st->csv) {
+    fprintf(st->csv,
+            "%s,%s,%s,%s,%d,%d,%d,%d,%d,%d,%s,%s,%d,%s,%d,%d,%s,%.6f,%.3f,%.2f,", label, c->model,
+            attngen_phase_name(c->shape.phase), attngen_mask_name(c->shape.mask), c->shape.heads,
+            c->shape.kv_heads, c->shape.head_dim, c->q_len, c->kv_len, c->batch, variant, kname, specialized, isa,
+            threads, t->calls, ok ? "ok" : attngen_status_name(t->status), ok ? t->sec * 1e3 : 0.0, gflops,
+            pct_peak);
+    if (decode && ok)
+      fprintf(st->csv, "%.3f,%.2f,", gbs, pct_bw);
+    else
+      fprintf(st->csv, ",,");
+    if (ratio_sg > 0) fprintf(st->csv, "%.4f", ratio_sg);
+    fprintf(st->csv, ",");
+    if (ratio_par > 0) fprintf(st->csv, "%.4f", ratio_par);
+    fprintf(st->csv, ",");
+    if (err >= 0) fprintf(st->csv, "%.3e", err);
+    fprintf(st->csv, ",%s,%s\n", err >= 0 ? err_ref : "", note ? note : "");
+    fflush(st->csv);
+  }
+  st->rows++;
+  if (!ok) st->errors++;
+}
+
+static const char *kernel_name(const attngen_kernel *k) { return k->info && k->info->name ? k->info->name : "?"; }
+static int kernel_is_generic(const attngen_kernel *k) { return k->info && k->info->heads == 0; }
+
+static void run_case(bench_state *st, const bcase *c) {
+  char label[96];
+  case_label(c, label, sizeof label);
+  const attngen_shape *sh = &c->shape;
+  const int H = sh->heads, KVH = sh->kv_heads, D = sh->head_dim;
+  const size_t nq = (size_t)c->batch * c->q_len * H * D, nkv = (size_t)c->batch * c->kv_len * KVH * D;
+  const timing none = {ATTNGEN_OK, 0, 0, 0};
+
+  attngen_kernel ksel, kgen, kspec;
+  int rc = attngen_select(c->table, sh, &ksel);
+  if (rc != ATTNGEN_OK) {
+    timing t = none;
+    t.status = rc;
+    emit(st, c, label, "select", "-", 0, "-", 1, &t, -1, -1, -1, "", "attngen_select failed");
+    return;
+  }
+  const int have_spec =
+      c->table && attngen_select_specialized(c->table, sh, ATTNGEN_ISA_AVX2, &kspec) == ATTNGEN_OK;
+  const int sel_generic = kernel_is_generic(&ksel);
+  int rcg = attngen_select_generic(sh, ATTNGEN_ISA_AVX2, &kgen);
+
+  char note[200] = "";
+  if (!have_spec) {
+    snprintf(note, sizeof note, "no specialized avx2 kernel in %s table: select fell back to %s", c->model,
+             sel_generic ? "generic" : "another kernel");
+    st->fallbacks++;
+  }
+
+  float *q = alloc_floats(nq), *k = alloc_floats(nkv), *v = alloc_floats(nkv);
+  float *o1 = alloc_floats(nq), *og = alloc_floats(nq), *o2 = alloc_floats(nq);
+  fill_random(q, nq, 1000u + (uint64_t)H * 7 + (uint64_t)c->q_len);
+  fill_random(k, nkv, 2000u + (uint64_t)KVH * 11 + (uint64_t)c->kv_len);
+  fill_random(v, nkv, 3000u + (uint64_t)D * 13 + (uint64_t)c->kv_len);
+
+  attngen_args a;
+  memset(&a, 0, sizeof a);
+  a.batch = c->batch;
+  a.q_len = c->q_len;
+  a.kv_len = c->kv_len;
+  a.kv_capacity = 0;
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.scale = 0.0f;
+  a.lse = NULL;
+  a.kv_lens = NULL;
+
+  /* 1. selected kernel, 1 thread */
+  a.o = o1;
+  job j1 = {RUN_KERNEL, &ksel, sh, &a, 1};
+  timing t1 = measure(&j1, st->budget, 3);
+
+  /* 2. generic, 1 thread */
+  timing tg = none;
+  const int gen_separate = rcg == ATTNGEN_OK && !sel_generic;
+  if (gen_separate) {
+    a.o = og;
+    job jg = {RUN_KERNEL, &kgen, sh, &a, 1};
+    tg = measure(&jg, st->budget, 3);
+  } else if (rcg != ATTNGEN_OK) {
+    tg.status = rcg;
+  } else {
+    tg = t1; /* select ran the generic kernel itself */
+  }
+
+  /* 3. selected kernel, 2 threads */
+  a.o = o2;
+  job j2 = {RUN_PARALLEL, &ksel, sh, &a, 2};
+  timing t2 = measure(&j2, st->budget, 3);
+
+  /* 4. naive, small sizes */
+  const double flop = 4.0 * D * H * c->batch * visible_pairs(sh->mask, c->q_len, c->kv_len);
+  timing tn = none;
+  float *on = NULL;
+  const int do_naive = flop <= st->naive_max_flop;
+  if (do_naive) {
+    on = alloc_floats(nq);
+    a.o = on;
+    job jn = {RUN_NAIVE, NULL, sh, &a, 1};
+    tn = measure(&jn, st->budget, 1);
+  }
+
+  /* accuracy of what ran (all against the selected kernel's 1-thread output) */
+  double err_ref = -1, err_gen = -1, err_par = -1;
+  const char *ref_name = "";
+  if (t1.status == ATTNGEN_OK) {
+    if (do_naive && tn.status == ATTNGEN_OK) {
+      err_ref = max_abs_diff(o1, on, nq);
+      ref_name = "naive";
+      if (err_ref > st->worst_err_naive) st->worst_err_naive = err_ref;
+    }
+    if (gen_separate && tg.status == ATTNGEN_OK) {
+      err_gen = max_abs_diff(o1, og, nq);
+      if (err_gen > st->worst_err_generic) st->worst_err_generic = err_gen;
+      if (err_ref < 0) {
+        err_ref = err_gen;
+        ref_name = "generic";
+      }
+    }
+    if (t2.status == ATTNGEN_OK) {
+      err_par = max_abs_diff(o1, o2, nq);
+      if (err_par > st->worst_err_parallel) st->worst_err_parallel = err_par;
+    }
+  }
+
+  const char *isa_sel = ksel.info ? attngen_isa_name(ksel.info->isa) : "?";
+  const char *variant = sel_generic ? "fallback" : "special";
+  double ratio_sg = -1, ratio_par = -1;
+  if (t1.status == ATTNGEN_OK && tg.status == ATTNGEN_OK && gen_separate) {
+    ratio_sg = tg.sec / t1.sec;
+    st->log_spec_gen_sum += log(ratio_sg);
+    st->spec_gen_n++;
+  }
+  if (t1.status == ATTNGEN_OK && t2.status == ATTNGEN_OK) ratio_par = t1.sec / t2.sec;
+
+  emit(st, c, label, variant, kernel_name(&ksel), !sel_generic, isa_sel, 1, &t1, ratio_sg, -1, err_ref, ref_name,
+       note);
+  if (rcg == ATTNGEN_OK)
+    emit(st, c, label, "generic", kernel_name(&kgen), 0, attngen_isa_name(kgen.info->isa), 1, &tg, -1, -1,
+         gen_separate ? err_gen : 0.0, gen_separate ? "select" : "same kernel",
+         gen_separate ? "" : "same run as the select row");
+  else {
+    printf("%-38s %-9s generic avx2 unavailable: %s\n", label, "generic", attngen_last_error());
+  }
+  emit(st, c, label, variant, kernel_name(&ksel), !sel_generic, isa_sel, 2, &t2, -1, ratio_par, err_par, "1 thread",
+       "attngen_run_parallel(2)");
+  if (do_naive)
+    emit(st, c, label, "naive", "naive C triple loop (bench/naive.c)", 0, "c", 1, &tn, -1, -1, strcmp(ref_name, "naive") == 0 ? err_ref : -1, "select", "");
+  if (note[0]) printf("%-38s   note: %s\n", "", note);
+  printf("\n");
+
+  free(q);
+  free(k);
+  free(v);
+  free(o1);
+  free(og);
+  free(o2);
+  free(on);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+
+/* Machine numbers in a child process, so its 256 MiB buffer stays out of this process's peak RSS. */
+static int machine_in_child(bench_machine *m, int quick) {
+  int fd[2];
+  if (pipe(fd) != 0) return bench_machine_measure(m, quick);
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return bench_machine_measure(m, quick);
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    bench_machine mm;
+    int rc = bench_machine_measure(&mm, quick);
+    ssize_t w = rc == 0 ? write(fd[1], &mm, sizeof mm) : -1;
+    _exit(w == (ssize_t)sizeof mm ? 0 : 1);
+  }
+  close(fd[1]);
+  size_t got = 0;
+  while (got < sizeof *m) {
+    ssize_t r = read(fd[0], (char *)m + got, sizeof *m - got);
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  close(fd[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return (got == sizeof *m && WIFEXITED(status) && WEXITSTATUS(status) == 0) ? 0 : -1;
+}
+
+static void mkdir_p(const char *path) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", path);
+  for (char *p = buf + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      mkdir(buf, 0777);
+      *p = '/';
+    }
+  mkdir(buf, 0777);
+}
+
+static attngen_shape mkshape(int h, int kvh, int d, attngen_mask mask, attngen_phase phase) {
+  attngen_shape s;
+  s.heads = h;
+  s.kv_heads = kvh;
+  s.head_dim = d;
+  s.mask = mask;
+  s.phase = phase;
+  return s;
+}
+
+int main(int argc, char **argv) {
+  const char *outdir = argc > 1 ? argv[1] : "build/bench";
+  const char *mode = getenv("BENCH_MODE");
+  bench_state st;
+  memset(&st, 0, sizeof st);
+  st.quick = mode && strcmp(mode, "quick") == 0;
+  if (mode && !st.quick && strcmp(mode, "full") != 0) {
+    fprintf(stderr, "bench: BENCH_MODE must be quick or full (got '%s')\n", mode);
+    return 2;
+  }
+  st.budget = st.quick ? 0.07 : 0.3;
+  const char *cs = getenv("BENCH_CASE_SECONDS");
+  if (cs && atof(cs) > 0) st.budget = atof(cs) / 3.0;
+  st.naive_max_flop = st.quick ? 0.6e9 : 5e9;
+  double t_start = now_s();
+
+  printf("attngen bench, mode %s (each variant ~%.2f s, medians)\n", st.quick ? "quick" : "full", st.budget);
+  const attngen_table *tl = table_llama(), *tg2 = table_gpt2();
+  printf("tables: llama-3-8b %s %s, gpt2 %s %s\n", tl ? "generator" : "(not generated: generic only)",
+         tl ? tl->generator_version : "", tg2 ? "generator" : "(not generated: generic only)",
+         tg2 ? tg2->generator_version : "");
+  unsigned isas = attngen_cpu_isas();
+  printf("cpu isas usable by attngen:%s%s%s\n", (isas & (1u << ATTNGEN_ISA_SCALAR)) ? " scalar" : "",
+         (isas & (1u << ATTNGEN_ISA_AVX2)) ? " avx2" : "", (isas & (1u << ATTNGEN_ISA_NEON)) ? " neon" : "");
+  if (machine_in_child(&st.m, st.quick) != 0) fprintf(stderr, "bench: machine measurement failed\n");
+  bench_machine_print(&st.m);
+  printf("\n");
+
+  mkdir_p(outdir);
+  char path[600];
+  snprintf(path, sizeof path, "%s/machine.csv", outdir);
+  FILE *mf = fopen(path, "w");
+  if (mf) {
+    fprintf(mf, "mode,fma_gflops_1core,read_gbs_1thread,read_gbs_2threads,buffer_mib,repeats\n");
+    fprintf(mf, "%s,%.3f,%.3f,%.3f,%.0f,%d\n", st.quick ? "quick" : "full", st.m.fma_gflops, st.m.bw1_gbs,
+            st.m.bw2_gbs, st.m.buf_mib, st.m.repeats);
+    fclose(mf);
+  }
+  snprintf(path, sizeof path, "%s/results.csv", outdir);
+  st.csv = fopen(path, "w");
+  if (!st.csv) {
+    fprintf(stderr, "bench: cannot write %s: %s\n", path, strerror(errno));
+    return 2;
+  }
+  fprintf(st.csv, "case,model,phase,mask,heads,kv_heads,head_dim,q_len,kv_len,batch,variant,kernel,specialized,isa,"
+                  "threads,calls,status,median_ms,gflops,pct_peak,gbs,pct_bw,spec_over_generic,speedup_2t_over_1t,"
+                  "max_abs_err,err_vs,note\n");
+
+  /* ---- cases ---- */
+  bcase cases[64];
+  int n = 0;
+  static const int S[] = {128, 512, 2048};
+  static const int KV[] = {512, 4096, 16384};
+  static const attngen_mask M[] = {ATTNGEN_MASK_CAUSAL, ATTNGEN_MASK_NONE};
+  struct {
+    const char *model;
+    const attngen_table *table;
+    int h, kvh, d;
+  } models[] = {{"llama-3-8b", tl, 32, 8, 128}, {"gpt2", tg2, 12, 12, 64}};
+  for (int mi = 0; mi < 2; mi++) {
+    const char *name = models[mi].table ? models[mi].model : "(none)";
+    for (int si = 0; si < 3; si++)
+      for (int k = 0; k < 2; k++) {
+        bcase c = {name, models[mi].table,
+                   mkshape(models[mi].h, models[mi].kvh, models[mi].d, M[k], ATTNGEN_PHASE_PREFILL),
+                   S[si], S[si], 1, S[si] == 512};
+        cases[n++] = c;
+      }
+  }
+  for (int mi = 0; mi < 2; mi++) {
+    const char *name = models[mi].table ? models[mi].model : "(none)";
+    for (int ki = 0; ki < 3; ki++) {
+      /* q_len 1: causal (bottom-right aligned) sees the whole cache, same work as none */
+      bcase c = {name, models[mi].table,
+                 mkshape(models[mi].h, models[mi].kvh, models[mi].d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1,
+                 KV[ki], 1, KV[ki] == 4096};
+      cases[n++] = c;
+    }
+  }
+  /* quick: S=512 prefill (llama causal + none, gpt2 causal) and kv=4096 decode */
+  if (st.quick) {
+    int m = 0;
+    for (int i = 0; i < n; i++)
+      if (cases[i].in_quick &&
+          !(cases[i].shape.phase == ATTNGEN_PHASE_PREFILL && cases[i].shape.heads == 12 &&
+            cases[i].shape.mask == ATTNGEN_MASK_NONE))
+        cases[m++] = cases[i];
+    n = m;
+  }
+
+  printf("spec/gen = generic time / selected time (1 thread); 2T/1T = 1-thread time / 2-thread time;\n"
+         "%%peak is against threads x the 1-core FMA peak; %%bw against the measured read bandwidth for that\n"
+         "thread count; maxerr = max |out - reference| (select row: vs naive if run, else vs generic;\n"
+         "2-thread row: vs 1 thread, expected 0).\n\n");
+  print_header();
+  for (int i = 0; i < n; i++) run_case(&st, &cases[i]);
+  fclose(st.csv);
+
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  printf("summary: %d rows, %d errors, %d case(s) without a specialized kernel (ran generic)\n", st.rows, st.errors,
+         st.fallbacks);
+  if (st.spec_gen_n)
+    printf("summary: geometric mean spec/gen over %d case(s) with a specialized kernel: %.2fx\n", st.spec_gen_n,
+           exp(st.log_spec_gen_sum / st.spec_gen_n));
+  printf("summary: worst max|diff| select vs naive %.2e, vs generic %.2e, 2 threads vs 1 thread %.2e\n",
+         st.worst_err_naive, st.worst_err_generic, st.worst_err_parallel);
+  printf("summary: peak memory (ru_maxrss, bench process; machine measurement ran in a child) %.1f MiB\n",
+         ru.ru_maxrss / 1024.0);
+  printf("summary: wall time %.1f s\n", now_s() - t_start);
+  printf("results: %s/results.csv, %s/machine.csv\n", outdir, outdir);
+  return st.errors ? 1 : 0;
+}

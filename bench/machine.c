@@ -1,0 +1,247 @@
+/* bench/machine.c: measures, in the same run as the benchmark,
+ *   (a) the fp32 FMA peak of one core: a throughput loop of 256-bit FMAs on 12 independent accumulators
+ *       (16 flop per FMA instruction), and
+ *   (b) streaming read bandwidth: summing a 256 MiB buffer with 256-bit loads, 1 thread and 2 threads.
+ * Every number is the median of several repeats.
+ *
+ * Built without -mavx2: the AVX2 code is in functions carrying __attribute__((target("avx2,fma"))) and is
+ * only called when the CPU (and OS) support it.
+ *
+ * Compiled with -DBENCH_MACHINE_MAIN it is a standalone program (build/bench/machine). */
+#define _GNU_SOURCE
+#include "machine.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define BENCH_X86 1
+#else
+#define BENCH_X86 0
+#endif
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return (n & 1) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static volatile float g_sink; /* keeps results alive */
+
+#if BENCH_X86
+#define FMA_ACCS 12 /* >= latency (4) x ports (2) with margin */
+
+/* iters x 12 independent FMAs. acc = acc * m + c converges to c / (1 - m): no overflow, no denormals. */
+__attribute__((target("avx2,fma"), noinline)) static float fma_loop(long iters) {
+  const __m256 m = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
+  __m256 a0 = _mm256_set1_ps(0.10f), a1 = _mm256_set1_ps(0.11f), a2 = _mm256_set1_ps(0.12f);
+  __m256 a3 = _mm256_set1_ps(0.13f), a4 = _mm256_set1_ps(0.14f), a5 = _mm256_set1_ps(0.15f);
+  __m256 a6 = _mm256_set1_ps(0.16f), a7 = _mm256_set1_ps(0.17f), a8 = _mm256_set1_ps(0.18f);
+  __m256 a9 = _mm256_set1_ps(0.19f), a10 = _mm256_set1_ps(0.20f), a11 = _mm256_set1_ps(0.21f);
+  for (long i = 0; i < iters; i++) {
+    a0 = _mm256_fmadd_ps(a0, m, c);
+    a1 = _mm256_fmadd_ps(a1, m, c);
+    a2 = _mm256_fmadd_ps(a2, m, c);
+    a3 = _mm256_fmadd_ps(a3, m, c);
+    a4 = _mm256_fmadd_ps(a4, m, c);
+    a5 = _mm256_fmadd_ps(a5, m, c);
+    a6 = _mm256_fmadd_ps(a6, m, c);
+    a7 = _mm256_fmadd_ps(a7, m, c);
+    a8 = _mm256_fmadd_ps(a8, m, c);
+    a9 = _mm256_fmadd_ps(a9, m, c);
+    a10 = _mm256_fmadd_ps(a10, m, c);
+    a11 = _mm256_fmadd_ps(a11, m, c);
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                           _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+  s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
+}
+
+/* Sum n floats (n a multiple of 64, p 64-byte aligned) with 8 independent accumulators. */
+__attribute__((target("avx2,fma"), noinline)) static float read_sum(const float *p, size_t n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+  for (size_t i = 0; i < n; i += 64) {
+    s0 = _mm256_add_ps(s0, _mm256_load_ps(p + i));
+    s1 = _mm256_add_ps(s1, _mm256_load_ps(p + i + 8));
+    s2 = _mm256_add_ps(s2, _mm256_load_ps(p + i + 16));
+    s3 = _mm256_add_ps(s3, _mm256_load_ps(p + i + 24));
+    s4 = _mm256_add_ps(s4, _mm256_load_ps(p + i + 32));
+    s5 = _mm256_add_ps(s5, _mm256_load_ps(p + i + 40));
+    s6 = _mm256_add_ps(s6, _mm256_load_ps(p + i + 48));
+    s7 = _mm256_add_ps(s7, _mm256_load_ps(p + i + 56));
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)),
+                           _mm256_add_ps(_mm256_add_ps(s4, s5), _mm256_add_ps(s6, s7)));
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
+}
+
+static int have_avx2_fma(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+/* ---- 2-thread read: persistent workers, wall time between two barriers ---- */
+typedef struct {
+  pthread_barrier_t *start, *stop;
+  const float *p;
+  size_t n;
+  int rounds;
+  float sum;
+} bw_worker;
+
+static void *bw_thread(void *arg) {
+  bw_worker *w = (bw_worker *)arg;
+  float acc = 0.0f;
+  for (int r = 0; r < w->rounds; r++) {
+    pthread_barrier_wait(w->start);
+    acc += read_sum(w->p, w->n);
+    pthread_barrier_wait(w->stop);
+  }
+  w->sum = acc;
+  return NULL;
+}
+
+/* Median wall time of `rounds` rounds in which nthreads threads each read 1/nthreads of buf. */
+static double read_time_threads(const float *buf, size_t n, int nthreads, int rounds) {
+  pthread_barrier_t start, stop;
+  pthread_t tid[8];
+  bw_worker w[8];
+  double t[64];
+  if (nthreads > 8) nthreads = 8;
+  if (rounds > 64) rounds = 64;
+  pthread_barrier_init(&start, NULL, (unsigned)nthreads + 1);
+  pthread_barrier_init(&stop, NULL, (unsigned)nthreads + 1);
+  size_t per = (n / (size_t)nthreads) & ~(size_t)63;
+  for (int i = 0; i < nthreads; i++) {
+    w[i].start = &start;
+    w[i].stop = &stop;
+    w[i].p = buf + (size_t)i * per;
+    w[i].n = per;
+    w[i].rounds = rounds;
+    w[i].sum = 0.0f;
+    pthread_create(&tid[i], NULL, bw_thread, &w[i]);
+  }
+  for (int r = 0; r < rounds; r++) {
+    pthread_barrier_wait(&start);
+    double t0 = now_s();
+    pthread_barrier_wait(&stop);
+    t[r] = now_s() - t0;
+  }
+  float acc = 0.0f;
+  for (int i = 0; i < nthreads; i++) {
+    pthread_join(tid[i], NULL);
+    acc += w[i].sum;
+  }
+  g_sink = acc;
+  pthread_barrier_destroy(&start);
+  pthread_barrier_destroy(&stop);
+  /* bytes actually read: per * nthreads (n rounded down to a multiple of 64 per thread) */
+  double med = median(t, rounds);
+  return med * (double)n / (double)(per * (size_t)nthreads);
+}
+#endif /* BENCH_X86 */
+
+int bench_machine_measure(bench_machine *m, int quick) {
+  memset(m, 0, sizeof *m);
+#if BENCH_X86
+  if (!have_avx2_fma()) return 0;
+  m->have_avx2_fma = 1;
+  int reps = quick ? 5 : 11;
+  m->repeats = reps;
+  double t[64];
+
+  /* (a) FMA peak: calibrate to ~40 ms (quick: ~20 ms) per sample */
+  long iters = 1L << 20;
+  {
+    double t0 = now_s(); /* ~50 ms of FMAs first: let the core settle its AVX clock */
+    while (now_s() - t0 < 0.05) g_sink = fma_loop(iters / 8);
+  }
+  for (;;) {
+    double t0 = now_s();
+    g_sink = fma_loop(iters);
+    double dt = now_s() - t0;
+    if (dt > 0.005 || iters > (1L << 34)) {
+      double target = quick ? 0.02 : 0.04;
+      iters = (long)((double)iters * target / dt) + 1;
+      break;
+    }
+    iters *= 4;
+  }
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_s();
+    g_sink = fma_loop(iters);
+    t[r] = now_s() - t0;
+  }
+  double tf = median(t, reps);
+  m->fma_gflops = (double)iters * FMA_ACCS * 16.0 / tf * 1e-9;
+  m->fma_ghz_est = m->fma_gflops / 32.0;
+
+  /* (b) read bandwidth, 256 MiB (BENCH_BW_MIB overrides) */
+  size_t mib = 256;
+  const char *e = getenv("BENCH_BW_MIB");
+  if (e && atoi(e) >= 16) mib = (size_t)atoi(e);
+  size_t bytes = mib << 20, n = bytes / sizeof(float);
+  float *buf = (float *)aligned_alloc(64, bytes);
+  if (!buf) return -1;
+  for (size_t i = 0; i < n; i++) buf[i] = (float)(i & 1023) * (1.0f / 1024.0f); /* touch every page */
+  m->buf_mib = (double)mib;
+
+  g_sink = read_sum(buf, n); /* warm-up */
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_s();
+    g_sink = read_sum(buf, n);
+    t[r] = now_s() - t0;
+  }
+  m->bw1_gbs = (double)bytes / median(t, reps) * 1e-9;
+  (void)read_time_threads(buf, n, 2, 1); /* warm-up */
+  m->bw2_gbs = (double)bytes / read_time_threads(buf, n, 2, reps) * 1e-9;
+  free(buf);
+#else
+  (void)quick;
+#endif
+  return 0;
+}
+
+void bench_machine_print(const bench_machine *m) {
+  if (!m->have_avx2_fma) {
+    printf("machine: no AVX2+FMA on this CPU: peak and bandwidth not measured (percentages will be 0)\n");
+    return;
+  }
+  printf("machine: fp32 FMA peak, 1 core (AVX2, 12 accumulators, 16 flop/FMA): %.1f GFLOP/s  (~%.2f GHz if 2 FMA/cycle)\n",
+         m->fma_gflops, m->fma_ghz_est);
+  printf("machine: streaming read (AVX2 sum of %.0f MiB): 1 thread %.1f GB/s, 2 threads %.1f GB/s  (medians of %d)\n",
+         m->buf_mib, m->bw1_gbs, m->bw2_gbs, m->repeats);
+}
+
+#ifdef BENCH_MACHINE_MAIN
+int main(void) {
+  bench_machine m;
+  const char *mode = getenv("BENCH_MODE");
+  int quick = mode && strcmp(mode, "quick") == 0;
+  if (bench_machine_measure(&m, quick) != 0) {
+    fprintf(stderr, "machine: out of memory\n");
+    return 1;
+  }
+  bench_machine_print(&m);
+  return 0;
+}
+#endif

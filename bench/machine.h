@@ -1,0 +1,22 @@
+/* bench/machine.h: what this machine can do, measured in the same run as the benchmark.
+ * Numbers are medians over repeats; the machine is shared and noisy, so use them only as the
+ * denominators of ratios taken inside one run. */
+#ifndef BENCH_MACHINE_H
+#define BENCH_MACHINE_H
+
+typedef struct {
+  int have_avx2_fma;   /* 0: the CPU lacks AVX2+FMA; the numbers below are then 0 */
+  double fma_gflops;   /* one core, fp32, 256-bit FMA: 16 flop per FMA instruction */
+  double fma_ghz_est;  /* fma_gflops / 32 (2 FMA ports x 16 flop): a rough clock estimate */
+  double bw1_gbs;      /* 1-thread streaming read, GB/s (1e9 bytes/s) */
+  double bw2_gbs;      /* 2-thread streaming read, GB/s */
+  double buf_mib;      /* size of the bandwidth buffer */
+  int repeats;         /* repeats behind each median */
+} bench_machine;
+
+/* quick != 0: fewer repeats. Fills *m and returns 0, or -1 if memory could not be had. */
+int bench_machine_measure(bench_machine *m, int quick);
+/* Human-readable summary to stdout. */
+void bench_machine_print(const bench_machine *m);
+
+#endif

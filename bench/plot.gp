@@ -1,0 +1,93 @@
+# bench/plot.gp: plots of build/bench/results.csv (written by bench/bench.c).
+#   gnuplot -e "dir='build/bench'" bench/plot.gp
+# Writes dir/prefill_d128.png (h32/kv8/d128), dir/prefill_d64.png (h12/kv12/d64), dir/decode.png.
+# Series come from the 1-thread rows: "specialized" = a generated specialized kernel ran, "generic" = the
+# generic kernel (attngen_select_generic on AVX2), "naive" = the plain C triple loop of bench/naive.c (small
+# sizes only). A case whose model table has no specialized kernel has no "specialized" point: its row in
+# results.csv says "fallback" and the generic series shows what ran.
+
+if (!exists("dir")) dir = "build/bench"
+csv = dir."/results.csv"
+mcsv = dir."/machine.csv"
+
+set datafile separator ","
+
+# results.csv columns
+C_PHASE = 3; C_MASK = 4; C_HEADS = 5; C_KVH = 6; C_D = 7; C_Q = 8; C_KV = 9
+C_VARIANT = 11; C_THREADS = 15; C_STATUS = 17; C_GFLOPS = 19; C_GBS = 21
+
+# machine.csv: mode,fma_gflops_1core,read_gbs_1thread,read_gbs_2threads,buffer_mib,repeats
+stats mcsv using 2 nooutput
+peak = STATS_max
+stats mcsv using 3 nooutput
+bw1 = STATS_max
+
+# Column `col` of the 1-thread "ok" row of phase PH, shape H/KVH/D, mask m, variant var; NaN otherwise.
+# (PH, H, KVH, D are set before each plot.)
+pick(m, var, col) = (strcol(C_PHASE) eq PH && column(C_HEADS) == H && column(C_KVH) == KVH && \
+                     column(C_D) == D && strcol(C_MASK) eq m && strcol(C_VARIANT) eq var && \
+                     column(C_THREADS) == 1 && strcol(C_STATUS) eq "ok") ? column(col) : NaN
+
+set terminal pngcairo size 1000,650 enhanced font "sans,11"
+set key outside right top box opaque spacing 1.2
+set grid xtics ytics mytics
+set logscale x 2
+set logscale y 10
+set format y "%g"
+set style line 1 lc rgb "#1f77b4" lw 2.5 pt 7 ps 1.4
+set style line 2 lc rgb "#1f77b4" lw 2.5 pt 6 ps 1.4 dt 2
+set style line 3 lc rgb "#ff7f0e" lw 2.5 pt 5 ps 1.3
+set style line 4 lc rgb "#ff7f0e" lw 2.5 pt 4 ps 1.3 dt 2
+set style line 5 lc rgb "#555555" lw 2.5 pt 9 ps 1.5
+set style line 6 lc rgb "#555555" lw 2.5 pt 8 ps 1.5 dt 2
+set style line 9 lc rgb "#d62728" lw 1.5 dt 3
+
+# ---- prefill: GFLOP/s against S --------------------------------------------------------------------
+PH = "prefill"
+set xlabel "sequence length S (q_len = kv_len, batch 1)" noenhanced
+set ylabel "useful GFLOP/s, 1 thread (causal counts visible pairs only)"
+set xrange [100:2600]
+set xtics ("128" 128, "256" 256, "512" 512, "1024" 1024, "2048" 2048)
+set yrange [0.5:peak*2]
+set label 1 sprintf("FMA peak %.0f", peak) at graph 0.02, first peak*1.18 tc rgb "#d62728"
+
+do for [cfg = 1:2] {
+  if (cfg == 1) { H = 32; KVH = 8; D = 128; out = dir."/prefill_d128.png" } \
+  else          { H = 12; KVH = 12; D = 64; out = dir."/prefill_d64.png" }
+  set output out
+  set title sprintf("attngen prefill h%d/kv%d/d%d, fp32: specialized vs generic vs naive (log-log)", H, KVH, D) noenhanced
+  plot peak notitle ls 9, \
+       csv using (pick("causal", "special", C_Q)):(pick("causal", "special", C_GFLOPS)) with linespoints ls 1 title "specialized, causal", \
+       csv using (pick("none", "special", C_Q)):(pick("none", "special", C_GFLOPS)) with linespoints ls 2 title "specialized, none", \
+       csv using (pick("causal", "generic", C_Q)):(pick("causal", "generic", C_GFLOPS)) with linespoints ls 3 title "generic, causal", \
+       csv using (pick("none", "generic", C_Q)):(pick("none", "generic", C_GFLOPS)) with linespoints ls 4 title "generic, none", \
+       csv using (pick("causal", "naive", C_Q)):(pick("causal", "naive", C_GFLOPS)) with linespoints ls 5 title "naive C, causal", \
+       csv using (pick("none", "naive", C_Q)):(pick("none", "naive", C_GFLOPS)) with linespoints ls 6 title "naive C, none"
+  unset output
+}
+unset label 1
+
+# ---- decode: GB/s against kv_len -------------------------------------------------------------------
+PH = "decode"
+set output dir."/decode.png"
+set title "attngen decode, q_len 1, fp32: K+V bytes read once per call (hot cache between calls)" noenhanced
+set xlabel "kv_len (batch 1)" noenhanced
+set ylabel "GB/s, 1 thread (2·kv_len·kv_heads·d·4 bytes / time)"
+set xrange [400:21000]
+set xtics ("512" 512, "1024" 1024, "2048" 2048, "4096" 4096, "8192" 8192, "16384" 16384)
+set autoscale y
+set yrange [0.1:*]
+set label 1 sprintf("1-thread read bandwidth %.1f GB/s", bw1) at graph 0.02, first bw1*1.12 tc rgb "#d62728"
+# GQA h32/kv8/d128 in blue/orange/grey solid, MHA h12/kv12/d64 dashed; specialized or not, what select ran
+# is in "special" or (when the table lacks a kernel) "fallback"
+pickd(h, kvh, d, var, col) = (strcol(C_PHASE) eq "decode" && column(C_HEADS) == h && column(C_KVH) == kvh && \
+                              column(C_D) == d && strcol(C_VARIANT) eq var && column(C_THREADS) == 1 && \
+                              strcol(C_STATUS) eq "ok") ? column(col) : NaN
+plot bw1 notitle ls 9, \
+     csv using (pickd(32, 8, 128, "special", C_KV)):(pickd(32, 8, 128, "special", C_GBS)) with linespoints ls 1 title "specialized, GQA h32/kv8/d128", \
+     csv using (pickd(12, 12, 64, "special", C_KV)):(pickd(12, 12, 64, "special", C_GBS)) with linespoints ls 2 title "specialized, MHA h12/kv12/d64", \
+     csv using (pickd(32, 8, 128, "generic", C_KV)):(pickd(32, 8, 128, "generic", C_GBS)) with linespoints ls 3 title "generic, GQA h32/kv8/d128", \
+     csv using (pickd(12, 12, 64, "generic", C_KV)):(pickd(12, 12, 64, "generic", C_GBS)) with linespoints ls 4 title "generic, MHA h12/kv12/d64", \
+     csv using (pickd(32, 8, 128, "naive", C_KV)):(pickd(32, 8, 128, "naive", C_GBS)) with linespoints ls 5 title "naive C, GQA h32/kv8/d128", \
+     csv using (pickd(12, 12, 64, "naive", C_KV)):(pickd(12, 12, 64, "naive", C_GBS)) with linespoints ls 6 title "naive C, MHA h12/kv12/d64"
+unset output

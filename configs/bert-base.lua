@@ -1,0 +1,16 @@
+-- BERT base (uncased): bidirectional encoder, 12 heads of 64.
+-- From config.json:
+--   "hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 12,
+--   "max_position_embeddings": 512  (head_dim = 768 / 12 = 64)
+-- An encoder has no KV cache: prefill only. Batches of different lengths use the padding mask
+-- (kv_lens[b] = real tokens of sequence b); "none" serves unpadded single sequences.
+return {
+  name     = "bert-base",
+  source   = "https://huggingface.co/google-bert/bert-base-uncased/blob/main/config.json",
+  heads    = 12,
+  kv_heads = 12,
+  head_dim = 64,
+  masks    = { "padding", "none" },
+  phases   = { "prefill" },
+  isas     = { "avx2", "neon", "scalar" },
+}

@@ -1,0 +1,14 @@
+-- Meta Llama 3 70B: grouped-query attention, 64 query heads sharing 8 key/value heads.
+-- From config.json:
+--   "hidden_size": 8192, "num_attention_heads": 64, "num_key_value_heads": 8,
+--   "max_position_embeddings": 8192  (no "head_dim" key: head_dim = 8192 / 64 = 128)
+return {
+  name     = "llama-3-70b",
+  source   = "https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json",
+  heads    = 64,
+  kv_heads = 8,
+  head_dim = 128,
+  masks    = { "causal", "causal_padding" },
+  phases   = { "prefill", "decode" },
+  isas     = { "avx2", "neon", "scalar" },
+}

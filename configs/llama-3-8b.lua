@@ -1,0 +1,16 @@
+-- Meta Llama 3 8B: grouped-query attention, 32 query heads sharing 8 key/value heads.
+-- From config.json:
+--   "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+--   "max_position_embeddings": 8192  (no "head_dim" key: head_dim = 4096 / 32 = 128)
+-- Causal decoder: prefill (also chunked) and decode against a KV cache; causal_padding for
+-- batched prefill of right-padded prompts.
+return {
+  name     = "llama-3-8b",
+  source   = "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json",
+  heads    = 32,
+  kv_heads = 8,
+  head_dim = 128,
+  masks    = { "causal", "causal_padding" },
+  phases   = { "prefill", "decode" },
+  isas     = { "avx2", "neon", "scalar" },
+}

@@ -1,0 +1,18 @@
+-- Mistral 7B v0.1: grouped-query attention, 32 query heads sharing 8 key/value heads.
+-- From config.json:
+--   "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+--   "sliding_window": 4096, "max_position_embeddings": 32768
+--   (no "head_dim" key: head_dim = 4096 / 32 = 128)
+-- NOT MODELLED: sliding-window attention (each query sees only the last 4096 keys). attngen has no
+-- window mask yet, so these kernels are exact only while kv_len <= 4096; beyond that the caller must
+-- pass just the last 4096 keys (a rolling-buffer KV cache does exactly that).
+return {
+  name     = "mistral-7b",
+  source   = "https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",
+  heads    = 32,
+  kv_heads = 8,
+  head_dim = 128,
+  masks    = { "causal", "causal_padding" },
+  phases   = { "prefill", "decode" },
+  isas     = { "avx2", "neon", "scalar" },
+}

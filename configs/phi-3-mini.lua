@@ -1,0 +1,17 @@
+-- Phi-3 mini (4k instruct): multi-head attention, 32 heads, head_dim 96 (not a power of two).
+-- From config.json:
+--   "hidden_size": 3072, "num_attention_heads": 32, "num_key_value_heads": 32,
+--   "max_position_embeddings": 4096, "sliding_window": 2047
+--   (no "head_dim" key: head_dim = 3072 / 32 = 96)
+-- NOT MODELLED: the config's "sliding_window": 2047 (windows are not implemented in attngen yet);
+-- exact while kv_len <= 2047.
+return {
+  name     = "phi-3-mini",
+  source   = "https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json",
+  heads    = 32,
+  kv_heads = 32,
+  head_dim = 96,
+  masks    = { "causal" },
+  phases   = { "prefill", "decode" },
+  isas     = { "avx2", "neon", "scalar" },
+}

@@ -1,0 +1,16 @@
+-- Qwen2.5 7B: grouped-query attention, 28 query heads sharing 4 key/value heads (ratio 7).
+-- From config.json:
+--   "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
+--   "use_sliding_window": false, "max_position_embeddings": 131072
+--   (no "head_dim" key: head_dim = 3584 / 28 = 128)
+-- Named qwen2-5-7b because config names allow only [a-z0-9-].
+return {
+  name     = "qwen2-5-7b",
+  source   = "https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json",
+  heads    = 28,
+  kv_heads = 4,
+  head_dim = 128,
+  masks    = { "causal", "causal_padding" },
+  phases   = { "prefill", "decode" },
+  isas     = { "avx2", "neon", "scalar" },
+}

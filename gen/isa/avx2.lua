@@ -1,0 +1,30 @@
+-- AVX2 + FMA vocabulary (x86-64). Code is compiled per function with target("avx2,fma"), so the
+-- generated file needs no -mavx2 and is only called after the runtime has checked cpuid + xgetbv.
+return {
+  name = "avx2",
+  enum = "ATTNGEN_ISA_AVX2",
+  width = 8,
+  vtype = "__m256",
+  guard = "defined(__x86_64__) || defined(_M_X64)",
+  includes = { "<immintrin.h>" },
+  attr = "ATTNGEN_AVX2", -- defined in runtime/attngen_kernel.h as target("avx2,fma")
+  -- register blocking: prefill QK block = rv row-vectors x kb keys (rv*kb accumulators of 16 ymm)
+  prefill = { rv = 3, kb = 4, rows = 96, keys = 64 },
+  decode = { rv = 1, kb = 12, keys = 256 },
+  pv_vectors = 2, -- P·V block: 6 rows x 2 vectors = 12 accumulators (see plan.lua)
+  pv_rows = 6,
+  zero = function() return "_mm256_setzero_ps()" end,
+  set1 = function(x) return "_mm256_set1_ps(" .. x .. ")" end,
+  load = function(p) return "_mm256_loadu_ps(" .. p .. ")" end,
+  store = function(p, v) return "_mm256_storeu_ps(" .. p .. ", " .. v .. ");" end,
+  bcast = function(p) return "_mm256_broadcast_ss(" .. p .. ")" end,
+  fma = function(acc, a, b) return "_mm256_fmadd_ps(" .. a .. ", " .. b .. ", " .. acc .. ")" end,
+  mul = function(a, b) return "_mm256_mul_ps(" .. a .. ", " .. b .. ")" end,
+  add = function(a, b) return "_mm256_add_ps(" .. a .. ", " .. b .. ")" end,
+  sub = function(a, b) return "_mm256_sub_ps(" .. a .. ", " .. b .. ")" end,
+  max = function(a, b) return "_mm256_max_ps(" .. a .. ", " .. b .. ")" end,
+  exp = function(x) return "attngen_exp_avx2(" .. x .. ")" end,
+  -- lanes of v whose row limit (int vector as float) is <= j become -inf
+  mask_keys = function(v, j, lim) return "attngen_mask_avx2(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
+  select_zero_if_neginf = function(v) return "attngen_finite_or_zero_avx2(" .. v .. ")" end,
+}

@@ -1,0 +1,27 @@
+-- AdvSIMD vocabulary (aarch64): always present on aarch64, so no runtime check beyond the architecture.
+return {
+  name = "neon",
+  enum = "ATTNGEN_ISA_NEON",
+  width = 4,
+  vtype = "float32x4_t",
+  guard = "defined(__aarch64__)",
+  includes = { "<arm_neon.h>" },
+  attr = "",
+  prefill = { rv = 4, kb = 5, rows = 96, keys = 64 },
+  decode = { rv = 2, kb = 8, keys = 256 },
+  pv_vectors = 4, -- 6 rows x 4 vectors = 24 of the 32 q registers
+  pv_rows = 6,
+  zero = function() return "vdupq_n_f32(0.0f)" end,
+  set1 = function(x) return "vdupq_n_f32(" .. x .. ")" end,
+  load = function(p) return "vld1q_f32(" .. p .. ")" end,
+  store = function(p, v) return "vst1q_f32(" .. p .. ", " .. v .. ");" end,
+  bcast = function(p) return "vld1q_dup_f32(" .. p .. ")" end,
+  fma = function(acc, a, b) return "vfmaq_f32(" .. acc .. ", " .. a .. ", " .. b .. ")" end,
+  mul = function(a, b) return "vmulq_f32(" .. a .. ", " .. b .. ")" end,
+  add = function(a, b) return "vaddq_f32(" .. a .. ", " .. b .. ")" end,
+  sub = function(a, b) return "vsubq_f32(" .. a .. ", " .. b .. ")" end,
+  max = function(a, b) return "vmaxq_f32(" .. a .. ", " .. b .. ")" end,
+  exp = function(x) return "attngen_exp_neon(" .. x .. ")" end,
+  mask_keys = function(v, j, lim) return "attngen_mask_neon(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
+  select_zero_if_neginf = function(v) return "attngen_finite_or_zero_neon(" .. v .. ")" end,
+}

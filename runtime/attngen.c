@@ -1,0 +1,633 @@
+/* attngen runtime: CPU detection, kernel selection, argument checks, work items, split-KV merge, threads.
+ * C99 plus POSIX threads; no ISA flags needed (kernels carry their own target attributes). */
+#if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "attngen.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(ATTNGEN_NO_THREADS) || defined(_WIN32)
+#define ATTNGEN_HAVE_PTHREADS 0
+#else
+#define ATTNGEN_HAVE_PTHREADS 1
+#include <pthread.h>
+#include <unistd.h>
+#endif
+
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#define ATTNGEN_X86 1
+#endif
+
+extern const attngen_table attngen_table_generic; /* runtime/attngen_generic.c */
+
+/* ---------------------------------------------------------------- errors */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNGEN_THREAD_LOCAL __thread
+#else
+#define ATTNGEN_THREAD_LOCAL
+#endif
+
+static ATTNGEN_THREAD_LOCAL char last_error[512];
+
+static int fail(int status, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+const char *attngen_last_error(void) { return last_error; }
+
+const char *attngen_status_name(int status)
+{
+  switch (status) {
+  case ATTNGEN_OK: return "ok";
+  case ATTNGEN_ERR_NULL: return "null pointer";
+  case ATTNGEN_ERR_SIZE: return "bad size";
+  case ATTNGEN_ERR_CAPACITY: return "kv_len exceeds kv_capacity";
+  case ATTNGEN_ERR_LENGTHS: return "bad kv_lens";
+  case ATTNGEN_ERR_SHAPE: return "shape does not match the kernel";
+  case ATTNGEN_ERR_UNSUPPORTED: return "unsupported";
+  case ATTNGEN_ERR_NOMEM: return "out of memory";
+  case ATTNGEN_ERR_STRIDE: return "bad stride";
+  default: return "unknown status";
+  }
+}
+
+static int verbose(void)
+{
+  const char *v = getenv("ATTNGEN_VERBOSE");
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+static void logf_verbose(const char *fmt, ...)
+{
+  va_list ap;
+  if (!verbose()) return;
+  va_start(ap, fmt);
+  fputs("attngen: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* ---------------------------------------------------------------- names */
+
+static const char *const isa_names[ATTNGEN_ISA_COUNT_] = { "scalar", "avx2", "neon" };
+static const char *const mask_names[ATTNGEN_MASK_COUNT_] = { "none", "causal", "padding", "causal_padding", "cross" };
+static const char *const phase_names[ATTNGEN_PHASE_COUNT_] = { "prefill", "decode" };
+
+const char *attngen_isa_name(attngen_isa isa)
+{
+  return (unsigned)isa < ATTNGEN_ISA_COUNT_ ? isa_names[isa] : "?";
+}
+const char *attngen_mask_name(attngen_mask m)
+{
+  return (unsigned)m < ATTNGEN_MASK_COUNT_ ? mask_names[m] : "?";
+}
+const char *attngen_phase_name(attngen_phase p)
+{
+  return (unsigned)p < ATTNGEN_PHASE_COUNT_ ? phase_names[p] : "?";
+}
+
+/* ---------------------------------------------------------------- CPU */
+
+static unsigned detect_isas(void)
+{
+  unsigned isas = 1u << ATTNGEN_ISA_SCALAR;
+#if defined(ATTNGEN_X86)
+  unsigned a, b, c, d;
+  if (__get_cpuid(1, &a, &b, &c, &d)) {
+    const int fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
+    if (fma && osxsave && avx) {
+      unsigned xcr0_lo, xcr0_hi;
+      __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+      (void)xcr0_hi;
+      /* the OS must save both the xmm and the ymm halves on context switch */
+      if ((xcr0_lo & 6u) == 6u && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1))
+        isas |= 1u << ATTNGEN_ISA_AVX2;
+    }
+  }
+#elif defined(__aarch64__)
+  isas |= 1u << ATTNGEN_ISA_NEON; /* AdvSIMD is mandatory on aarch64 */
+#endif
+  return isas;
+}
+
+unsigned attngen_cpu_isas(void)
+{
+  static volatile unsigned cached; /* 0 = not yet; detection is idempotent, so a race only repeats it */
+  if (!cached) cached = detect_isas();
+  return cached;
+}
+
+/* ISAs allowed for selection: the CPU's, capped by ATTNGEN_ISA. */
+static unsigned allowed_isas(void)
+{
+  unsigned cpu = attngen_cpu_isas();
+  const char *cap = getenv("ATTNGEN_ISA");
+  int i;
+  if (!cap || !*cap) return cpu;
+  for (i = 0; i < ATTNGEN_ISA_COUNT_; ++i)
+    if (strcmp(cap, isa_names[i]) == 0) {
+      if (!(cpu & (1u << i))) {
+        logf_verbose("ATTNGEN_ISA=%s ignored: this CPU cannot run it", cap);
+        return cpu;
+      }
+      /* the named ISA and the portable one */
+      return (1u << i) | (1u << ATTNGEN_ISA_SCALAR);
+    }
+  logf_verbose("ATTNGEN_ISA=%s ignored: not one of scalar, avx2, neon", cap);
+  return cpu;
+}
+
+/* Best first. */
+static const attngen_isa isa_preference[ATTNGEN_ISA_COUNT_] = { ATTNGEN_ISA_AVX2, ATTNGEN_ISA_NEON, ATTNGEN_ISA_SCALAR };
+
+/* ---------------------------------------------------------------- selection */
+
+static int check_shape(const attngen_shape *s)
+{
+  if (!s) return fail(ATTNGEN_ERR_NULL, "attngen: shape is NULL");
+  if (s->heads <= 0 || s->kv_heads <= 0 || s->head_dim <= 0)
+    return fail(ATTNGEN_ERR_SIZE, "attngen: heads (%d), kv_heads (%d) and head_dim (%d) must be positive", s->heads,
+                s->kv_heads, s->head_dim);
+  if (s->heads % s->kv_heads != 0)
+    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: heads (%d) is not a multiple of kv_heads (%d)", s->heads,
+                s->kv_heads);
+  if (s->head_dim > ATTNGEN_MAX_HEAD_DIM)
+    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: head_dim %d is above the maximum %d", s->head_dim,
+                ATTNGEN_MAX_HEAD_DIM);
+  if ((unsigned)s->mask >= ATTNGEN_MASK_COUNT_) return fail(ATTNGEN_ERR_SHAPE, "attngen: unknown mask %d", (int)s->mask);
+  if ((unsigned)s->phase >= ATTNGEN_PHASE_COUNT_)
+    return fail(ATTNGEN_ERR_SHAPE, "attngen: unknown phase %d", (int)s->phase);
+  return ATTNGEN_OK;
+}
+
+static int matches(const attngen_kernel_info *k, const attngen_shape *s, attngen_isa isa)
+{
+  return k->isa == isa && k->heads == s->heads && k->kv_heads == s->kv_heads && k->head_dim == s->head_dim &&
+         k->mask == s->mask && k->phase == s->phase;
+}
+
+static const attngen_kernel_info *find_generic(const attngen_shape *s, attngen_isa isa)
+{
+  int i;
+  for (i = 0; i < attngen_table_generic.count; ++i) {
+    const attngen_kernel_info *k = &attngen_table_generic.kernels[i];
+    if (k->isa == isa && k->phase == s->phase) return k;
+  }
+  return NULL;
+}
+
+static const attngen_kernel_info *find_specialized(const attngen_table *t, const attngen_shape *s, attngen_isa isa)
+{
+  int i;
+  if (!t) return NULL;
+  for (i = 0; i < t->count; ++i)
+    if (matches(&t->kernels[i], s, isa)) return &t->kernels[i];
+  return NULL;
+}
+
+int attngen_select_specialized(const attngen_table *table, const attngen_shape *shape, attngen_isa isa,
+                               attngen_kernel *out)
+{
+  int st = check_shape(shape);
+  const attngen_kernel_info *k;
+  if (st) return st;
+  if (!out) return fail(ATTNGEN_ERR_NULL, "attngen: out is NULL");
+  if (!(attngen_cpu_isas() & (1u << isa)))
+    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: this CPU cannot run %s", attngen_isa_name(isa));
+  k = find_specialized(table, shape, isa);
+  if (!k)
+    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: table '%s' has no %s kernel for h%d kv%d d%d %s %s",
+                table ? table->model : "(none)", attngen_isa_name(isa), shape->heads, shape->kv_heads,
+                shape->head_dim, attngen_mask_name(shape->mask), attngen_phase_name(shape->phase));
+  out->info = k;
+  out->shape = *shape;
+  return ATTNGEN_OK;
+}
+
+int attngen_select_generic(const attngen_shape *shape, attngen_isa isa, attngen_kernel *out)
+{
+  int st = check_shape(shape);
+  const attngen_kernel_info *k;
+  if (st) return st;
+  if (!out) return fail(ATTNGEN_ERR_NULL, "attngen: out is NULL");
+  if ((unsigned)isa >= ATTNGEN_ISA_COUNT_ || !(attngen_cpu_isas() & (1u << isa)))
+    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: this CPU cannot run %s", attngen_isa_name(isa));
+  k = find_generic(shape, isa);
+  if (!k) return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no generic %s kernel in this build", attngen_isa_name(isa));
+  out->info = k;
+  out->shape = *shape;
+  return ATTNGEN_OK;
+}
+
+int attngen_select(const attngen_table *table, const attngen_shape *shape, attngen_kernel *out)
+{
+  const unsigned allowed = allowed_isas();
+  int st = check_shape(shape), i;
+  if (st) return st;
+  if (!out) return fail(ATTNGEN_ERR_NULL, "attngen: out is NULL");
+  for (i = 0; i < ATTNGEN_ISA_COUNT_; ++i) {
+    const attngen_isa isa = isa_preference[i];
+    const attngen_kernel_info *k;
+    if (!(allowed & (1u << isa))) continue;
+    k = find_specialized(table, shape, isa);
+    if (k) {
+      out->info = k;
+      out->shape = *shape;
+      logf_verbose("h%d kv%d d%d %s %s -> %s (specialized, table '%s')", shape->heads, shape->kv_heads,
+                   shape->head_dim, attngen_mask_name(shape->mask), attngen_phase_name(shape->phase), k->name,
+                   table->model);
+      return ATTNGEN_OK;
+    }
+    logf_verbose("h%d kv%d d%d %s %s: no specialized %s kernel in table '%s'", shape->heads, shape->kv_heads,
+                 shape->head_dim, attngen_mask_name(shape->mask), attngen_phase_name(shape->phase),
+                 attngen_isa_name(isa), table ? table->model : "(none)");
+  }
+  for (i = 0; i < ATTNGEN_ISA_COUNT_; ++i) {
+    const attngen_isa isa = isa_preference[i];
+    const attngen_kernel_info *k;
+    if (!(allowed & (1u << isa))) continue;
+    k = find_generic(shape, isa);
+    if (k) {
+      out->info = k;
+      out->shape = *shape;
+      logf_verbose("h%d kv%d d%d %s %s -> %s (generic fallback)", shape->heads, shape->kv_heads, shape->head_dim,
+                   attngen_mask_name(shape->mask), attngen_phase_name(shape->phase), k->name);
+      return ATTNGEN_OK;
+    }
+  }
+  return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no kernel can run this shape on this CPU");
+}
+
+/* ---------------------------------------------------------------- arguments */
+
+void attngen_args_default_strides(const attngen_shape *s, attngen_args *a)
+{
+  const ptrdiff_t d = s->head_dim;
+  const ptrdiff_t cap = a->kv_capacity > 0 ? a->kv_capacity : a->kv_len;
+  attngen_strides *q = &a->q_stride, *k = &a->k_stride, *v = &a->v_stride, *o = &a->o_stride;
+  if (!q->head) q->head = d;
+  if (!q->seq) q->seq = s->heads * d;
+  if (!q->batch) q->batch = a->q_len * q->seq;
+  if (!o->head) o->head = d;
+  if (!o->seq) o->seq = s->heads * d;
+  if (!o->batch) o->batch = a->q_len * o->seq;
+  if (!k->head) k->head = d;
+  if (!k->seq) k->seq = s->kv_heads * d;
+  if (!k->batch) k->batch = cap * k->seq;
+  if (!v->head) v->head = d;
+  if (!v->seq) v->seq = s->kv_heads * d;
+  if (!v->batch) v->batch = cap * v->seq;
+}
+
+static int check_strides(const char *what, const attngen_strides *st)
+{
+  if (st->batch < 0 || st->seq < 0 || st->head < 0)
+    return fail(ATTNGEN_ERR_STRIDE, "attngen: %s strides must be non-negative (batch %td, seq %td, head %td)", what,
+                st->batch, st->seq, st->head);
+  return ATTNGEN_OK;
+}
+
+/* Output rows (batch, query, head) must not overlap, or threads would race and results would be garbage. */
+static int check_output_strides(const attngen_shape *s, const attngen_args *a)
+{
+  ptrdiff_t st[3], n[3];
+  int i, j;
+  st[0] = a->o_stride.head; n[0] = s->heads;
+  st[1] = a->o_stride.seq; n[1] = a->q_len;
+  st[2] = a->o_stride.batch; n[2] = a->batch;
+  for (i = 0; i < 3; ++i)
+    for (j = i + 1; j < 3; ++j)
+      if (st[j] < st[i]) {
+        ptrdiff_t t = st[i]; st[i] = st[j]; st[j] = t;
+        t = n[i]; n[i] = n[j]; n[j] = t;
+      }
+  /* ascending strides: each must step over a whole row (or the whole block of the previous dimension) */
+  {
+    ptrdiff_t span = s->head_dim;
+    for (i = 0; i < 3; ++i) {
+      if (n[i] > 1 && st[i] < span)
+        return fail(ATTNGEN_ERR_STRIDE, "attngen: output strides (batch %td, seq %td, head %td) make rows overlap",
+                    a->o_stride.batch, a->o_stride.seq, a->o_stride.head);
+      if (n[i] > 1) span = st[i] * n[i];
+    }
+  }
+  return ATTNGEN_OK;
+}
+
+/* Validates everything and returns a normalized copy (default strides, capacity, scale). */
+static int check_args(const attngen_kernel *kern, const attngen_args *in, attngen_args *a)
+{
+  const attngen_kernel_info *info;
+  const attngen_shape *s;
+  int st, b;
+  if (!kern || !kern->info) return fail(ATTNGEN_ERR_NULL, "attngen: kernel is NULL (select one first)");
+  if (!in) return fail(ATTNGEN_ERR_NULL, "attngen: args is NULL");
+  info = kern->info;
+  s = &kern->shape;
+  if ((st = check_shape(s))) return st;
+  if ((info->heads && (info->heads != s->heads || info->kv_heads != s->kv_heads || info->head_dim != s->head_dim)) ||
+      info->phase != s->phase || (info->heads && info->mask != s->mask))
+    return fail(ATTNGEN_ERR_SHAPE, "attngen: kernel %s does not match the bound shape h%d kv%d d%d %s %s", info->name,
+                s->heads, s->kv_heads, s->head_dim, attngen_mask_name(s->mask), attngen_phase_name(s->phase));
+  if ((in->heads && in->heads != s->heads) || (in->kv_heads && in->kv_heads != s->kv_heads) ||
+      (in->head_dim && in->head_dim != s->head_dim))
+    return fail(ATTNGEN_ERR_SHAPE, "attngen: args say h%d kv%d d%d but kernel %s is for h%d kv%d d%d", in->heads,
+                in->kv_heads, in->head_dim, info->name, s->heads, s->kv_heads, s->head_dim);
+  if (!in->q || !in->k || !in->v || !in->o)
+    return fail(ATTNGEN_ERR_NULL, "attngen: q, k, v and o must not be NULL (q=%p k=%p v=%p o=%p)", (const void *)in->q,
+                (const void *)in->k, (const void *)in->v, (void *)in->o);
+  if (in->batch <= 0 || in->q_len <= 0 || in->kv_len <= 0)
+    return fail(ATTNGEN_ERR_SIZE, "attngen: batch (%d), q_len (%d) and kv_len (%d) must be positive", in->batch,
+                in->q_len, in->kv_len);
+  if (in->kv_capacity < 0) return fail(ATTNGEN_ERR_SIZE, "attngen: kv_capacity (%d) is negative", in->kv_capacity);
+  if (in->kv_capacity > 0 && in->kv_len > in->kv_capacity)
+    return fail(ATTNGEN_ERR_CAPACITY, "attngen: kv_len (%d) exceeds kv_capacity (%d)", in->kv_len, in->kv_capacity);
+  if (s->phase == ATTNGEN_PHASE_DECODE && in->q_len > ATTNGEN_DECODE_MAX_Q)
+    return fail(ATTNGEN_ERR_SHAPE, "attngen: decode kernel %s takes q_len <= %d, got %d (use a prefill kernel)",
+                info->name, ATTNGEN_DECODE_MAX_Q, in->q_len);
+  if (!(in->scale >= 0.0f) || isinf(in->scale))
+    return fail(ATTNGEN_ERR_SIZE, "attngen: scale must be finite and >= 0 (0 = default), got %g", (double)in->scale);
+  if (s->mask == ATTNGEN_MASK_PADDING || s->mask == ATTNGEN_MASK_CAUSAL_PADDING || s->mask == ATTNGEN_MASK_CROSS) {
+    if (!in->kv_lens)
+      return fail(ATTNGEN_ERR_LENGTHS, "attngen: mask %s needs kv_lens (valid keys per sequence)",
+                  attngen_mask_name(s->mask));
+    for (b = 0; b < in->batch; ++b)
+      if (in->kv_lens[b] < 0 || in->kv_lens[b] > in->kv_len)
+        return fail(ATTNGEN_ERR_LENGTHS, "attngen: kv_lens[%d] = %d is outside [0, kv_len = %d]", b, in->kv_lens[b],
+                    in->kv_len);
+  }
+  *a = *in;
+  if (a->kv_capacity == 0) a->kv_capacity = a->kv_len;
+  if ((st = check_strides("q", &a->q_stride)) || (st = check_strides("k", &a->k_stride)) ||
+      (st = check_strides("v", &a->v_stride)) || (st = check_strides("o", &a->o_stride)))
+    return st;
+  attngen_args_default_strides(s, a);
+  if ((st = check_output_strides(s, a))) return st;
+  if (a->scale == 0.0f) a->scale = 0.0f; /* kernels apply their default (1/sqrt(d) or the config's) */
+  return ATTNGEN_OK;
+}
+
+/* ---------------------------------------------------------------- plans */
+
+/* Decode with few (batch, kv head) pairs splits the KV range so threads share the stream; the split depends
+ * only on the shape and lengths, never on the thread count, so results are bit-identical for any thread count. */
+enum { SPLIT_MIN_KEYS = 1024, SPLIT_MAX = 8, SPLIT_ALIGN = 256, SPLIT_WHEN_PAIRS_BELOW = 8 };
+
+struct attngen_plan {
+  attngen_kernel kernel;
+  attngen_args args; /* normalized */
+  attngen_item *items;
+  size_t n_items;
+  int nthreads, splits, group;
+  size_t scratch_floats;
+  float **scratch;   /* one per thread, 64-byte aligned views into scratch_raw */
+  void **scratch_raw;
+  float *part_o, *part_lse; /* split-KV partials: [split][batch][kv_head][group][q_len](x head_dim) */
+  size_t bytes;
+};
+
+static void *aligned64(size_t bytes, void **raw)
+{
+  unsigned char *p = (unsigned char *)malloc(bytes + 64);
+  *raw = p;
+  if (!p) return NULL;
+  return p + (64 - ((size_t)p & 63));
+}
+
+void attngen_plan_destroy(attngen_plan *p)
+{
+  int t;
+  if (!p) return;
+  if (p->scratch_raw)
+    for (t = 0; t < p->nthreads; ++t) free(p->scratch_raw[t]);
+  free(p->scratch_raw);
+  free((void *)p->scratch);
+  free(p->items);
+  free(p->part_o);
+  free(p->part_lse);
+  free(p);
+}
+
+int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, int nthreads, attngen_plan **out)
+{
+  attngen_plan *p;
+  attngen_args a;
+  int st, q_tile, b, h, s, q0, t;
+  size_t n = 0, cap;
+  const attngen_shape *sh;
+  if (!out) return fail(ATTNGEN_ERR_NULL, "attngen: plan out pointer is NULL");
+  *out = NULL;
+  if ((st = check_args(kernel, args, &a))) return st;
+  if (nthreads <= 0) return fail(ATTNGEN_ERR_SIZE, "attngen: nthreads (%d) must be positive", nthreads);
+  sh = &kernel->shape;
+  p = (attngen_plan *)calloc(1, sizeof *p);
+  if (!p) return fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory");
+  p->kernel = *kernel;
+  p->args = a;
+  p->nthreads = nthreads;
+  p->group = sh->heads / sh->kv_heads;
+  kernel->info->tile(sh, a.q_len, &q_tile, &p->scratch_floats);
+
+  p->splits = 1;
+  if (sh->phase == ATTNGEN_PHASE_DECODE && a.batch * sh->kv_heads < SPLIT_WHEN_PAIRS_BELOW) {
+    p->splits = a.kv_len / SPLIT_MIN_KEYS;
+    if (p->splits > SPLIT_MAX) p->splits = SPLIT_MAX;
+    if (p->splits < 1) p->splits = 1;
+  }
+  {
+    const int q_tiles = (a.q_len + q_tile - 1) / q_tile;
+    cap = (size_t)a.batch * (size_t)sh->kv_heads * (size_t)q_tiles * (size_t)p->splits;
+  }
+  p->items = (attngen_item *)calloc(cap, sizeof *p->items);
+  p->scratch = (float **)calloc((size_t)nthreads, sizeof *p->scratch);
+  p->scratch_raw = (void **)calloc((size_t)nthreads, sizeof *p->scratch_raw);
+  if (!p->items || !p->scratch || !p->scratch_raw) goto nomem;
+  for (t = 0; t < nthreads; ++t) {
+    p->scratch[t] = (float *)aligned64(p->scratch_floats * sizeof(float), &p->scratch_raw[t]);
+    if (!p->scratch[t]) goto nomem;
+  }
+  p->bytes = cap * sizeof *p->items + (size_t)nthreads * (p->scratch_floats * sizeof(float) + 64);
+
+  if (p->splits > 1) {
+    const size_t rows = (size_t)p->splits * (size_t)a.batch * (size_t)sh->heads * (size_t)a.q_len;
+    p->part_o = (float *)malloc(rows * (size_t)sh->head_dim * sizeof(float));
+    p->part_lse = (float *)malloc(rows * sizeof(float));
+    if (!p->part_o || !p->part_lse) goto nomem;
+    p->bytes += rows * ((size_t)sh->head_dim + 1) * sizeof(float);
+  }
+
+  {
+    /* split boundaries on tile-friendly multiples */
+    int chunk = (a.kv_len + p->splits - 1) / p->splits;
+    chunk = (chunk + SPLIT_ALIGN - 1) / SPLIT_ALIGN * SPLIT_ALIGN;
+    /* later query tiles of a causal prefill see more keys: hand them out first for better balance */
+    for (q0 = ((a.q_len - 1) / q_tile) * q_tile; q0 >= 0; q0 -= q_tile)
+      for (b = 0; b < a.batch; ++b)
+        for (h = 0; h < sh->kv_heads; ++h)
+          for (s = 0; s < p->splits; ++s) {
+            attngen_item *it = &p->items[n++];
+            it->b = b;
+            it->kvh = h;
+            it->q0 = q0;
+            it->q1 = q0 + q_tile < a.q_len ? q0 + q_tile : a.q_len;
+            it->k0 = s * chunk < a.kv_len ? s * chunk : a.kv_len;
+            it->k1 = (s + 1) * chunk < a.kv_len ? (s + 1) * chunk : a.kv_len;
+            if (p->splits == 1) {
+              it->o = a.o + b * a.o_stride.batch + (ptrdiff_t)h * p->group * a.o_stride.head;
+              it->o_seq = a.o_stride.seq;
+              it->o_head = a.o_stride.head;
+              it->lse = a.lse ? a.lse + ((size_t)b * sh->heads + (size_t)h * p->group) * a.q_len : NULL;
+              it->lse_head = a.q_len;
+            } else {
+              const size_t row0 = (((size_t)s * a.batch + b) * sh->heads + (size_t)h * p->group) * a.q_len;
+              it->o = p->part_o + row0 * sh->head_dim;
+              it->o_seq = sh->head_dim;
+              it->o_head = (ptrdiff_t)a.q_len * sh->head_dim;
+              it->lse = p->part_lse + row0;
+              it->lse_head = a.q_len;
+            }
+          }
+  }
+  p->n_items = n;
+  *out = p;
+  return ATTNGEN_OK;
+nomem:
+  attngen_plan_destroy(p);
+  return fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory for the plan");
+}
+
+size_t attngen_plan_items(const attngen_plan *p) { return p ? p->n_items : 0; }
+size_t attngen_plan_scratch_bytes(const attngen_plan *p) { return p ? p->bytes : 0; }
+
+int attngen_plan_run(attngen_plan *p, size_t begin, size_t end, int thread)
+{
+  size_t i;
+  if (!p) return fail(ATTNGEN_ERR_NULL, "attngen: plan is NULL");
+  if (thread < 0 || thread >= p->nthreads)
+    return fail(ATTNGEN_ERR_SIZE, "attngen: thread %d outside [0, %d)", thread, p->nthreads);
+  if (begin > end || end > p->n_items)
+    return fail(ATTNGEN_ERR_SIZE, "attngen: item range [%zu, %zu) outside [0, %zu)", begin, end, p->n_items);
+  for (i = begin; i < end; ++i)
+    p->kernel.info->fn(&p->kernel.shape, &p->args, &p->items[i], p->scratch[thread]);
+  return ATTNGEN_OK;
+}
+
+/* Merge split-KV partials through their log-sum-exp, in split order (fixed, so bit-identical). */
+int attngen_plan_finish(attngen_plan *p)
+{
+  const attngen_args *a;
+  int b, h, i, s, c, d, heads;
+  if (!p) return fail(ATTNGEN_ERR_NULL, "attngen: plan is NULL");
+  if (p->splits == 1) return ATTNGEN_OK;
+  a = &p->args;
+  d = p->kernel.shape.head_dim;
+  heads = p->kernel.shape.heads;
+  for (b = 0; b < a->batch; ++b)
+    for (h = 0; h < heads; ++h)
+      for (i = 0; i < a->q_len; ++i) {
+        float *out = a->o + b * a->o_stride.batch + i * a->o_stride.seq + h * a->o_stride.head;
+        float m = -INFINITY, sum = 0.0f;
+        for (s = 0; s < p->splits; ++s) {
+          const float l = p->part_lse[(((size_t)s * a->batch + b) * heads + h) * a->q_len + i];
+          if (l > m) m = l;
+        }
+        for (c = 0; c < d; ++c) out[c] = 0.0f;
+        if (m != -INFINITY) {
+          for (s = 0; s < p->splits; ++s) {
+            const size_t row = (((size_t)s * a->batch + b) * heads + h) * a->q_len + i;
+            const float w = expf(p->part_lse[row] - m); /* exp(-inf) = 0 for empty splits */
+            const float *po = p->part_o + row * d;
+            sum += w;
+            for (c = 0; c < d; ++c) out[c] += w * po[c];
+          }
+          for (c = 0; c < d; ++c) out[c] /= sum;
+        }
+        if (a->lse) a->lse[((size_t)b * heads + h) * a->q_len + i] = m == -INFINITY ? -INFINITY : m + logf(sum);
+      }
+  return ATTNGEN_OK;
+}
+
+/* ---------------------------------------------------------------- running */
+
+int attngen_run(const attngen_kernel *kernel, const attngen_args *args)
+{
+  return attngen_run_parallel(kernel, args, 1);
+}
+
+#if ATTNGEN_HAVE_PTHREADS
+typedef struct {
+  attngen_plan *plan;
+  int thread;
+  size_t *next;
+} worker_arg;
+
+static void *worker(void *arg)
+{
+  worker_arg *w = (worker_arg *)arg;
+  for (;;) {
+    /* items are independent and write disjoint rows, so the claim order does not change any result */
+    size_t i = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED);
+    if (i >= w->plan->n_items) break;
+    attngen_plan_run(w->plan, i, i + 1, w->thread);
+  }
+  return NULL;
+}
+#endif
+
+int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args, int nthreads)
+{
+  attngen_plan *p;
+  int st, t;
+  if (nthreads <= 0) {
+#if ATTNGEN_HAVE_PTHREADS
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    nthreads = n > 0 ? (int)n : 1;
+#else
+    nthreads = 1;
+#endif
+  }
+  if ((st = attngen_plan_create(kernel, args, nthreads, &p))) return st;
+  if ((size_t)nthreads > p->n_items) nthreads = (int)p->n_items;
+#if ATTNGEN_HAVE_PTHREADS
+  if (nthreads > 1) {
+    pthread_t tid[64];
+    worker_arg wa[64];
+    size_t next = 0;
+    int started = 0;
+    if (nthreads > 64) nthreads = 64;
+    for (t = 1; t < nthreads; ++t) {
+      wa[t].plan = p;
+      wa[t].thread = t;
+      wa[t].next = &next;
+      if (pthread_create(&tid[t], NULL, worker, &wa[t]) != 0) break;
+      ++started;
+    }
+    wa[0].plan = p;
+    wa[0].thread = 0;
+    wa[0].next = &next;
+    worker(&wa[0]);
+    for (t = 1; t <= started; ++t) pthread_join(tid[t], NULL);
+  } else
+#endif
+  {
+    (void)t;
+    attngen_plan_run(p, 0, p->n_items, 0);
+  }
+  st = attngen_plan_finish(p);
+  attngen_plan_destroy(p);
+  return st;
+}

@@ -1,0 +1,69 @@
+@ -- Register-blocked microkernels for one (ISA, head_dim, blocking). `mk` comes from gen/plan.lua.
+@ -- Inside C code, a number from Lua is printed with I(); an index that is a C variable stays a name.
+@ local V, W = isa.vtype, isa.width
+@ local PR, PVV = mk.pr, mk.pvv
+@ local function pv_block(c0, nv)
+  {
+@   for r = 0, PR - 1 do for v = 0, nv - 1 do
+    $(V) o$(I(r))_$(I(v)) = $(isa.load(add("o", mul(r, "os"), c0, v * W)));
+@   end end
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * qs;
+@   for vv = 0, nv - 1 do
+      const $(V) v$(I(vv)) = $(isa.load(add("vj", c0, vv * W)));
+@   end
+@   for r = 0, PR - 1 do
+      {
+        const $(V) p = $(isa.bcast(add("pj", r)));
+@     for vv = 0, nv - 1 do
+        o$(I(r))_$(I(vv)) = $(isa.fma("o" .. I(r) .. "_" .. I(vv), "p", "v" .. I(vv)));
+@     end
+      }
+@   end
+    }
+@   for r = 0, PR - 1 do for vv = 0, nv - 1 do
+    $(isa.store(add("o", mul(r, "os"), c0, vv * W), "o" .. I(r) .. "_" .. I(vv)))
+@   end end
+  }
+@ end
+/* O[r][:] += Σ_j P[r][j] · V[j][:] for $(I(PR)) rows r and n keys j; P is stored transposed (PT[j][r], stride qs).
+ * Column blocks of $(I(PVV * W)) floats keep $(I(PR * PVV)) accumulators in registers while V streams by. */
+static $(isa.attr) void $(mk.pv_name)(const float *restrict pt, ptrdiff_t qs, int n, const float *restrict v,
+    ptrdiff_t vs, float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
+{
+@ if mk.D then
+@   local c = 0
+@   while c + PVV * W <= mk.D do
+@     pv_block(c, PVV); c = c + PVV * W
+@   end
+@   if c + W <= mk.D then
+@     local nv = math.floor((mk.D - c) / W)
+@     pv_block(c, nv); c = c + nv * W
+@   end
+@   if c < mk.D then
+  /* last $(I(mk.D - c)) columns: head_dim is not a multiple of the vector width */
+  for (int r = 0; r < $(I(PR)); ++r)
+    for (int c = $(I(c)); c < $(I(mk.D)); ++c) {
+      float acc = o[r * os + c];
+      for (int j = 0; j < n; ++j) acc += pt[j * qs + r] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+@   end
+@ else
+  int c0 = 0;
+  for (; c0 + $(I(PVV * W)) <= d; c0 += $(I(PVV * W)))
+@   pv_block("c0", PVV)
+@   if PVV > 1 then
+  for (; c0 + $(I(W)) <= d; c0 += $(I(W)))
+@     pv_block("c0", 1)
+@   end
+  for (int r = 0; r < $(I(PR)); ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c];
+      for (int j = 0; j < n; ++j) acc += pt[j * qs + r] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+@ end
+}
+

@@ -1,0 +1,56 @@
+@ -- Register-blocked microkernels for one (ISA, head_dim, blocking). `mk` comes from gen/plan.lua.
+@ -- Inside C code, a number from Lua is printed with I(); an index that is a C variable stays a name.
+@ local V, W = isa.vtype, isa.width
+@ local RV, KB = mk.rv, mk.kb
+/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=$(I(KB)) keys j and $(I(RV * W)) query rows r (QT is the scaled Q tile,
+ * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
+static $(isa.attr) void $(mk.qk_name)(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
+    float *restrict st$(mk.D and "" or ", int d"))
+{
+@ for j = 0, KB - 1 do
+  const float *restrict k$(I(j)) = krow[$(I(j))];
+@ end
+@ for j = 0, KB - 1 do for v = 0, RV - 1 do
+  $(V) acc$(I(j))_$(I(v)) = $(isa.zero());
+@ end end
+@ local function qk_step(k)
+@   local qs, line = {}, {}
+@   for v = 0, RV - 1 do
+@     qs[#qs + 1] = string.format("const %s q%d = %s;", V, v, isa.load(add("qt", mul(k, "qs"), v * W)))
+@   end
+    $(table.concat(qs, " "))
+@   for j = 0, KB - 1 do
+@     local fm = {}
+@     for v = 0, RV - 1 do
+@       fm[#fm + 1] = string.format("acc%d_%d = %s;", j, v, isa.fma(string.format("acc%d_%d", j, v), "q" .. I(v), "kb"))
+@     end
+    { const $(V) kb = $(isa.bcast(add("k" .. I(j), k))); $(table.concat(fm, " ")) }
+@   end
+@ end
+@ if mk.D and mk.D <= mk.unroll then
+@   -- fully unrolled over head_dim
+@   for k = 0, mk.D - 1 do
+  {
+@     qk_step(k)
+  }
+@   end
+@ else
+@   local U = mk.D and mk.unroll or 4
+@   local DIM = mk.D and I(mk.D) or "d"
+  int k = 0;
+  for (; k + $(I(U)) <= $(DIM); k += $(I(U))) {
+@   for u = 0, U - 1 do
+    {
+@     qk_step(add("k", u))
+    }
+@   end
+  }
+  for (; k < $(DIM); ++k) {
+@   qk_step("k")
+  }
+@ end
+@ for j = 0, KB - 1 do for v = 0, RV - 1 do
+  $(isa.store(add("st", mul(j, "qs"), v * W), "acc" .. I(j) .. "_" .. I(v)))
+@ end end
+}
+

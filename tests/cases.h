@@ -1,0 +1,75 @@
+/* The shared test-case list and checker, used by the Criterion suite (test_kernels.c) and by the plain
+ * runner for qemu (run_cases.c). */
+#ifndef ATTNGEN_TEST_CASES_H
+#define ATTNGEN_TEST_CASES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attngen.h"
+
+/* Tolerance of every fp32 kernel against the fp64 reference: max |out - ref| <= CASE_TOL * max(1, max |ref|)
+ * (and the same per element for the log-sum-exp). See cases.c for why this is the right bound. */
+#define CASE_TOL 1e-5
+
+typedef enum {
+  CK_NUMERIC, /* one run against the fp64 reference */
+  CK_THREADS, /* run / run_parallel(1,2,3) / plan API on real threads: bit-identical, and correct */
+  CK_ERRORS,  /* argument errors: documented code, message, nothing written */
+  CK_TABLE    /* a generated table agrees with its header's X-macro kernel list */
+} case_kind;
+
+typedef enum {
+  LAYOUT_DENSE,     /* all strides 0 (the runtime's dense default) */
+  LAYOUT_PADDED,    /* token-major with padded head, row and batch strides (gaps are checked) */
+  LAYOUT_HEAD_MAJOR /* [batch][head][row][dim] expressed through strides (O also has padded rows) */
+} case_layout;
+
+typedef enum {
+  KVL_NULL,  /* kv_lens = NULL (only for masks that do not read it) */
+  KVL_FULL,  /* every kv_lens[b] = kv_len */
+  KVL_VARIED /* different per sequence: kv_len, 0, kv_len/2+1, 1, ... */
+} case_kvlens;
+
+typedef enum {
+  RANGE_UNIT, /* q, k, v uniform in [-1, 1] */
+  RANGE_LARGE /* scores are exact multiples of 2^k reaching ~1e4 (scale 1): overflow without precision loss */
+} case_range;
+
+typedef struct {
+  case_kind kind;
+  const attngen_table *table; /* NULL: the generic kernel */
+  const char *model;          /* table->model, or "generic" */
+  int kernel_index;           /* into table->kernels */
+  attngen_shape shape;
+  attngen_isa isa;
+  int batch, q_len, kv_len, kv_capacity; /* kv_capacity 0: kv_len */
+  case_kvlens kvlens;
+  case_layout layout;
+  case_range range;
+  float scale; /* passed as args.scale (0: default) */
+  int want_lse;
+  uint32_t seed;
+} test_case;
+
+typedef struct {
+  double max_err;     /* max |out - ref| / max(1, max |ref|) */
+  double max_lse_err; /* max |lse - ref| / max(1, |ref|) */
+  int checked;        /* 1 if max_err means something (numeric comparisons were made) */
+  char msg[768];      /* why the case failed ("" when it passed) */
+} case_result;
+
+typedef enum { CASES_FULL = 0, CASES_QEMU = 1 } case_subset;
+
+/* Builds the case list for the tables linked in and the ISAs this CPU runs. Deterministic: every process
+ * that calls it gets the same list. Returns the count; *out is malloc'ed. */
+int cases_build(case_subset subset, test_case **out);
+/* A one-line description: kind, kernel name, lengths, mask, layout, ... */
+void case_name(const test_case *c, char *buf, size_t n);
+/* Runs one case; 0 = pass. */
+int case_run(const test_case *c, case_result *r);
+
+/* The tables linked into the test binary (from the generated build/tests/test_tables.h). */
+int cases_tables(const attngen_table *const **out);
+
+#endif
