@@ -33,8 +33,10 @@ local function render(root, name, env)
   local out, err = template.substitute(cache[path], env)
   if not out then error("template " .. name .. ": " .. tostring(err)) end
   -- no trailing blanks, one final newline: stable bytes whatever the template's line layout
-  out = out:gsub("[ \t]+\n", "\n"):gsub("\n\n\n+", "\n\n"):gsub("\n*$", "\n")
-  return out
+  -- (no "\n*$" pattern: lua5.4 and luajit differ on empty matches at the end of a string)
+  out = out:gsub("[ \t]+\n", "\n"):gsub("\n\n\n+", "\n\n")
+  while out:sub(-1) == "\n" do out = out:sub(1, -2) end
+  return out .. "\n"
 end
 
 -- Deterministic echo of the config for the stamp (fixed field order).

@@ -1,0 +1,119 @@
+/* Criterion suite over the shared case list (cases.c): one parameterized test, one parameter per case,
+ * so every case runs in its own process and in parallel (criterion --jobs N; default: all CPUs).
+ *
+ * A failing case reports its index and description (kernel name, lengths, mask, layout) and the reason
+ * (max error with its position, the wrong status, ...). Environment:
+ *   ATTNGEN_TEST_FILTER=substr   only the cases whose description contains substr
+ * After the run, the maximum error over all numeric cases is printed (children append their results to
+ * a temporary file that the POST_ALL hook reads). */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <criterion/hooks.h>
+#include <criterion/logging.h>
+#include <criterion/parameterized.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cases.h"
+
+static test_case *g_cases;
+static int *g_sel, g_nsel = -1;
+
+static void ensure_cases(void) {
+  if (g_nsel >= 0) return;
+  int n = cases_build(CASES_FULL, &g_cases);
+  const char *filter = getenv("ATTNGEN_TEST_FILTER");
+  g_sel = malloc(sizeof(int) * (size_t)(n + 1));
+  g_nsel = 0;
+  for (int i = 0; i < n; i++) {
+    char name[256];
+    case_name(&g_cases[i], name, sizeof name);
+    if (!filter || !filter[0] || strstr(name, filter)) g_sel[g_nsel++] = i;
+  }
+}
+
+#define ERRLOG_ENV "ATTNGEN_TEST_ERRLOG"
+static char g_errlog[256];
+
+ReportHook(PRE_ALL)(struct criterion_test_set *set) {
+  (void)set;
+  snprintf(g_errlog, sizeof g_errlog, "/tmp/attngen_test_errlog_XXXXXX");
+  int fd = mkstemp(g_errlog);
+  if (fd < 0) {
+    g_errlog[0] = 0;
+    return;
+  }
+  close(fd);
+  setenv(ERRLOG_ENV, g_errlog, 1);
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats) {
+  (void)stats;
+  if (!g_errlog[0]) return;
+  FILE *f = fopen(g_errlog, "r");
+  double max_err = 0.0, max_lse = 0.0;
+  int n = 0;
+  char worst[300] = "-";
+  if (f) {
+    char line[400];
+    while (fgets(line, sizeof line, f)) {
+      double e, l;
+      int consumed = 0;
+      if (sscanf(line, "%lg %lg %n", &e, &l, &consumed) < 2) continue;
+      n++;
+      if (e > max_err) {
+        max_err = e;
+        snprintf(worst, sizeof worst, "%s", line + consumed);
+        worst[strcspn(worst, "\n")] = 0;
+      }
+      if (l > max_lse) max_lse = l;
+    }
+    fclose(f);
+  }
+  unlink(g_errlog);
+  fprintf(stderr,
+          "[attngen] max |out - ref| / max(1, max|ref|) = %.3g over %d numeric checks (worst: %s); "
+          "max lse error %.3g; tolerance %.0e\n",
+          max_err, n, worst, max_lse, CASE_TOL);
+}
+
+static void log_error(const test_case *c, const case_result *r) {
+  const char *path = getenv(ERRLOG_ENV);
+  if (!path || !r->checked) return;
+  char name[256], line[400];
+  case_name(c, name, sizeof name);
+  int len = snprintf(line, sizeof line, "%.6g %.6g %s\n", r->max_err, r->max_lse_err, name);
+  if (len <= 0) return;
+  if (len >= (int)sizeof line) len = (int)sizeof line - 1;
+  int fd = open(path, O_WRONLY | O_APPEND);
+  if (fd < 0) return;
+  ssize_t w = write(fd, line, (size_t)len); /* one short O_APPEND write: atomic between processes */
+  (void)w;
+  close(fd);
+}
+
+static void free_params(struct criterion_test_params *p) { cr_free(p->params); }
+
+ParameterizedTestParameters(attngen, cases) {
+  ensure_cases();
+  size_t n = g_nsel > 0 ? (size_t)g_nsel : 1;
+  int *idx = cr_malloc(sizeof(int) * n);
+  for (size_t i = 0; i < n; i++) idx[i] = g_nsel > 0 ? g_sel[i] : -1;
+  return cr_make_param_array(int, idx, n, free_params);
+}
+
+ParameterizedTest(int *pi, attngen, cases, .timeout = 300.0) {
+  ensure_cases();
+  if (*pi < 0) cr_skip_test("no test cases selected");
+  const test_case *c = &g_cases[*pi];
+  char name[256];
+  case_name(c, name, sizeof name);
+  case_result r;
+  int fail = case_run(c, &r);
+  log_error(c, &r);
+  cr_expect(!fail, "case %d: %s: %s", *pi, name, r.msg);
+  if (!fail && r.checked) cr_log_info("case %d: %s: max error %.3g, lse %.3g", *pi, name, r.max_err, r.max_lse_err);
+}
