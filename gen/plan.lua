@@ -1,5 +1,6 @@
--- The plan: how a kernel cuts its work, chosen per (ISA, phase, head_dim). This is where specialization
--- pays: blocking follows the ISA's register file, unrolling follows head_dim.
+-- The plan: how a kernel cuts its work, chosen per (ISA, phase, head_dim, group). This is where
+-- specialization pays: blocking follows the ISA's register file, unrolling follows head_dim, and the
+-- tile row stride becomes a compile-time constant once the group size is known.
 local plan = {}
 
 local function gcd(a, b) while b ~= 0 do a, b = b, a % b end return a end
@@ -9,34 +10,69 @@ local function round_up(x, m) return math.floor((x + m - 1) / m) * m end
 -- Largest head_dim whose Q·Kᵀ microkernel is fully unrolled; beyond it the body is unrolled in chunks
 -- of this many so the code stays within the instruction cache.
 plan.max_full_unroll = 256
+plan.decode_max_q = 8 -- ATTNGEN_DECODE_MAX_Q
 
-function plan.for_kernel(isa, phase, D)
+-- G = heads / kv_heads and D = head_dim (nil for generic kernels, which read them at run time).
+function plan.for_kernel(isa, phase, D, G)
   local blk = isa[phase]
+  local W = isa.width
   local p = {
-    rv = blk.rv, kb = blk.kb,                 -- Q·Kᵀ block: rv row vectors x kb keys
-    pr = blk.pr or isa.pv_rows,               -- P·V block: pr rows x pvv vectors of head_dim
-    pvv = blk.pvv or isa.pv_vectors,
+    phase = phase,
+    kb = blk.kb,                              -- keys per Q·Kᵀ block
+    pr = blk.pr, pvv = blk.pvv,               -- P·V block: pr rows x pvv vectors of head_dim
     keys = blk.keys,                          -- keys per KV tile
-    rows = blk.rows or 1,                     -- prefill: target query rows (x group) per item
   }
-  p.keys_padded = round_up(p.keys, p.kb)
-  p.row_align = lcm(p.rv * isa.width, p.pr)
-  p.unroll = (D and D <= plan.max_full_unroll) and D or 64
-  p.describe = string.format("%s, Q·Kᵀ %dx%d register blocks, P·V %dx%d, %d keys per tile%s",
-    phase == "decode" and "all queries of a step and the whole group per item" or
-      string.format("about %d (query x group) rows per item", p.rows),
-    p.rv * isa.width, p.kb, p.pr, p.pvv * isa.width, p.keys,
-    D and (D <= plan.max_full_unroll and ", fully unrolled over head_dim"
-           or string.format(", head_dim unrolled by %d", p.unroll)) or ", head_dim at run time")
+  if phase == "prefill" then
+    -- Q·Kᵀ as a GEMM: query rows (x group) along the lanes, rv row vectors x kb keys of accumulators
+    p.rv, p.rows = blk.rv, blk.rows           -- rows: target (query x group) rows per work item
+    p.keys_padded = round_up(p.keys, p.kb)
+    p.row_align = lcm(lcm(p.rv * W, p.pr), 4)
+    p.unroll = (D and D <= plan.max_full_unroll) and D or 64
+    p.prefetch_keys = 2 * p.kb -- prefetch K rows this many keys ahead, V rows of the keys being scored
+  else
+    -- few query rows: dot products along head_dim, rb rows x kb keys at a time; keys along the lanes
+    -- in the softmax; one work item covers every kv head so K/V rows are read page after page
+    p.rb = blk.rb
+    p.keys_padded = round_up(p.keys, lcm(p.kb, W))
+    p.row_align = lcm(lcm(p.rb, p.pr), 4)
+  end
+  if G then
+    local qt = phase == "decode" and plan.decode_max_q or (G >= p.rows and 1 or math.floor(p.rows / G))
+    p.mp = round_up(G * qt, p.row_align) -- rows of the largest item, padded: the tiles' row stride
+  end
+  if phase == "prefill" then
+    p.describe = string.format("about %d (query x group) rows per item, Q·Kᵀ %dx%d register blocks, " ..
+      "P·V %dx%d, %d keys per tile%s", p.rows, p.rv * W, p.kb, p.pr, p.pvv * W, p.keys,
+      D and (D <= plan.max_full_unroll and ", fully unrolled over head_dim"
+             or string.format(", head_dim unrolled by %d", p.unroll)) or ", head_dim at run time")
+  else
+    p.describe = string.format("every kv head and all queries of a step per item, Q·Kᵀ as %dx%d dot products, " ..
+      "P·V %dx%d, %d keys per tile%s", p.rb, p.kb, p.pr, p.pvv * W, p.keys,
+      D and ", fully unrolled over head_dim" or ", head_dim at run time")
+  end
   return p
 end
 
--- Microkernels are shared by all kernels of a file with the same (ISA, head_dim, blocking).
+-- Microkernels are shared by all kernels of a file with the same (ISA, head_dim, blocking, strides).
 function plan.microkernel(isa, p, D)
+  local W = isa.width
   local dim = D and string.format("d%d", D) or "dany"
-  local mk = { D = D, rv = p.rv, kb = p.kb, pr = p.pr, pvv = p.pvv, unroll = p.unroll }
-  mk.qk_name = string.format("attngen_qk_%s_%dx%d__%s", dim, p.rv * isa.width, p.kb, isa.name)
-  mk.pv_name = string.format("attngen_pv_%s_%dx%d__%s", dim, p.pr, p.pvv * isa.width, isa.name)
+  local mk = { D = D, kb = p.kb, pr = p.pr, pvv = p.pvv }
+  if D then mk.dp = round_up(D, W) end
+  if p.phase == "prefill" then
+    local stride = p.mp and string.format("_s%d", p.mp) or ""
+    mk.template = "qk_microkernel.c.tpl"
+    mk.rv, mk.unroll, mk.qs = p.rv, p.unroll, p.mp
+    mk.p_key_stride, mk.p_row_stride = p.mp, 1 -- P transposed: P[r][j] at j * mp + r
+    mk.qk_name = string.format("attngen_qk_%s_%dx%d%s__%s", dim, p.rv * W, p.kb, stride, isa.name)
+    mk.pv_name = string.format("attngen_pv_%s_%dx%d%s__%s", dim, p.pr, p.pvv * W, stride, isa.name)
+  else
+    mk.template = "qkdot_microkernel.c.tpl"
+    mk.rb, mk.ss = p.rb, p.keys_padded
+    mk.p_key_stride, mk.p_row_stride = 1, p.keys_padded -- P row-major: P[r][j] at r * keys + j
+    mk.qk_name = string.format("attngen_qkdot_%s_%dx%d_s%d__%s", dim, p.rb, p.kb, p.keys_padded, isa.name)
+    mk.pv_name = string.format("attngen_pv_%s_%dx%d_p%d__%s", dim, p.pr, p.pvv * W, p.keys_padded, isa.name)
+  end
   return mk
 end
 

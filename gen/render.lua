@@ -63,11 +63,10 @@ end
 local function section(root, isa, kernels)
   local parts, seen = {}, {}
   for _, k in ipairs(kernels) do
-    for _, which in ipairs({ "qk", "pv" }) do
-      local name = k.mk[which .. "_name"]
-      if not seen[name] then
-        seen[name] = true
-        parts[#parts + 1] = render(root, which .. "_microkernel.c.tpl", { isa = isa, mk = k.mk })
+    for _, which in ipairs({ { k.mk.qk_name, k.mk.template }, { k.mk.pv_name, "pv_microkernel.c.tpl" } }) do
+      if not seen[which[1]] then
+        seen[which[1]] = true
+        parts[#parts + 1] = render(root, which[2], { isa = isa, mk = k.mk })
       end
     end
   end
@@ -87,7 +86,7 @@ function M.model(root, c, outdir, regen)
     local ks = {}
     for _, phase in ipairs(c.phases) do
       for _, mask in ipairs(c.masks) do
-        local p = plan.for_kernel(isa, phase, c.head_dim)
+        local p = plan.for_kernel(isa, phase, c.head_dim, math.floor(c.heads / c.kv_heads))
         local k = {
           name = kernel_name(c, mask, phase, isa_name), heads = c.heads, kv_heads = c.kv_heads,
           D = c.head_dim, G = math.floor(c.heads / c.kv_heads), mask = mask, phase = phase, isa = isa,

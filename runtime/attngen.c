@@ -383,9 +383,9 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
 
 /* ---------------------------------------------------------------- plans */
 
-/* Decode with few (batch, kv head) pairs splits the KV range so threads share the stream; the split depends
+/* Decode with a small batch splits the KV range so threads share the stream; the split depends
  * only on the shape and lengths, never on the thread count, so results are bit-identical for any thread count. */
-enum { SPLIT_MIN_KEYS = 1024, SPLIT_MAX = 8, SPLIT_ALIGN = 256, SPLIT_WHEN_PAIRS_BELOW = 8 };
+enum { SPLIT_MIN_KEYS = 512, SPLIT_MAX = 8, SPLIT_ALIGN = 256, SPLIT_WHEN_BATCH_BELOW = 8 };
 
 struct attngen_plan {
   attngen_kernel kernel;
@@ -426,7 +426,8 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
 {
   attngen_plan *p;
   attngen_args a;
-  int st, q_tile, b, h, s, q0, t;
+  int st, q_tile, b, h, s, q0, t, hpi;
+  attngen_tiling tiling;
   size_t n = 0, cap;
   const attngen_shape *sh;
   if (!out) return fail(ATTNGEN_ERR_NULL, "attngen: plan out pointer is NULL");
@@ -440,17 +441,20 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
   p->args = a;
   p->nthreads = nthreads;
   p->group = sh->heads / sh->kv_heads;
-  kernel->info->tile(sh, a.q_len, &q_tile, &p->scratch_floats);
+  kernel->info->tile(sh, a.q_len, &tiling);
+  q_tile = tiling.q_tile;
+  hpi = tiling.kv_heads_per_item;
+  p->scratch_floats = tiling.scratch_floats;
 
   p->splits = 1;
-  if (sh->phase == ATTNGEN_PHASE_DECODE && a.batch * sh->kv_heads < SPLIT_WHEN_PAIRS_BELOW) {
+  if (sh->phase == ATTNGEN_PHASE_DECODE && a.batch < SPLIT_WHEN_BATCH_BELOW) {
     p->splits = a.kv_len / SPLIT_MIN_KEYS;
     if (p->splits > SPLIT_MAX) p->splits = SPLIT_MAX;
     if (p->splits < 1) p->splits = 1;
   }
   {
     const int q_tiles = (a.q_len + q_tile - 1) / q_tile;
-    cap = (size_t)a.batch * (size_t)sh->kv_heads * (size_t)q_tiles * (size_t)p->splits;
+    cap = (size_t)a.batch * (size_t)((sh->kv_heads + hpi - 1) / hpi) * (size_t)q_tiles * (size_t)p->splits;
   }
   p->items = (attngen_item *)calloc(cap, sizeof *p->items);
   p->scratch = (float **)calloc((size_t)nthreads, sizeof *p->scratch);
@@ -477,11 +481,12 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
     /* later query tiles of a causal prefill see more keys: hand them out first for better balance */
     for (q0 = ((a.q_len - 1) / q_tile) * q_tile; q0 >= 0; q0 -= q_tile)
       for (b = 0; b < a.batch; ++b)
-        for (h = 0; h < sh->kv_heads; ++h)
+        for (h = 0; h < sh->kv_heads; h += hpi)
           for (s = 0; s < p->splits; ++s) {
             attngen_item *it = &p->items[n++];
             it->b = b;
-            it->kvh = h;
+            it->kvh0 = h;
+            it->kvh1 = h + hpi < sh->kv_heads ? h + hpi : sh->kv_heads;
             it->q0 = q0;
             it->q1 = q0 + q_tile < a.q_len ? q0 + q_tile : a.q_len;
             it->k0 = s * chunk < a.kv_len ? s * chunk : a.kv_len;

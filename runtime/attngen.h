@@ -94,13 +94,13 @@ typedef struct {
   float *lse;             /* optional [batch][heads][q_len]: natural-log log-sum-exp of the scaled scores */
 } attngen_args;
 
-/* One independent piece of work: batch b, kv head kvh (all of its q heads), query rows [q0,q1),
+/* One independent piece of work: batch b, kv heads [kvh0, kvh1) (all of their q heads), query rows [q0,q1),
  * key rows [k0,k1). Written to o/lse with the given strides (the user's tensors or split-KV partials). */
 typedef struct {
-  int b, kvh, q0, q1, k0, k1;
+  int b, kvh0, kvh1, q0, q1, k0, k1;
   float *o;
-  ptrdiff_t o_seq, o_head; /* o points at (q row 0, q head 0) of this (b, group) */
-  float *lse;              /* may be NULL; lse[h * lse_head + i] for q head h of the group, row i */
+  ptrdiff_t o_seq, o_head; /* o points at (q row 0, q head kvh0 * group) of sequence b */
+  float *lse;              /* may be NULL; lse[h * lse_head + i] for q head kvh0 * group + h, row i */
   ptrdiff_t lse_head;
 } attngen_item;
 
@@ -109,8 +109,13 @@ typedef struct {
 typedef void (*attngen_kernel_fn)(const attngen_shape *shape, const attngen_args *args, const attngen_item *item,
                                   float *scratch);
 
-/* For a bound shape and q_len: query rows per work item, and per-thread scratch floats for such an item. */
-typedef void (*attngen_tile_fn)(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats);
+/* How a kernel wants its work cut for a bound shape and q_len. */
+typedef struct {
+  int q_tile;            /* query rows per work item */
+  int kv_heads_per_item; /* 1 (prefill), or every kv head (decode: K/V rows are then read page by page) */
+  size_t scratch_floats; /* per-thread scratch for one item */
+} attngen_tiling;
+typedef void (*attngen_tile_fn)(const attngen_shape *shape, int q_len, attngen_tiling *tiling);
 
 /* A kernel descriptor. Specialized kernels have fixed heads/kv_heads/head_dim;
  * generic ones have 0 there and take them from the shape bound at run time. */

@@ -46,10 +46,34 @@ static ATTNGEN_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
   return _mm256_andnot_ps(_mm256_cmp_ps(m, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ), m);
 }
 
+static ATTNGEN_AVX2 float attngen_hsum_avx2(__m256 v)
+{
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+static ATTNGEN_AVX2 float attngen_hmax_avx2(__m256 v)
+{
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
+static ATTNGEN_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
+{
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
+  return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, _mm256_castsi256_ps(keep));
+}
+
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 24 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_AVX2 void attngen_qk_dany_24x4__avx2(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st, int d)
+static ATTNGEN_AVX2 void attngen_qk_dany_24x4__avx2(const float *restrict qt, ptrdiff_t qs,
+    const float *const *restrict krow, float *restrict st, int d)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -119,26 +143,33 @@ static ATTNGEN_AVX2 void attngen_qk_dany_24x4__avx2(const float *restrict qt, pt
   _mm256_storeu_ps(st + 3 * qs + 16, acc3_2);
 }
 
-/* O[r][:] += Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j; P is stored transposed (PT[j][r], stride qs).
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_AVX2 void attngen_pv_dany_6x16__avx2(const float *restrict pt, ptrdiff_t qs, int n, const float *restrict v,
-    ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+static ATTNGEN_AVX2 void attngen_pv_dany_6x16__avx2(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
   for (; c0 + 16 <= d; c0 += 16)
   {
-    __m256 o0_0 = _mm256_loadu_ps(o + c0);
-    __m256 o0_1 = _mm256_loadu_ps(o + c0 + 8);
-    __m256 o1_0 = _mm256_loadu_ps(o + os + c0);
-    __m256 o1_1 = _mm256_loadu_ps(o + os + c0 + 8);
-    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + c0);
-    __m256 o2_1 = _mm256_loadu_ps(o + 2 * os + c0 + 8);
-    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + c0);
-    __m256 o3_1 = _mm256_loadu_ps(o + 3 * os + c0 + 8);
-    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os + c0);
-    __m256 o4_1 = _mm256_loadu_ps(o + 4 * os + c0 + 8);
-    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os + c0);
-    __m256 o5_1 = _mm256_loadu_ps(o + 5 * os + c0 + 8);
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    const __m256 a4 = _mm256_broadcast_ss(alpha + 4);
+    const __m256 a5 = _mm256_broadcast_ss(alpha + 5);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0 + 8), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0 + 8), a3);
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0), a4);
+    __m256 o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0 + 8), a4);
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0), a5);
+    __m256 o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0 + 8), a5);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -190,12 +221,18 @@ static ATTNGEN_AVX2 void attngen_pv_dany_6x16__avx2(const float *restrict pt, pt
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    __m256 o0_0 = _mm256_loadu_ps(o + c0);
-    __m256 o1_0 = _mm256_loadu_ps(o + os + c0);
-    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + c0);
-    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + c0);
-    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os + c0);
-    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os + c0);
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    const __m256 a4 = _mm256_broadcast_ss(alpha + 4);
+    const __m256 a5 = _mm256_broadcast_ss(alpha + 5);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0), a3);
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0), a4);
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0), a5);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -234,143 +271,173 @@ static ATTNGEN_AVX2 void attngen_pv_dany_6x16__avx2(const float *restrict pt, pt
   }
   for (int r = 0; r < 6; ++r)
     for (int c = c0; c < d; ++c) {
-      float acc = o[r * os + c];
+      float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j * qs + r] * v[j * vs + c];
       o[r * os + c] = acc;
     }
 }
 
-/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=12 keys j and 8 query rows r (QT is the scaled Q tile,
- * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_AVX2 void attngen_qk_dany_8x12__avx2(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st, int d)
+/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
+ * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
+static ATTNGEN_AVX2 void attngen_qkdot_dany_2x4_s64__avx2(const float *restrict qp, int rows, const float *const *restrict krow,
+    float *restrict s, int d, ptrdiff_t dp)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
-  const float *restrict k8 = krow[8];
-  const float *restrict k9 = krow[9];
-  const float *restrict k10 = krow[10];
-  const float *restrict k11 = krow[11];
-  __m256 acc0_0 = _mm256_setzero_ps();
-  __m256 acc1_0 = _mm256_setzero_ps();
-  __m256 acc2_0 = _mm256_setzero_ps();
-  __m256 acc3_0 = _mm256_setzero_ps();
-  __m256 acc4_0 = _mm256_setzero_ps();
-  __m256 acc5_0 = _mm256_setzero_ps();
-  __m256 acc6_0 = _mm256_setzero_ps();
-  __m256 acc7_0 = _mm256_setzero_ps();
-  __m256 acc8_0 = _mm256_setzero_ps();
-  __m256 acc9_0 = _mm256_setzero_ps();
-  __m256 acc10_0 = _mm256_setzero_ps();
-  __m256 acc11_0 = _mm256_setzero_ps();
-  int k = 0;
-  for (; k + 4 <= d; k += 4) {
-    {
-    const __m256 q0 = _mm256_loadu_ps(qt + k * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + k); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + k); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + k); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + k); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + k); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + k); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + k); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + k); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + k); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + k); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
+  for (int r = 0; r < rows; r += 2) {
+    const float *restrict q0 = qp + r * dp;
+    const float *restrict q1 = qp + r * dp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps();
+    __m256 acc0_1 = _mm256_setzero_ps();
+    __m256 acc0_2 = _mm256_setzero_ps();
+    __m256 acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps();
+    __m256 acc1_1 = _mm256_setzero_ps();
+    __m256 acc1_2 = _mm256_setzero_ps();
+    __m256 acc1_3 = _mm256_setzero_ps();
+    int c = 0;
+    for (; c + 8 <= d; c += 8) {
+    const __m256 qv0 = _mm256_loadu_ps(q0 + c); const __m256 qv1 = _mm256_loadu_ps(q1 + c);
+    { const __m256 kv = _mm256_loadu_ps(k0 + c); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + c); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + c); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + c); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 q0 = _mm256_loadu_ps(qt + (k + 1) * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + k + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + k + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + k + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + k + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + k + 1); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + k + 1); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + k + 1); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + k + 1); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + k + 1); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + k + 1); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + k + 1); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + k + 1); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
+      float t = attngen_hsum_avx2(acc0_0);
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k0[cc];
+      s[r * 64] = t;
     }
     {
-    const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + k + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + k + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + k + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + k + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + k + 2); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + k + 2); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + k + 2); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + k + 2); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + k + 2); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + k + 2); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + k + 2); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + k + 2); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
+      float t = attngen_hsum_avx2(acc0_1);
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k1[cc];
+      s[r * 64 + 1] = t;
     }
     {
-    const __m256 q0 = _mm256_loadu_ps(qt + (k + 3) * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + k + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + k + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + k + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + k + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + k + 3); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + k + 3); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + k + 3); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + k + 3); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + k + 3); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + k + 3); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + k + 3); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + k + 3); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
+      float t = attngen_hsum_avx2(acc0_2);
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k2[cc];
+      s[r * 64 + 2] = t;
+    }
+    {
+      float t = attngen_hsum_avx2(acc0_3);
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k3[cc];
+      s[r * 64 + 3] = t;
+    }
+    {
+      float t = attngen_hsum_avx2(acc1_0);
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k0[cc];
+      s[r * 64 + 64] = t;
+    }
+    {
+      float t = attngen_hsum_avx2(acc1_1);
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k1[cc];
+      s[r * 64 + 65] = t;
+    }
+    {
+      float t = attngen_hsum_avx2(acc1_2);
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k2[cc];
+      s[r * 64 + 66] = t;
+    }
+    {
+      float t = attngen_hsum_avx2(acc1_3);
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k3[cc];
+      s[r * 64 + 67] = t;
     }
   }
-  for (; k < d; ++k) {
-    const __m256 q0 = _mm256_loadu_ps(qt + k * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + k); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + k); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + k); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + k); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + k); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + k); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + k); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + k); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + k); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + k); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_AVX2 void attngen_pv_dany_2x32_p64__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), a0);
+    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), a0);
+    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), a1);
+    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), a1);
+    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + c0);
+      const __m256 v1 = _mm256_loadu_ps(vj + c0 + 8);
+      const __m256 v2 = _mm256_loadu_ps(vj + c0 + 16);
+      const __m256 v3 = _mm256_loadu_ps(vj + c0 + 24);
+      {
+        const __m256 p = _mm256_broadcast_ss(pj);
+        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
+        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
+        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
+        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
+        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
+        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
+      }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+    _mm256_storeu_ps(o + c0 + 8, o0_1);
+    _mm256_storeu_ps(o + c0 + 16, o0_2);
+    _mm256_storeu_ps(o + c0 + 24, o0_3);
+    _mm256_storeu_ps(o + os + c0, o1_0);
+    _mm256_storeu_ps(o + os + c0 + 8, o1_1);
+    _mm256_storeu_ps(o + os + c0 + 16, o1_2);
+    _mm256_storeu_ps(o + os + c0 + 24, o1_3);
   }
-  _mm256_storeu_ps(st, acc0_0);
-  _mm256_storeu_ps(st + qs, acc1_0);
-  _mm256_storeu_ps(st + 2 * qs, acc2_0);
-  _mm256_storeu_ps(st + 3 * qs, acc3_0);
-  _mm256_storeu_ps(st + 4 * qs, acc4_0);
-  _mm256_storeu_ps(st + 5 * qs, acc5_0);
-  _mm256_storeu_ps(st + 6 * qs, acc6_0);
-  _mm256_storeu_ps(st + 7 * qs, acc7_0);
-  _mm256_storeu_ps(st + 8 * qs, acc8_0);
-  _mm256_storeu_ps(st + 9 * qs, acc9_0);
-  _mm256_storeu_ps(st + 10 * qs, acc10_0);
-  _mm256_storeu_ps(st + 11 * qs, acc11_0);
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + c0);
+      {
+        const __m256 p = _mm256_broadcast_ss(pj);
+        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
+      }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+    _mm256_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
 }
 
 /* Work cut and scratch for attn_generic_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, head_dim at run time */
-static void attn_generic_prefill__avx2__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+static void attn_generic_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = g >= 96 ? 1 : 96 / g, heads = 1;
+  const size_t mp = attngen_round_up((size_t)g * (size_t)qt_plan, 24);
   (void)g; (void)d;
-  const int qt_plan = g >= 96 ? 1 : 96 / g;
-  const int qt = q_len < qt_plan ? q_len : qt_plan;
-  const size_t mp = attngen_round_up((size_t)g * (size_t)(qt > 0 ? qt : 1), 24);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)d, 64, 8);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)d, 64, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_generic_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -380,47 +447,50 @@ static ATTNGEN_AVX2 void attn_generic_prefill__avx2(const attngen_shape *shape, 
   const int g = shape->heads / shape->kv_heads;
   const int causal = shape->mask == ATTNGEN_MASK_CAUSAL || shape->mask == ATTNGEN_MASK_CAUSAL_PADDING;
   const int padded = shape->mask != ATTNGEN_MASK_NONE && shape->mask != ATTNGEN_MASK_CAUSAL;
-  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_generic_prefill__avx2__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)qt_max, 24);
+  attngen_tiling tiling;
+  attn_generic_prefill__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)tiling.q_tile, 24);
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)d, 8);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)d * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)d, 8);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)d);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / g) * a->q_stride.seq +
-                                   (kvh * g + r % g) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < d; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / g + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
+      else
+        for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (causal && it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
   for (int kt = it->k0; kt < kend; kt += 64) {
     const int n = kend - kt < 64 ? kend - kt : 64;
@@ -430,70 +500,88 @@ static ATTNGEN_AVX2 void attn_generic_prefill__avx2(const attngen_shape *shape, 
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 4) {
-      const float *krow[4];
-      for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 24)
-        attngen_qk_dany_24x4__avx2(qt + r0, mp, krow, st + j0 * mp + r0, d);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        /* Rows of one head are a head-stride apart; ask early for the K rows 8 keys ahead
+         * and for the V rows that P·V reads after this tile. */
+        for (int j = j0; j < j0 + 4 && j < n; ++j) {
+          const float *kp = kbase + (ptrdiff_t)(j + 8) * ks, *vp = vbase + (ptrdiff_t)j * vs;
+          const int k_ahead = kt + j + 8 < kend;
+          for (int c = 0; c < d; c += 16) {
+            if (k_ahead) _mm_prefetch((const char *)(kp + c), _MM_HINT_T0);
+            _mm_prefetch((const char *)(vp + c), _MM_HINT_T0);
+          }
+        }
+        for (int r0 = 0; r0 < rows_qk; r0 += 24)
+          attngen_qk_dany_24x4__avx2(qt + r0, mp, krow, st + j0 * mp + r0, d);
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * mp + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 6)
+        attngen_pv_dany_6x16__avx2(st + r0, mp, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp, d);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 8) {
-      const __m256 m_old = _mm256_loadu_ps(m + r0);
-      __m256 s_max = _mm256_set1_ps(-INFINITY);
-      const __m256 vis = _mm256_loadu_ps(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        s_max = _mm256_max_ps(s_max, s);
-      }
-      const __m256 m_new = _mm256_max_ps(m_old, s_max);
-      const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
-      const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
-      __m256 sum = _mm256_setzero_ps();
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-        _mm256_storeu_ps(st + j * mp + r0, p);
-        sum = _mm256_add_ps(sum, p);
-      }
-      _mm256_storeu_ps(m + r0, m_new);
-      _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
-      _mm256_storeu_ps(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < d; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_dany_6x16__avx2(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp, d);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / g, h = r % g;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
-/* Work cut and scratch for attn_generic_decode__avx2: all queries of a step and the whole group per item, Q·Kᵀ 8x12 register blocks, P·V 6x16, 256 keys per tile, head_dim at run time */
-static void attn_generic_decode__avx2__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_generic_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
+  const size_t mp = attngen_round_up((size_t)g * (size_t)qt_plan, 4);
   (void)g; (void)d;
-  const int qt = q_len < ATTNGEN_DECODE_MAX_Q ? q_len : ATTNGEN_DECODE_MAX_Q;
-  const size_t mp = attngen_round_up((size_t)g * (size_t)(qt > 0 ? qt : 1), 24);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)d, 264, 8);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)d, 64, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_generic_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -503,108 +591,113 @@ static ATTNGEN_AVX2 void attn_generic_decode__avx2(const attngen_shape *shape, c
   const int g = shape->heads / shape->kv_heads;
   const int causal = shape->mask == ATTNGEN_MASK_CAUSAL || shape->mask == ATTNGEN_MASK_CAUSAL_PADDING;
   const int padded = shape->mask != ATTNGEN_MASK_NONE && shape->mask != ATTNGEN_MASK_CAUSAL;
-  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_generic_decode__avx2__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)qt_max, 24);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* Q·Kᵀ row blocks cover them */
+  attngen_tiling tiling;
+  attn_generic_decode__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)tiling.q_tile, 4);
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)d, 8);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)d * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)264 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)d, 8);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)d);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / g) * a->q_stride.seq +
-                                   (kvh * g + r % g) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < d; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / g + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
+      else
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (causal && it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 256) {
-    const int n = kend - kt < 256 ? kend - kt : 256;
+  for (int kt = it->k0; kt < kend; kt += 64) {
+    const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_pv; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 12 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 12) {
-      const float *krow[12];
-      for (int j = 0; j < 12; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 8)
-        attngen_qk_dany_8x12__avx2(qt + r0, mp, krow, st + j0 * mp + r0, d);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        attngen_qkdot_dany_2x4_s64__avx2(qt, rows_pv, krow, st + j0, d, dp);
+      }
+
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_pv; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 8) {
+          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m256 m_vec = _mm256_set1_ps(m_use);
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; j += 8) {
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
+          _mm256_storeu_ps(srow + j, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
+        m[r] = m_new;
+      }
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_dany_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp, d);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 8) {
-      const __m256 m_old = _mm256_loadu_ps(m + r0);
-      __m256 s_max = _mm256_set1_ps(-INFINITY);
-      const __m256 vis = _mm256_loadu_ps(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        s_max = _mm256_max_ps(s_max, s);
-      }
-      const __m256 m_new = _mm256_max_ps(m_old, s_max);
-      const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
-      const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
-      __m256 sum = _mm256_setzero_ps();
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-        _mm256_storeu_ps(st + j * mp + r0, p);
-        sum = _mm256_add_ps(sum, p);
-      }
-      _mm256_storeu_ps(m + r0, m_new);
-      _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
-      _mm256_storeu_ps(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < d; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_dany_6x16__avx2(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp, d);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / g, h = r % g;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
@@ -651,10 +744,18 @@ static float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
   return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(m), is_inf));
 }
 
+/* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
+static float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
+{
+  static const int32_t lanes[4] = { 0, 1, 2, 3 };
+  uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
+  return vbslq_f32(keep, v, vdupq_n_f32(-INFINITY));
+}
+
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=5 keys j and 16 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static  void attngen_qk_dany_16x5__neon(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st, int d)
+static  void attngen_qk_dany_16x5__neon(const float *restrict qt, ptrdiff_t qs,
+    const float *const *restrict krow, float *restrict st, int d)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -746,121 +847,145 @@ static  void attngen_qk_dany_16x5__neon(const float *restrict qt, ptrdiff_t qs, 
   vst1q_f32(st + 4 * qs + 12, acc4_3);
 }
 
-/* O[r][:] += Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j; P is stored transposed (PT[j][r], stride qs).
- * Column blocks of 16 floats keep 24 accumulators in registers while V streams by. */
-static  void attngen_pv_dany_6x16__neon(const float *restrict pt, ptrdiff_t qs, int n, const float *restrict v,
-    ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * Column blocks of 12 floats keep 24 accumulators in registers while V streams by. */
+static  void attngen_pv_dany_8x12__neon(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
-  for (; c0 + 16 <= d; c0 += 16)
+  for (; c0 + 12 <= d; c0 += 12)
   {
-    float32x4_t o0_0 = vld1q_f32(o + c0);
-    float32x4_t o0_1 = vld1q_f32(o + c0 + 4);
-    float32x4_t o0_2 = vld1q_f32(o + c0 + 8);
-    float32x4_t o0_3 = vld1q_f32(o + c0 + 12);
-    float32x4_t o1_0 = vld1q_f32(o + os + c0);
-    float32x4_t o1_1 = vld1q_f32(o + os + c0 + 4);
-    float32x4_t o1_2 = vld1q_f32(o + os + c0 + 8);
-    float32x4_t o1_3 = vld1q_f32(o + os + c0 + 12);
-    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0);
-    float32x4_t o2_1 = vld1q_f32(o + 2 * os + c0 + 4);
-    float32x4_t o2_2 = vld1q_f32(o + 2 * os + c0 + 8);
-    float32x4_t o2_3 = vld1q_f32(o + 2 * os + c0 + 12);
-    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0);
-    float32x4_t o3_1 = vld1q_f32(o + 3 * os + c0 + 4);
-    float32x4_t o3_2 = vld1q_f32(o + 3 * os + c0 + 8);
-    float32x4_t o3_3 = vld1q_f32(o + 3 * os + c0 + 12);
-    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0);
-    float32x4_t o4_1 = vld1q_f32(o + 4 * os + c0 + 4);
-    float32x4_t o4_2 = vld1q_f32(o + 4 * os + c0 + 8);
-    float32x4_t o4_3 = vld1q_f32(o + 4 * os + c0 + 12);
-    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0);
-    float32x4_t o5_1 = vld1q_f32(o + 5 * os + c0 + 4);
-    float32x4_t o5_2 = vld1q_f32(o + 5 * os + c0 + 8);
-    float32x4_t o5_3 = vld1q_f32(o + 5 * os + c0 + 12);
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    const float32x4_t a4 = vld1q_dup_f32(alpha + 4);
+    const float32x4_t a5 = vld1q_dup_f32(alpha + 5);
+    const float32x4_t a6 = vld1q_dup_f32(alpha + 6);
+    const float32x4_t a7 = vld1q_dup_f32(alpha + 7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 8), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 8), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4);
+    float32x4_t o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), a4);
+    float32x4_t o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 8), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5);
+    float32x4_t o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), a5);
+    float32x4_t o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 8), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6);
+    float32x4_t o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), a6);
+    float32x4_t o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 8), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7);
+    float32x4_t o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), a7);
+    float32x4_t o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 8), a7);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
       const float32x4_t v0 = vld1q_f32(vj + c0);
       const float32x4_t v1 = vld1q_f32(vj + c0 + 4);
       const float32x4_t v2 = vld1q_f32(vj + c0 + 8);
-      const float32x4_t v3 = vld1q_f32(vj + c0 + 12);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
         o0_2 = vfmaq_f32(o0_2, p, v2);
-        o0_3 = vfmaq_f32(o0_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 1);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
-        o1_3 = vfmaq_f32(o1_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 2);
         o2_0 = vfmaq_f32(o2_0, p, v0);
         o2_1 = vfmaq_f32(o2_1, p, v1);
         o2_2 = vfmaq_f32(o2_2, p, v2);
-        o2_3 = vfmaq_f32(o2_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 3);
         o3_0 = vfmaq_f32(o3_0, p, v0);
         o3_1 = vfmaq_f32(o3_1, p, v1);
         o3_2 = vfmaq_f32(o3_2, p, v2);
-        o3_3 = vfmaq_f32(o3_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 4);
         o4_0 = vfmaq_f32(o4_0, p, v0);
         o4_1 = vfmaq_f32(o4_1, p, v1);
         o4_2 = vfmaq_f32(o4_2, p, v2);
-        o4_3 = vfmaq_f32(o4_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 5);
         o5_0 = vfmaq_f32(o5_0, p, v0);
         o5_1 = vfmaq_f32(o5_1, p, v1);
         o5_2 = vfmaq_f32(o5_2, p, v2);
-        o5_3 = vfmaq_f32(o5_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 6);
+        o6_0 = vfmaq_f32(o6_0, p, v0);
+        o6_1 = vfmaq_f32(o6_1, p, v1);
+        o6_2 = vfmaq_f32(o6_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 7);
+        o7_0 = vfmaq_f32(o7_0, p, v0);
+        o7_1 = vfmaq_f32(o7_1, p, v1);
+        o7_2 = vfmaq_f32(o7_2, p, v2);
       }
     }
     vst1q_f32(o + c0, o0_0);
     vst1q_f32(o + c0 + 4, o0_1);
     vst1q_f32(o + c0 + 8, o0_2);
-    vst1q_f32(o + c0 + 12, o0_3);
     vst1q_f32(o + os + c0, o1_0);
     vst1q_f32(o + os + c0 + 4, o1_1);
     vst1q_f32(o + os + c0 + 8, o1_2);
-    vst1q_f32(o + os + c0 + 12, o1_3);
     vst1q_f32(o + 2 * os + c0, o2_0);
     vst1q_f32(o + 2 * os + c0 + 4, o2_1);
     vst1q_f32(o + 2 * os + c0 + 8, o2_2);
-    vst1q_f32(o + 2 * os + c0 + 12, o2_3);
     vst1q_f32(o + 3 * os + c0, o3_0);
     vst1q_f32(o + 3 * os + c0 + 4, o3_1);
     vst1q_f32(o + 3 * os + c0 + 8, o3_2);
-    vst1q_f32(o + 3 * os + c0 + 12, o3_3);
     vst1q_f32(o + 4 * os + c0, o4_0);
     vst1q_f32(o + 4 * os + c0 + 4, o4_1);
     vst1q_f32(o + 4 * os + c0 + 8, o4_2);
-    vst1q_f32(o + 4 * os + c0 + 12, o4_3);
     vst1q_f32(o + 5 * os + c0, o5_0);
     vst1q_f32(o + 5 * os + c0 + 4, o5_1);
     vst1q_f32(o + 5 * os + c0 + 8, o5_2);
-    vst1q_f32(o + 5 * os + c0 + 12, o5_3);
+    vst1q_f32(o + 6 * os + c0, o6_0);
+    vst1q_f32(o + 6 * os + c0 + 4, o6_1);
+    vst1q_f32(o + 6 * os + c0 + 8, o6_2);
+    vst1q_f32(o + 7 * os + c0, o7_0);
+    vst1q_f32(o + 7 * os + c0 + 4, o7_1);
+    vst1q_f32(o + 7 * os + c0 + 8, o7_2);
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float32x4_t o0_0 = vld1q_f32(o + c0);
-    float32x4_t o1_0 = vld1q_f32(o + os + c0);
-    float32x4_t o2_0 = vld1q_f32(o + 2 * os + c0);
-    float32x4_t o3_0 = vld1q_f32(o + 3 * os + c0);
-    float32x4_t o4_0 = vld1q_f32(o + 4 * os + c0);
-    float32x4_t o5_0 = vld1q_f32(o + 5 * os + c0);
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    const float32x4_t a4 = vld1q_dup_f32(alpha + 4);
+    const float32x4_t a5 = vld1q_dup_f32(alpha + 5);
+    const float32x4_t a6 = vld1q_dup_f32(alpha + 6);
+    const float32x4_t a7 = vld1q_dup_f32(alpha + 7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -889,6 +1014,14 @@ static  void attngen_pv_dany_6x16__neon(const float *restrict pt, ptrdiff_t qs, 
         const float32x4_t p = vld1q_dup_f32(pj + 5);
         o5_0 = vfmaq_f32(o5_0, p, v0);
       }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 6);
+        o6_0 = vfmaq_f32(o6_0, p, v0);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 7);
+        o7_0 = vfmaq_f32(o7_0, p, v0);
+      }
     }
     vst1q_f32(o + c0, o0_0);
     vst1q_f32(o + os + c0, o1_0);
@@ -896,130 +1029,192 @@ static  void attngen_pv_dany_6x16__neon(const float *restrict pt, ptrdiff_t qs, 
     vst1q_f32(o + 3 * os + c0, o3_0);
     vst1q_f32(o + 4 * os + c0, o4_0);
     vst1q_f32(o + 5 * os + c0, o5_0);
+    vst1q_f32(o + 6 * os + c0, o6_0);
+    vst1q_f32(o + 7 * os + c0, o7_0);
   }
-  for (int r = 0; r < 6; ++r)
+  for (int r = 0; r < 8; ++r)
     for (int c = c0; c < d; ++c) {
-      float acc = o[r * os + c];
+      float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j * qs + r] * v[j * vs + c];
       o[r * os + c] = acc;
     }
 }
 
-/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=8 keys j and 8 query rows r (QT is the scaled Q tile,
- * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static  void attngen_qk_dany_8x8__neon(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st, int d)
+/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
+ * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
+static  void attngen_qkdot_dany_2x4_s64__neon(const float *restrict qp, int rows, const float *const *restrict krow,
+    float *restrict s, int d, ptrdiff_t dp)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
-  float32x4_t acc0_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc0_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc1_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc1_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc2_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc2_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc3_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc3_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc4_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc4_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc5_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc5_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc6_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc6_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc7_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc7_1 = vdupq_n_f32(0.0f);
-  int k = 0;
-  for (; k + 4 <= d; k += 4) {
-    {
-    const float32x4_t q0 = vld1q_f32(qt + k * qs); const float32x4_t q1 = vld1q_f32(qt + k * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + k); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + k); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + k); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + k); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + k); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + k); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + k); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + k); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
+  for (int r = 0; r < rows; r += 2) {
+    const float *restrict q0 = qp + r * dp;
+    const float *restrict q1 = qp + r * dp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_1 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_2 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_1 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_2 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_3 = vdupq_n_f32(0.0f);
+    int c = 0;
+    for (; c + 4 <= d; c += 4) {
+    const float32x4_t qv0 = vld1q_f32(q0 + c); const float32x4_t qv1 = vld1q_f32(q1 + c);
+    { const float32x4_t kv = vld1q_f32(k0 + c); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + c); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + c); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + c); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
     }
     {
-    const float32x4_t q0 = vld1q_f32(qt + (k + 1) * qs); const float32x4_t q1 = vld1q_f32(qt + (k + 1) * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + k + 1); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + k + 1); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + k + 1); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + k + 1); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + k + 1); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + k + 1); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + k + 1); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + k + 1); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
+      float t = vaddvq_f32(acc0_0);
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k0[cc];
+      s[r * 64] = t;
     }
     {
-    const float32x4_t q0 = vld1q_f32(qt + (k + 2) * qs); const float32x4_t q1 = vld1q_f32(qt + (k + 2) * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + k + 2); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + k + 2); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + k + 2); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + k + 2); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + k + 2); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + k + 2); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + k + 2); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + k + 2); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
+      float t = vaddvq_f32(acc0_1);
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k1[cc];
+      s[r * 64 + 1] = t;
     }
     {
-    const float32x4_t q0 = vld1q_f32(qt + (k + 3) * qs); const float32x4_t q1 = vld1q_f32(qt + (k + 3) * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + k + 3); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + k + 3); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + k + 3); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + k + 3); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + k + 3); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + k + 3); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + k + 3); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + k + 3); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
+      float t = vaddvq_f32(acc0_2);
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k2[cc];
+      s[r * 64 + 2] = t;
+    }
+    {
+      float t = vaddvq_f32(acc0_3);
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k3[cc];
+      s[r * 64 + 3] = t;
+    }
+    {
+      float t = vaddvq_f32(acc1_0);
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k0[cc];
+      s[r * 64 + 64] = t;
+    }
+    {
+      float t = vaddvq_f32(acc1_1);
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k1[cc];
+      s[r * 64 + 65] = t;
+    }
+    {
+      float t = vaddvq_f32(acc1_2);
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k2[cc];
+      s[r * 64 + 66] = t;
+    }
+    {
+      float t = vaddvq_f32(acc1_3);
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k3[cc];
+      s[r * 64 + 67] = t;
     }
   }
-  for (; k < d; ++k) {
-    const float32x4_t q0 = vld1q_f32(qt + k * qs); const float32x4_t q1 = vld1q_f32(qt + k * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + k); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + k); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + k); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + k); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + k); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + k); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + k); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + k); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  vst1q_f32(st, acc0_0);
-  vst1q_f32(st + 4, acc0_1);
-  vst1q_f32(st + qs, acc1_0);
-  vst1q_f32(st + qs + 4, acc1_1);
-  vst1q_f32(st + 2 * qs, acc2_0);
-  vst1q_f32(st + 2 * qs + 4, acc2_1);
-  vst1q_f32(st + 3 * qs, acc3_0);
-  vst1q_f32(st + 3 * qs + 4, acc3_1);
-  vst1q_f32(st + 4 * qs, acc4_0);
-  vst1q_f32(st + 4 * qs + 4, acc4_1);
-  vst1q_f32(st + 5 * qs, acc5_0);
-  vst1q_f32(st + 5 * qs + 4, acc5_1);
-  vst1q_f32(st + 6 * qs, acc6_0);
-  vst1q_f32(st + 6 * qs + 4, acc6_1);
-  vst1q_f32(st + 7 * qs, acc7_0);
-  vst1q_f32(st + 7 * qs + 4, acc7_1);
 }
 
-/* Work cut and scratch for attn_generic_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 6x16, 64 keys per tile, head_dim at run time */
-static void attn_generic_prefill__neon__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
+static  void attngen_pv_dany_2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), a0);
+    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), a0);
+    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), a1);
+    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), a1);
+    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vld1q_f32(vj + c0);
+      const float32x4_t v1 = vld1q_f32(vj + c0 + 4);
+      const float32x4_t v2 = vld1q_f32(vj + c0 + 8);
+      const float32x4_t v3 = vld1q_f32(vj + c0 + 12);
+      const float32x4_t v4 = vld1q_f32(vj + c0 + 16);
+      const float32x4_t v5 = vld1q_f32(vj + c0 + 20);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+        o0_1 = vfmaq_f32(o0_1, p, v1);
+        o0_2 = vfmaq_f32(o0_2, p, v2);
+        o0_3 = vfmaq_f32(o0_3, p, v3);
+        o0_4 = vfmaq_f32(o0_4, p, v4);
+        o0_5 = vfmaq_f32(o0_5, p, v5);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+        o1_1 = vfmaq_f32(o1_1, p, v1);
+        o1_2 = vfmaq_f32(o1_2, p, v2);
+        o1_3 = vfmaq_f32(o1_3, p, v3);
+        o1_4 = vfmaq_f32(o1_4, p, v4);
+        o1_5 = vfmaq_f32(o1_5, p, v5);
+      }
+    }
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + c0 + 4, o0_1);
+    vst1q_f32(o + c0 + 8, o0_2);
+    vst1q_f32(o + c0 + 12, o0_3);
+    vst1q_f32(o + c0 + 16, o0_4);
+    vst1q_f32(o + c0 + 20, o0_5);
+    vst1q_f32(o + os + c0, o1_0);
+    vst1q_f32(o + os + c0 + 4, o1_1);
+    vst1q_f32(o + os + c0 + 8, o1_2);
+    vst1q_f32(o + os + c0 + 12, o1_3);
+    vst1q_f32(o + os + c0 + 16, o1_4);
+    vst1q_f32(o + os + c0 + 20, o1_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vld1q_f32(vj + c0);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+      }
+    }
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* Work cut and scratch for attn_generic_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, head_dim at run time */
+static void attn_generic_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = g >= 96 ? 1 : 96 / g, heads = 1;
+  const size_t mp = attngen_round_up((size_t)g * (size_t)qt_plan, 16);
   (void)g; (void)d;
-  const int qt_plan = g >= 96 ? 1 : 96 / g;
-  const int qt = q_len < qt_plan ? q_len : qt_plan;
-  const size_t mp = attngen_round_up((size_t)g * (size_t)(qt > 0 ? qt : 1), 48);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)d, 65, 4);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)d, 65, 4, (size_t)heads);
 }
 
 static  void attn_generic_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -1029,47 +1224,50 @@ static  void attn_generic_prefill__neon(const attngen_shape *shape, const attnge
   const int g = shape->heads / shape->kv_heads;
   const int causal = shape->mask == ATTNGEN_MASK_CAUSAL || shape->mask == ATTNGEN_MASK_CAUSAL_PADDING;
   const int padded = shape->mask != ATTNGEN_MASK_NONE && shape->mask != ATTNGEN_MASK_CAUSAL;
-  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_generic_prefill__neon__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)qt_max, 48);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
+  attngen_tiling tiling;
+  attn_generic_prefill__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)tiling.q_tile, 16);
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)d, 4);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)d * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict alpha = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)d, 4);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)d);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / g) * a->q_stride.seq +
-                                   (kvh * g + r % g) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < d; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / g + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
+      else
+        for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (causal && it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
   for (int kt = it->k0; kt < kend; kt += 64) {
     const int n = kend - kt < 64 ? kend - kt : 64;
@@ -1079,70 +1277,88 @@ static  void attn_generic_prefill__neon(const attngen_shape *shape, const attnge
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 5 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 5) {
-      const float *krow[5];
-      for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 16)
-        attngen_qk_dany_16x5__neon(qt + r0, mp, krow, st + j0 * mp + r0, d);
+      /* S = Q·Kᵀ: blocks of 5 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 5) {
+        const float *krow[5];
+        for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        /* Rows of one head are a head-stride apart; ask early for the K rows 10 keys ahead
+         * and for the V rows that P·V reads after this tile. */
+        for (int j = j0; j < j0 + 5 && j < n; ++j) {
+          const float *kp = kbase + (ptrdiff_t)(j + 10) * ks, *vp = vbase + (ptrdiff_t)j * vs;
+          const int k_ahead = kt + j + 10 < kend;
+          for (int c = 0; c < d; c += 16) {
+            if (k_ahead) __builtin_prefetch(kp + c);
+            __builtin_prefetch(vp + c);
+          }
+        }
+        for (int r0 = 0; r0 < rows_qk; r0 += 16)
+          attngen_qk_dany_16x5__neon(qt + r0, mp, krow, st + j0 * mp + r0, d);
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * mp + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 8)
+        attngen_pv_dany_8x12__neon(st + r0, mp, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp, d);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 4) {
-      const float32x4_t m_old = vld1q_f32(m + r0);
-      float32x4_t s_max = vdupq_n_f32(-INFINITY);
-      const float32x4_t vis = vld1q_f32(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        s_max = vmaxq_f32(s_max, s);
-      }
-      const float32x4_t m_new = vmaxq_f32(m_old, s_max);
-      const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
-      const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
-      float32x4_t sum = vdupq_n_f32(0.0f);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-        vst1q_f32(st + j * mp + r0, p);
-        sum = vaddq_f32(sum, p);
-      }
-      vst1q_f32(m + r0, m_new);
-      vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
-      vst1q_f32(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < d; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_dany_6x16__neon(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp, d);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / g, h = r % g;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
-/* Work cut and scratch for attn_generic_decode__neon: all queries of a step and the whole group per item, Q·Kᵀ 8x8 register blocks, P·V 6x16, 256 keys per tile, head_dim at run time */
-static void attn_generic_decode__neon__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_generic_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
+  const size_t mp = attngen_round_up((size_t)g * (size_t)qt_plan, 4);
   (void)g; (void)d;
-  const int qt = q_len < ATTNGEN_DECODE_MAX_Q ? q_len : ATTNGEN_DECODE_MAX_Q;
-  const size_t mp = attngen_round_up((size_t)g * (size_t)(qt > 0 ? qt : 1), 24);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)d, 256, 4);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)d, 64, 4, (size_t)heads);
 }
 
 static  void attn_generic_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -1152,108 +1368,113 @@ static  void attn_generic_decode__neon(const attngen_shape *shape, const attngen
   const int g = shape->heads / shape->kv_heads;
   const int causal = shape->mask == ATTNGEN_MASK_CAUSAL || shape->mask == ATTNGEN_MASK_CAUSAL_PADDING;
   const int padded = shape->mask != ATTNGEN_MASK_NONE && shape->mask != ATTNGEN_MASK_CAUSAL;
-  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_generic_decode__neon__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)qt_max, 24);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* Q·Kᵀ row blocks cover them */
+  attngen_tiling tiling;
+  attn_generic_decode__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)tiling.q_tile, 4);
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)d, 4);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)d * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)256 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)d, 4);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)d);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / g) * a->q_stride.seq +
-                                   (kvh * g + r % g) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < d; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / g + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
+      else
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (causal && it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 256) {
-    const int n = kend - kt < 256 ? kend - kt : 256;
+  for (int kt = it->k0; kt < kend; kt += 64) {
+    const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_pv; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 8) {
-      const float *krow[8];
-      for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 8)
-        attngen_qk_dany_8x8__neon(qt + r0, mp, krow, st + j0 * mp + r0, d);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        attngen_qkdot_dany_2x4_s64__neon(qt, rows_pv, krow, st + j0, d, dp);
+      }
+
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_pv; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
+          vst1q_f32(srow + j, p);
+          sum = vaddq_f32(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
+        m[r] = m_new;
+      }
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_dany_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp, d);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 4) {
-      const float32x4_t m_old = vld1q_f32(m + r0);
-      float32x4_t s_max = vdupq_n_f32(-INFINITY);
-      const float32x4_t vis = vld1q_f32(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        s_max = vmaxq_f32(s_max, s);
-      }
-      const float32x4_t m_new = vmaxq_f32(m_old, s_max);
-      const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
-      const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
-      float32x4_t sum = vdupq_n_f32(0.0f);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-        vst1q_f32(st + j * mp + r0, p);
-        sum = vaddq_f32(sum, p);
-      }
-      vst1q_f32(m + r0, m_new);
-      vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
-      vst1q_f32(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < d; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_dany_6x16__neon(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp, d);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / g, h = r % g;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
@@ -1267,8 +1488,8 @@ static float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static  void attngen_qk_dany_4x4__scalar(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st, int d)
+static  void attngen_qk_dany_4x4__scalar(const float *restrict qt, ptrdiff_t qs,
+    const float *const *restrict krow, float *restrict st, int d)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -1346,30 +1567,35 @@ static  void attngen_qk_dany_4x4__scalar(const float *restrict qt, ptrdiff_t qs,
   *(st + 3 * qs + 3) = acc3_3;
 }
 
-/* O[r][:] += Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j; P is stored transposed (PT[j][r], stride qs).
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static  void attngen_pv_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs, int n, const float *restrict v,
-    ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+static  void attngen_pv_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    float o0_0 = (*(o + c0));
-    float o0_1 = (*(o + c0 + 1));
-    float o0_2 = (*(o + c0 + 2));
-    float o0_3 = (*(o + c0 + 3));
-    float o1_0 = (*(o + os + c0));
-    float o1_1 = (*(o + os + c0 + 1));
-    float o1_2 = (*(o + os + c0 + 2));
-    float o1_3 = (*(o + os + c0 + 3));
-    float o2_0 = (*(o + 2 * os + c0));
-    float o2_1 = (*(o + 2 * os + c0 + 1));
-    float o2_2 = (*(o + 2 * os + c0 + 2));
-    float o2_3 = (*(o + 2 * os + c0 + 3));
-    float o3_0 = (*(o + 3 * os + c0));
-    float o3_1 = (*(o + 3 * os + c0 + 1));
-    float o3_2 = (*(o + 3 * os + c0 + 2));
-    float o3_3 = (*(o + 3 * os + c0 + 3));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + c0)) * a0);
+    float o0_1 = ((*(o + c0 + 1)) * a0);
+    float o0_2 = ((*(o + c0 + 2)) * a0);
+    float o0_3 = ((*(o + c0 + 3)) * a0);
+    float o1_0 = ((*(o + os + c0)) * a1);
+    float o1_1 = ((*(o + os + c0 + 1)) * a1);
+    float o1_2 = ((*(o + os + c0 + 2)) * a1);
+    float o1_3 = ((*(o + os + c0 + 3)) * a1);
+    float o2_0 = ((*(o + 2 * os + c0)) * a2);
+    float o2_1 = ((*(o + 2 * os + c0 + 1)) * a2);
+    float o2_2 = ((*(o + 2 * os + c0 + 2)) * a2);
+    float o2_3 = ((*(o + 2 * os + c0 + 3)) * a2);
+    float o3_0 = ((*(o + 3 * os + c0)) * a3);
+    float o3_1 = ((*(o + 3 * os + c0 + 1)) * a3);
+    float o3_2 = ((*(o + 3 * os + c0 + 2)) * a3);
+    float o3_3 = ((*(o + 3 * os + c0 + 3)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -1425,10 +1651,14 @@ static  void attngen_pv_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs,
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    float o0_0 = (*(o + c0));
-    float o1_0 = (*(o + os + c0));
-    float o2_0 = (*(o + 2 * os + c0));
-    float o3_0 = (*(o + 3 * os + c0));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + c0)) * a0);
+    float o1_0 = ((*(o + os + c0)) * a1);
+    float o2_0 = ((*(o + 2 * os + c0)) * a2);
+    float o3_0 = ((*(o + 3 * os + c0)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -1457,22 +1687,173 @@ static  void attngen_pv_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs,
   }
   for (int r = 0; r < 4; ++r)
     for (int c = c0; c < d; ++c) {
-      float acc = o[r * os + c];
+      float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j * qs + r] * v[j * vs + c];
       o[r * os + c] = acc;
     }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
+ * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
+static  void attngen_qkdot_dany_2x4_s64__scalar(const float *restrict qp, int rows, const float *const *restrict krow,
+    float *restrict s, int d, ptrdiff_t dp)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  for (int r = 0; r < rows; r += 2) {
+    const float *restrict q0 = qp + r * dp;
+    const float *restrict q1 = qp + r * dp + dp;
+    float acc0_0 = 0.0f;
+    float acc0_1 = 0.0f;
+    float acc0_2 = 0.0f;
+    float acc0_3 = 0.0f;
+    float acc1_0 = 0.0f;
+    float acc1_1 = 0.0f;
+    float acc1_2 = 0.0f;
+    float acc1_3 = 0.0f;
+    int c = 0;
+    for (; c + 1 <= d; c += 1) {
+    const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c));
+    { const float kv = (*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+      float t = acc0_0;
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k0[cc];
+      s[r * 64] = t;
+    }
+    {
+      float t = acc0_1;
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k1[cc];
+      s[r * 64 + 1] = t;
+    }
+    {
+      float t = acc0_2;
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k2[cc];
+      s[r * 64 + 2] = t;
+    }
+    {
+      float t = acc0_3;
+      for (int cc = c; cc < d; ++cc) t += q0[cc] * k3[cc];
+      s[r * 64 + 3] = t;
+    }
+    {
+      float t = acc1_0;
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k0[cc];
+      s[r * 64 + 64] = t;
+    }
+    {
+      float t = acc1_1;
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k1[cc];
+      s[r * 64 + 65] = t;
+    }
+    {
+      float t = acc1_2;
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k2[cc];
+      s[r * 64 + 66] = t;
+    }
+    {
+      float t = acc1_3;
+      for (int cc = c; cc < d; ++cc) t += q1[cc] * k3[cc];
+      s[r * 64 + 67] = t;
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
+static  void attngen_pv_dany_2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + c0)) * a0);
+    float o0_1 = ((*(o + c0 + 1)) * a0);
+    float o0_2 = ((*(o + c0 + 2)) * a0);
+    float o0_3 = ((*(o + c0 + 3)) * a0);
+    float o1_0 = ((*(o + os + c0)) * a1);
+    float o1_1 = ((*(o + os + c0 + 1)) * a1);
+    float o1_2 = ((*(o + os + c0 + 2)) * a1);
+    float o1_3 = ((*(o + os + c0 + 3)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + c0));
+      const float v1 = (*(vj + c0 + 1));
+      const float v2 = (*(vj + c0 + 2));
+      const float v3 = (*(vj + c0 + 3));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + c0) = o0_0;
+    *(o + c0 + 1) = o0_1;
+    *(o + c0 + 2) = o0_2;
+    *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0;
+    *(o + os + c0 + 1) = o1_1;
+    *(o + os + c0 + 2) = o1_2;
+    *(o + os + c0 + 3) = o1_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + c0)) * a0);
+    float o1_0 = ((*(o + os + c0)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + c0));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+      }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
 /* Work cut and scratch for attn_generic_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, head_dim at run time */
-static void attn_generic_prefill__scalar__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+static void attn_generic_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = g >= 64 ? 1 : 64 / g, heads = 1;
+  const size_t mp = attngen_round_up((size_t)g * (size_t)qt_plan, 4);
   (void)g; (void)d;
-  const int qt_plan = g >= 64 ? 1 : 64 / g;
-  const int qt = q_len < qt_plan ? q_len : qt_plan;
-  const size_t mp = attngen_round_up((size_t)g * (size_t)(qt > 0 ? qt : 1), 4);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)d, 64, 1);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)d, 64, 1, (size_t)heads);
 }
 
 static  void attn_generic_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -1482,47 +1863,50 @@ static  void attn_generic_prefill__scalar(const attngen_shape *shape, const attn
   const int g = shape->heads / shape->kv_heads;
   const int causal = shape->mask == ATTNGEN_MASK_CAUSAL || shape->mask == ATTNGEN_MASK_CAUSAL_PADDING;
   const int padded = shape->mask != ATTNGEN_MASK_NONE && shape->mask != ATTNGEN_MASK_CAUSAL;
-  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_generic_prefill__scalar__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)qt_max, 4);
+  attngen_tiling tiling;
+  attn_generic_prefill__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)tiling.q_tile, 4);
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)d, 1);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)d * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)d, 1);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)d);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / g) * a->q_stride.seq +
-                                   (kvh * g + r % g) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < d; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / g + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
+      else
+        for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (causal && it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
   for (int kt = it->k0; kt < kend; kt += 64) {
     const int n = kend - kt < 64 ? kend - kt : 64;
@@ -1532,70 +1916,78 @@ static  void attn_generic_prefill__scalar(const attngen_shape *shape, const attn
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 4) {
-      const float *krow[4];
-      for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        attngen_qk_dany_4x4__scalar(qt + r0, mp, krow, st + j0 * mp + r0, d);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_qk; r0 += 4)
+          attngen_qk_dany_4x4__scalar(qt + r0, mp, krow, st + j0 * mp + r0, d);
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 1) {
+        const float m_old = (*(m + r0));
+        float s_max = (-INFINITY);
+        const float vis = (*(lim + r0));
+        for (int j = 0; j < n; ++j) {
+          float s = (*(st + j * mp + r0));
+          if (masked) s = ((float)(j) < vis ? s : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf(m_old, s_max);
+        const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
+        const float a_r = attngen_exp_scalar((m_old - m_use));
+        float sum = 0.0f;
+        for (int j = 0; j < n; ++j) {
+          float s = (*(st + j * mp + r0));
+          if (masked) s = ((float)(j) < vis ? s : -INFINITY);
+          const float p = attngen_exp_scalar((s - m_use));
+          *(st + j * mp + r0) = p;
+          sum = (sum + p);
+        }
+        *(m + r0) = m_new;
+        *(l + r0) = sum + (*(l + r0)) * a_r;
+        *(alpha + r0) = a_r;
+      }
+
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_dany_4x4__scalar(st + r0, mp, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp, d);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 1) {
-      const float m_old = (*(m + r0));
-      float s_max = (-INFINITY);
-      const float vis = (*(lim + r0));
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        s_max = attngen_maxf(s_max, s);
-      }
-      const float m_new = attngen_maxf(m_old, s_max);
-      const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
-      const float a_r = attngen_exp_scalar((m_old - m_use));
-      float sum = 0.0f;
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        const float p = attngen_exp_scalar((s - m_use));
-        *(st + j * mp + r0) = p;
-        sum = (sum + p);
-      }
-      *(m + r0) = m_new;
-      *(l + r0) = sum + (*(l + r0)) * a_r;
-      *(alpha + r0) = a_r;
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < d; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 4)
-      attngen_pv_dany_4x4__scalar(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp, d);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / g, h = r % g;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
-/* Work cut and scratch for attn_generic_decode__scalar: all queries of a step and the whole group per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 256 keys per tile, head_dim at run time */
-static void attn_generic_decode__scalar__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_generic_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
+  const size_t mp = attngen_round_up((size_t)g * (size_t)qt_plan, 4);
   (void)g; (void)d;
-  const int qt = q_len < ATTNGEN_DECODE_MAX_Q ? q_len : ATTNGEN_DECODE_MAX_Q;
-  const size_t mp = attngen_round_up((size_t)g * (size_t)(qt > 0 ? qt : 1), 4);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)d, 256, 1);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)d, 64, 1, (size_t)heads);
 }
 
 static  void attn_generic_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -1605,108 +1997,113 @@ static  void attn_generic_decode__scalar(const attngen_shape *shape, const attng
   const int g = shape->heads / shape->kv_heads;
   const int causal = shape->mask == ATTNGEN_MASK_CAUSAL || shape->mask == ATTNGEN_MASK_CAUSAL_PADDING;
   const int padded = shape->mask != ATTNGEN_MASK_NONE && shape->mask != ATTNGEN_MASK_CAUSAL;
-  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_generic_decode__scalar__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)qt_max, 4);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
+  attngen_tiling tiling;
+  attn_generic_decode__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)g * (size_t)tiling.q_tile, 4);
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)d, 1);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)d * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)256 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)d, 1);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)d);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / g) * a->q_stride.seq +
-                                   (kvh * g + r % g) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < d; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / g + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
+      else
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (causal && it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 256) {
-    const int n = kend - kt < 256 ? kend - kt : 256;
+  for (int kt = it->k0; kt < kend; kt += 64) {
+    const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_pv; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 4) {
-      const float *krow[4];
-      for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        attngen_qk_dany_4x4__scalar(qt + r0, mp, krow, st + j0 * mp + r0, d);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        attngen_qkdot_dany_2x4_s64__scalar(qt, rows_pv, krow, st + j0, d, dp);
+      }
+
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_pv; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_dany_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp, d);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 1) {
-      const float m_old = (*(m + r0));
-      float s_max = (-INFINITY);
-      const float vis = (*(lim + r0));
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        s_max = attngen_maxf(s_max, s);
-      }
-      const float m_new = attngen_maxf(m_old, s_max);
-      const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
-      const float a_r = attngen_exp_scalar((m_old - m_use));
-      float sum = 0.0f;
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        const float p = attngen_exp_scalar((s - m_use));
-        *(st + j * mp + r0) = p;
-        sum = (sum + p);
-      }
-      *(m + r0) = m_new;
-      *(l + r0) = sum + (*(l + r0)) * a_r;
-      *(alpha + r0) = a_r;
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < d; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 4)
-      attngen_pv_dany_4x4__scalar(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp, d);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / g, h = r % g;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 

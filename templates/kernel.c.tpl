@@ -3,22 +3,27 @@
 @ local V, W = isa.vtype, isa.width
 @ local D = kern.D and I(kern.D) or "d"
 @ local G = kern.G and I(kern.G) or "g"
-@ local NK, RQK, PR = plan.keys, plan.rv * W, plan.pr
+@ local NK, RQK, PR = plan.keys, (plan.rv or 0) * W, plan.pr
 @ local causal, padded = kern.causal, kern.padded -- true/false, or nil when decided at run time
+@ local decode = kern.phase == "decode"
 /* Work cut and scratch for $(kern.name): $(plan.describe) */
-static void $(kern.name)__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+static void $(kern.name)__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
-  (void)g; (void)d;
-@ if kern.phase == "decode" then
-  const int qt = q_len < ATTNGEN_DECODE_MAX_Q ? q_len : ATTNGEN_DECODE_MAX_Q;
+@ if decode then
+  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
 @ else
-  const int qt_plan = $(G) >= $(I(plan.rows)) ? 1 : $(I(plan.rows)) / $(G);
-  const int qt = q_len < qt_plan ? q_len : qt_plan;
+  const int qt_plan = $(G) >= $(I(plan.rows)) ? 1 : $(I(plan.rows)) / $(G), heads = 1;
 @ end
-  const size_t mp = attngen_round_up((size_t)$(G) * (size_t)(qt > 0 ? qt : 1), $(I(plan.row_align)));
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)$(D), $(I(plan.keys_padded)), $(I(W)));
+@ if plan.mp then
+  const size_t mp = $(I(plan.mp)); /* rows of the largest item, padded: the tiles' row stride */
+@ else
+  const size_t mp = attngen_round_up((size_t)$(G) * (size_t)qt_plan, $(I(plan.row_align)));
+@ end
+  (void)g; (void)d;
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)$(D), $(I(plan.keys_padded)), $(I(W)), (size_t)heads);
 }
 
 static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -33,67 +38,76 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
 @ if causal == nil then
   const int causal = shape->mask == ATTNGEN_MASK_CAUSAL || shape->mask == ATTNGEN_MASK_CAUSAL_PADDING;
   const int padded = shape->mask != ATTNGEN_MASK_NONE && shape->mask != ATTNGEN_MASK_CAUSAL;
-@ else
-  (void)shape;
 @ end
-  const int rows = $(G) * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  $(kern.name)__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)$(G) * (size_t)qt_max, $(I(plan.row_align)));
+@ if plan.mp then
+  const ptrdiff_t mp = $(I(plan.mp)); /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
+  (void)shape;
+@ else
+  attngen_tiling tiling;
+  $(kern.name)__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)$(G) * (size_t)tiling.q_tile, $(I(plan.row_align)));
+@ end
+  const int rows = $(G) * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+@ if decode then
+  const int rows_pv = (int)attngen_round_up((size_t)rows, $(I(plan.row_align))); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = $(I(plan.keys_padded));        /* S/P row stride: keys of a tile, padded */
+@ else
   const int rows_pv = (int)attngen_round_up((size_t)rows, $(I(PR)));     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, $(I(RQK))); /* Q·Kᵀ row blocks cover them */
-  const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)$(D), $(I(W)));
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)$(D) * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)$(I(plan.keys_padded)) * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-@ if causal ~= false then
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
 @ end
+  const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)$(D), $(I(W)));
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: $(decode and "[mp][keys]" or "[keys][mp]") */
+  float *restrict alpha = st + attngen_round_up((size_t)$(I(plan.keys_padded)) * (size_t)mp, 16); /* rescale */
+@ if causal ~= false then
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+@ end
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)$(D), $(I(W)));
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : $(kern.scale and string.format("%.9gf", kern.scale) or ("1.0f / sqrtf((float)" .. D .. ")"));
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
 @ if causal ~= false then
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 @ end
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / $(G)) * a->q_stride.seq +
-                                   (kvh * $(G) + r % $(G)) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < $(D); ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-@ if causal ~= false then
-    lim_abs[r] = live ? q0 + r / $(G) + offset + 1 : INT_MAX;
-@ end
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + $(D) * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * $(G) * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / $(G)) * a->q_stride.seq + (r % $(G)) * a->q_stride.head;
+@ local qix = decode and "r * dp + k" or "k * mp + r" -- decode: row-major for dot products; prefill: transposed
+      if (r < rows)
+        for (int k = 0; k < $(D); ++k) qt[$(qix)] = qrow[k] * scale;
+      else
+        for (int k = 0; k < $(D); ++k) qt[$(qix)] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+@ if causal ~= false then
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / $(G) + offset + 1 : INT_MAX;
+@ end
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
-@ if padded ~= false then
-@   if padded == nil then
+@ if padded == nil then
   if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
-@   else
+@ elseif padded then
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
-@   end
 @ end
-@ if causal ~= false then
+@ if causal == nil then
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-@   if causal == nil then
-  if (causal && it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
-@   else
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
-@   end
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+@ elseif causal then
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 @ end
 
   for (int kt = it->k0; kt < kend; kt += $(I(NK))) {
@@ -105,69 +119,126 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
 @ end
 @ if causal ~= false then
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < $(decode and "rows_pv" or "rows_qk"); ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
 @ end
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of $(I(plan.kb)) keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
-      const float *krow[$(I(plan.kb))];
-      for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += $(I(RQK)))
-        $(mk.qk_name)(qt + r0, mp, krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
+@ if decode then
+      /* S = Q·Kᵀ: blocks of $(I(plan.kb)) keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
+        const float *krow[$(I(plan.kb))];
+        for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        $(mk.qk_name)(qt, rows_pv, krow, st + j0$(kern.D and "" or ", d, dp"));
+      }
+
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_pv; ++r) {
+        float *restrict srow = st + r * ss;
+@   if causal == false then
+        const int vis = n;
+@   elseif causal then
+        const int vis = masked ? (int)lim[r] : n;
+@   else
+        const int vis = causal && masked ? (int)lim[r] : n;
+@   end
+        $(V) s_max = $(isa.set1("-INFINITY"));
+        for (int j = 0; j < n; j += $(I(W))) {
+          const $(V) s = $(isa.mask_lanes(isa.load("srow + j"), "j", "vis"));
+          s_max = $(isa.max("s_max", "s"));
+        }
+        const float m_new = attngen_maxf_(m[r], $(isa.hmax("s_max")));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const $(V) m_vec = $(isa.set1("m_use"));
+        $(V) sum = $(isa.zero());
+        for (int j = 0; j < n; j += $(I(W))) {
+          const $(V) p = $(isa.exp(isa.sub(isa.mask_lanes(isa.load("srow + j"), "j", "vis"), "m_vec")));
+          $(isa.store("srow + j", "p"))
+          sum = $(isa.add("sum", "p"));
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + $(isa.hsum("sum"));
+        m[r] = m_new;
+      }
+@ else
+      /* S = Q·Kᵀ: blocks of $(I(plan.kb)) keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
+        const float *krow[$(I(plan.kb))];
+        for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+@ if isa.prefetch("p") ~= "" then
+        /* Rows of one head are a head-stride apart; ask early for the K rows $(I(plan.prefetch_keys)) keys ahead
+         * and for the V rows that P·V reads after this tile. */
+        for (int j = j0; j < j0 + $(I(plan.kb)) && j < n; ++j) {
+          const float *kp = kbase + (ptrdiff_t)(j + $(I(plan.prefetch_keys))) * ks, *vp = vbase + (ptrdiff_t)j * vs;
+          const int k_ahead = kt + j + $(I(plan.prefetch_keys)) < kend;
+          for (int c = 0; c < $(D); c += 16) {
+            if (k_ahead) $(isa.prefetch("kp + c"))
+            $(isa.prefetch("vp + c"))
+          }
+        }
+@ end
+        for (int r0 = 0; r0 < rows_qk; r0 += $(I(RQK)))
+          $(mk.qk_name)(qt + r0$(plan.mp and "" or ", mp"), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += $(I(W))) {
+        const $(V) m_old = $(isa.load("m + r0"));
+        $(V) s_max = $(isa.set1("-INFINITY"));
+@ if causal ~= false then
+        const $(V) vis = $(isa.load("lim + r0"));
+@ end
+        for (int j = 0; j < n; ++j) {
+          $(V) s = $(isa.load("st + j * mp + r0"));
+@ if causal ~= false then
+          if (masked) s = $(isa.mask_keys("s", "j", "vis"));
+@ end
+          s_max = $(isa.max("s_max", "s"));
+        }
+        const $(V) m_new = $(isa.max("m_old", "s_max"));
+        const $(V) m_use = $(isa.select_zero_if_neginf("m_new"));
+        const $(V) a_r = $(isa.exp(isa.sub("m_old", "m_use")));
+        $(V) sum = $(isa.zero());
+        for (int j = 0; j < n; ++j) {
+          $(V) s = $(isa.load("st + j * mp + r0"));
+@ if causal ~= false then
+          if (masked) s = $(isa.mask_keys("s", "j", "vis"));
+@ end
+          const $(V) p = $(isa.exp(isa.sub("s", "m_use")));
+          $(isa.store("st + j * mp + r0", "p"))
+          sum = $(isa.add("sum", "p"));
+        }
+        $(isa.store("m + r0", "m_new"))
+        $(isa.store("l + r0", isa.fma("sum", isa.load("l + r0"), "a_r")))
+        $(isa.store("alpha + r0", "a_r"))
+      }
+
+@ end
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
+        $(mk.pv_name)(st + $(decode and "r0 * ss" or "r0")$((plan.mp or decode) and "" or ", mp"), alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp$(kern.D and "" or ", d"));
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += $(I(W))) {
-      const $(V) m_old = $(isa.load("m + r0"));
-      $(V) s_max = $(isa.set1("-INFINITY"));
-@ if causal ~= false then
-      const $(V) vis = $(isa.load("lim + r0"));
-@ end
-      for (int j = 0; j < n; ++j) {
-        $(V) s = $(isa.load("st + j * mp + r0"));
-@ if causal ~= false then
-        if (masked) s = $(isa.mask_keys("s", "j", "vis"));
-@ end
-        s_max = $(isa.max("s_max", "s"));
-      }
-      const $(V) m_new = $(isa.max("m_old", "s_max"));
-      const $(V) m_use = $(isa.select_zero_if_neginf("m_new"));
-      const $(V) a_r = $(isa.exp(isa.sub("m_old", "m_use")));
-      $(V) sum = $(isa.zero());
-      for (int j = 0; j < n; ++j) {
-        $(V) s = $(isa.load("st + j * mp + r0"));
-@ if causal ~= false then
-        if (masked) s = $(isa.mask_keys("s", "j", "vis"));
-@ end
-        const $(V) p = $(isa.exp(isa.sub("s", "m_use")));
-        $(isa.store("st + j * mp + r0", "p"))
-        sum = $(isa.add("sum", "p"));
-      }
-      $(isa.store("m + r0", "m_new"))
-      $(isa.store("l + r0", isa.fma("sum", isa.load("l + r0"), "a_r")))
-      $(isa.store("alpha + r0", "a_r"))
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < $(D); ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-      $(mk.pv_name)(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / $(G), h = r % $(G);
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < $(D); ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / $(G), h = hh * $(G) + r % $(G);
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < $(D); ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 

@@ -2,20 +2,25 @@
 @ -- Inside C code, a number from Lua is printed with I(); an index that is a C variable stays a name.
 @ local V, W = isa.vtype, isa.width
 @ local PR, PVV = mk.pr, mk.pvv
+@ -- P's strides: prefill keeps it transposed (key stride = the tile's row count), decode row-major
+@ local PKS, PRS = mk.p_key_stride or "qs", mk.p_row_stride
 @ local function pv_block(c0, nv)
   {
+@   for r = 0, PR - 1 do
+    const $(V) a$(I(r)) = $(isa.bcast(add("alpha", r)));
+@   end
 @   for r = 0, PR - 1 do for v = 0, nv - 1 do
-    $(V) o$(I(r))_$(I(v)) = $(isa.load(add("o", mul(r, "os"), c0, v * W)));
+    $(V) o$(I(r))_$(I(v)) = $(isa.mul(isa.load(add("o", mul(r, "os"), c0, v * W)), "a" .. I(r)));
 @   end end
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + $(mul("j", PKS));
 @   for vv = 0, nv - 1 do
       const $(V) v$(I(vv)) = $(isa.load(add("vj", c0, vv * W)));
 @   end
 @   for r = 0, PR - 1 do
       {
-        const $(V) p = $(isa.bcast(add("pj", r)));
+        const $(V) p = $(isa.bcast(add("pj", mul(r, PRS))));
 @     for vv = 0, nv - 1 do
         o$(I(r))_$(I(vv)) = $(isa.fma("o" .. I(r) .. "_" .. I(vv), "p", "v" .. I(vv)));
 @     end
@@ -27,10 +32,11 @@
 @   end end
   }
 @ end
-/* O[r][:] += Σ_j P[r][j] · V[j][:] for $(I(PR)) rows r and n keys j; P is stored transposed (PT[j][r], stride qs).
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for $(I(PR)) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * $(I(PKS)) + r * $(I(PRS))].
  * Column blocks of $(I(PVV * W)) floats keep $(I(PR * PVV)) accumulators in registers while V streams by. */
-static $(isa.attr) void $(mk.pv_name)(const float *restrict pt, ptrdiff_t qs, int n, const float *restrict v,
-    ptrdiff_t vs, float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
+static $(isa.attr) void $(mk.pv_name)(const float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
 {
 @ if mk.D then
 @   local c = 0
@@ -45,8 +51,8 @@ static $(isa.attr) void $(mk.pv_name)(const float *restrict pt, ptrdiff_t qs, in
   /* last $(I(mk.D - c)) columns: head_dim is not a multiple of the vector width */
   for (int r = 0; r < $(I(PR)); ++r)
     for (int c = $(I(c)); c < $(I(mk.D)); ++c) {
-      float acc = o[r * os + c];
-      for (int j = 0; j < n; ++j) acc += pt[j * qs + r] * v[j * vs + c];
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * v[j * vs + c];
       o[r * os + c] = acc;
     }
 @   end
@@ -60,8 +66,8 @@ static $(isa.attr) void $(mk.pv_name)(const float *restrict pt, ptrdiff_t qs, in
 @   end
   for (int r = 0; r < $(I(PR)); ++r)
     for (int c = c0; c < d; ++c) {
-      float acc = o[r * os + c];
-      for (int j = 0; j < n; ++j) acc += pt[j * qs + r] * v[j * vs + c];
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * v[j * vs + c];
       o[r * os + c] = acc;
     }
 @ end

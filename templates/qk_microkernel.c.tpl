@@ -2,10 +2,11 @@
 @ -- Inside C code, a number from Lua is printed with I(); an index that is a C variable stays a name.
 @ local V, W = isa.vtype, isa.width
 @ local RV, KB = mk.rv, mk.kb
+@ local QS = mk.qs or "qs" -- row stride of the Qᵀ and S tiles: a constant in specialized kernels
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=$(I(KB)) keys j and $(I(RV * W)) query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static $(isa.attr) void $(mk.qk_name)(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st$(mk.D and "" or ", int d"))
+static $(isa.attr) void $(mk.qk_name)(const float *restrict qt$(mk.qs and "" or ", ptrdiff_t qs"),
+    const float *const *restrict krow, float *restrict st$(mk.D and "" or ", int d"))
 {
 @ for j = 0, KB - 1 do
   const float *restrict k$(I(j)) = krow[$(I(j))];
@@ -16,7 +17,7 @@ static $(isa.attr) void $(mk.qk_name)(const float *restrict qt, ptrdiff_t qs, co
 @ local function qk_step(k)
 @   local qs, line = {}, {}
 @   for v = 0, RV - 1 do
-@     qs[#qs + 1] = string.format("const %s q%d = %s;", V, v, isa.load(add("qt", mul(k, "qs"), v * W)))
+@     qs[#qs + 1] = string.format("const %s q%d = %s;", V, v, isa.load(add("qt", mul(k, QS), v * W)))
 @   end
     $(table.concat(qs, " "))
 @   for j = 0, KB - 1 do
@@ -50,7 +51,7 @@ static $(isa.attr) void $(mk.qk_name)(const float *restrict qt, ptrdiff_t qs, co
   }
 @ end
 @ for j = 0, KB - 1 do for v = 0, RV - 1 do
-  $(isa.store(add("st", mul(j, "qs"), v * W), "acc" .. I(j) .. "_" .. I(v)))
+  $(isa.store(add("st", mul(j, QS), v * W), "acc" .. I(j) .. "_" .. I(v)))
 @ end end
 }
 

@@ -290,8 +290,11 @@ static int get_kernel(const test_case *c, attngen_kernel *k, case_result *r) {
     st = attngen_select_generic(&c->shape, c->isa, k);
     if (st != ATTNGEN_OK)
       return failf(r, "attngen_select_generic: %s (%s)", attngen_status_name(st), attngen_last_error());
-    if (!k->info || k->info->isa != c->isa || k->info->mask != c->shape.mask || k->info->phase != c->shape.phase)
-      return failf(r, "attngen_select_generic returned the wrong kernel (%s)", k->info ? k->info->name : "NULL");
+    /* one generic kernel per (phase, ISA): heads, kv_heads, head_dim and mask come from the bound shape */
+    if (!k->info || k->info->isa != c->isa || k->info->phase != c->shape.phase || k->shape.heads != c->shape.heads ||
+        k->shape.kv_heads != c->shape.kv_heads || k->shape.head_dim != c->shape.head_dim ||
+        k->shape.mask != c->shape.mask || k->shape.phase != c->shape.phase)
+      return failf(r, "attngen_select_generic returned the wrong kernel or shape (%s)", k->info ? k->info->name : "NULL");
   }
   if (!k->info->fn) return failf(r, "kernel %s has no function", k->info->name);
   return 0;
@@ -320,6 +323,11 @@ static int check_output(const test_case *c, const fixture *f, const double *ref,
           written[GUARD + off] = 1;
           float got = f->o.p[off];
           double want = ref[(((size_t)b * Q + i) * H + h) * D + e];
+          if (isnan(want)) { /* a test bug, not a kernel bug: the reference must never be NaN */
+            failf(r, "reference is NaN at b=%d i=%d h=%d e=%d", b, i, h, e);
+            free(written);
+            return 1;
+          }
           if (is_nan_or_inf(got)) {
             failf(r, "non-finite output %g at b=%d i=%d h=%d e=%d (ref %.9g)%s", (double)got, b, i, h, e, want,
                   isnan(got) ? " (NaN: unwritten sentinel or NaN result)" : "");

@@ -3,7 +3,8 @@
 #
 #   tools/deps.sh [build|test|bench|all]      (default: build)
 #
-#   build  generator and library: lua5.4, luajit, penlight, argparse, gcc (+libc headers), clang, make
+#   build  generator and library: lua5.4, luajit, penlight (+lfs), argparse, gcc (+libc headers), clang,
+#          make, binutils
 #   test   build + Criterion, the aarch64 cross compiler and libc, qemu-user, cmake
 #   bench  build + gnuplot (no X)
 #   all    everything above
@@ -17,7 +18,7 @@ mode=${1:-build}
 case $mode in
   build | test | bench | all) ;;
   -h | --help)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)
@@ -45,6 +46,10 @@ check_build() {
   path /usr/share/lua/5.4/pl/init.lua lua-penlight
   path /usr/share/lua/5.1/argparse.lua lua-argparse
   path /usr/share/lua/5.4/argparse.lua lua-argparse
+  # Penlight only recommends LuaFileSystem, which pl.path and pl.dir need.
+  for lua in lua5.4 luajit; do
+    if ! have_cmd $lua || ! $lua -e 'require("lfs")' >/dev/null 2>&1; then need lua-filesystem; fi
+  done
   cmd gcc gcc
   # gcc only recommends the C library headers; --no-install-recommends would leave them out.
   path /usr/include/stdio.h libc6-dev

@@ -9,10 +9,8 @@ return {
   includes = { "<immintrin.h>" },
   attr = "ATTNGEN_AVX2", -- defined in runtime/attngen_kernel.h as target("avx2,fma")
   -- register blocking: prefill QK block = rv row-vectors x kb keys (rv*kb accumulators of 16 ymm)
-  prefill = { rv = 3, kb = 4, rows = 96, keys = 64 },
-  decode = { rv = 1, kb = 12, keys = 256 },
-  pv_vectors = 2, -- P·V block: 6 rows x 2 vectors = 12 accumulators (see plan.lua)
-  pv_rows = 6,
+  prefill = { rv = 3, kb = 4, rows = 96, keys = 64, pr = 6, pvv = 2 },
+  decode = { rb = 2, kb = 4, keys = 64, pr = 2, pvv = 4 },
   zero = function() return "_mm256_setzero_ps()" end,
   set1 = function(x) return "_mm256_set1_ps(" .. x .. ")" end,
   load = function(p) return "_mm256_loadu_ps(" .. p .. ")" end,
@@ -23,6 +21,11 @@ return {
   add = function(a, b) return "_mm256_add_ps(" .. a .. ", " .. b .. ")" end,
   sub = function(a, b) return "_mm256_sub_ps(" .. a .. ", " .. b .. ")" end,
   max = function(a, b) return "_mm256_max_ps(" .. a .. ", " .. b .. ")" end,
+  prefetch = function(p) return "_mm_prefetch((const char *)(" .. p .. "), _MM_HINT_T0);" end,
+  hsum = function(v) return "attngen_hsum_avx2(" .. v .. ")" end,
+  hmax = function(v) return "attngen_hmax_avx2(" .. v .. ")" end,
+  -- keys along the lanes: lane k (key j0 + k) of v becomes -inf unless j0 + k < lim
+  mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_avx2(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_avx2(" .. x .. ")" end,
   -- lanes of v whose row limit (int vector as float) is <= j become -inf
   mask_keys = function(v, j, lim) return "attngen_mask_avx2(" .. v .. ", " .. j .. ", " .. lim .. ")" end,

@@ -7,10 +7,8 @@ return {
   guard = "defined(__aarch64__)",
   includes = { "<arm_neon.h>" },
   attr = "",
-  prefill = { rv = 4, kb = 5, rows = 96, keys = 64 },
-  decode = { rv = 2, kb = 8, keys = 256 },
-  pv_vectors = 4, -- 6 rows x 4 vectors = 24 of the 32 q registers
-  pv_rows = 6,
+  prefill = { rv = 4, kb = 5, rows = 96, keys = 64, pr = 8, pvv = 3 }, -- 20 + 24 of 32 q registers
+  decode = { rb = 2, kb = 4, keys = 64, pr = 2, pvv = 6 },
   zero = function() return "vdupq_n_f32(0.0f)" end,
   set1 = function(x) return "vdupq_n_f32(" .. x .. ")" end,
   load = function(p) return "vld1q_f32(" .. p .. ")" end,
@@ -21,6 +19,10 @@ return {
   add = function(a, b) return "vaddq_f32(" .. a .. ", " .. b .. ")" end,
   sub = function(a, b) return "vsubq_f32(" .. a .. ", " .. b .. ")" end,
   max = function(a, b) return "vmaxq_f32(" .. a .. ", " .. b .. ")" end,
+  prefetch = function(p) return "__builtin_prefetch(" .. p .. ");" end,
+  hsum = function(v) return "vaddvq_f32(" .. v .. ")" end,
+  hmax = function(v) return "vmaxvq_f32(" .. v .. ")" end,
+  mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_neon(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_neon(" .. x .. ")" end,
   mask_keys = function(v, j, lim) return "attngen_mask_neon(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
   select_zero_if_neginf = function(v) return "attngen_finite_or_zero_neon(" .. v .. ")" end,

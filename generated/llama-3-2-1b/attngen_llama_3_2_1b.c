@@ -49,10 +49,34 @@ static ATTNGEN_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
   return _mm256_andnot_ps(_mm256_cmp_ps(m, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ), m);
 }
 
+static ATTNGEN_AVX2 float attngen_hsum_avx2(__m256 v)
+{
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+static ATTNGEN_AVX2 float attngen_hmax_avx2(__m256 v)
+{
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
+static ATTNGEN_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
+{
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
+  return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, _mm256_castsi256_ps(keep));
+}
+
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 24 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_AVX2 void attngen_qk_d64_24x4__avx2(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st)
+static ATTNGEN_AVX2 void attngen_qk_d64_24x4_s96__avx2(const float *restrict qt,
+    const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -78,441 +102,441 @@ static ATTNGEN_AVX2 void attngen_qk_d64_24x4__avx2(const float *restrict qt, ptr
     { const __m256 kb = _mm256_broadcast_ss(k3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + qs); const __m256 q1 = _mm256_loadu_ps(qt + qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 96); const __m256 q1 = _mm256_loadu_ps(qt + 104); const __m256 q2 = _mm256_loadu_ps(qt + 112);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 2 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 2 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 2 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 192); const __m256 q1 = _mm256_loadu_ps(qt + 200); const __m256 q2 = _mm256_loadu_ps(qt + 208);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 3 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 3 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 3 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 288); const __m256 q1 = _mm256_loadu_ps(qt + 296); const __m256 q2 = _mm256_loadu_ps(qt + 304);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 4 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 4 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 4 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 384); const __m256 q1 = _mm256_loadu_ps(qt + 392); const __m256 q2 = _mm256_loadu_ps(qt + 400);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 5 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 5 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 5 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 480); const __m256 q1 = _mm256_loadu_ps(qt + 488); const __m256 q2 = _mm256_loadu_ps(qt + 496);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 6 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 6 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 6 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 576); const __m256 q1 = _mm256_loadu_ps(qt + 584); const __m256 q2 = _mm256_loadu_ps(qt + 592);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 7 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 7 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 7 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 672); const __m256 q1 = _mm256_loadu_ps(qt + 680); const __m256 q2 = _mm256_loadu_ps(qt + 688);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 8 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 8 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 8 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 768); const __m256 q1 = _mm256_loadu_ps(qt + 776); const __m256 q2 = _mm256_loadu_ps(qt + 784);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 9 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 9 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 9 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 864); const __m256 q1 = _mm256_loadu_ps(qt + 872); const __m256 q2 = _mm256_loadu_ps(qt + 880);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 10 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 10 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 10 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 960); const __m256 q1 = _mm256_loadu_ps(qt + 968); const __m256 q2 = _mm256_loadu_ps(qt + 976);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 11 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 11 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 11 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 1056); const __m256 q1 = _mm256_loadu_ps(qt + 1064); const __m256 q2 = _mm256_loadu_ps(qt + 1072);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 12 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 12 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 12 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 1152); const __m256 q1 = _mm256_loadu_ps(qt + 1160); const __m256 q2 = _mm256_loadu_ps(qt + 1168);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 13 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 13 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 13 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 1248); const __m256 q1 = _mm256_loadu_ps(qt + 1256); const __m256 q2 = _mm256_loadu_ps(qt + 1264);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 14 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 14 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 14 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 1344); const __m256 q1 = _mm256_loadu_ps(qt + 1352); const __m256 q2 = _mm256_loadu_ps(qt + 1360);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 15 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 15 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 15 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 1440); const __m256 q1 = _mm256_loadu_ps(qt + 1448); const __m256 q2 = _mm256_loadu_ps(qt + 1456);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 16 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 16 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 16 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 1536); const __m256 q1 = _mm256_loadu_ps(qt + 1544); const __m256 q2 = _mm256_loadu_ps(qt + 1552);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 17 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 17 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 17 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 1632); const __m256 q1 = _mm256_loadu_ps(qt + 1640); const __m256 q2 = _mm256_loadu_ps(qt + 1648);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 18 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 18 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 18 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 1728); const __m256 q1 = _mm256_loadu_ps(qt + 1736); const __m256 q2 = _mm256_loadu_ps(qt + 1744);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 19 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 19 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 19 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 1824); const __m256 q1 = _mm256_loadu_ps(qt + 1832); const __m256 q2 = _mm256_loadu_ps(qt + 1840);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 20 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 20 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 20 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 1920); const __m256 q1 = _mm256_loadu_ps(qt + 1928); const __m256 q2 = _mm256_loadu_ps(qt + 1936);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 21 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 21 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 21 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2016); const __m256 q1 = _mm256_loadu_ps(qt + 2024); const __m256 q2 = _mm256_loadu_ps(qt + 2032);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 22 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 22 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 22 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2112); const __m256 q1 = _mm256_loadu_ps(qt + 2120); const __m256 q2 = _mm256_loadu_ps(qt + 2128);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 23 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 23 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 23 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2208); const __m256 q1 = _mm256_loadu_ps(qt + 2216); const __m256 q2 = _mm256_loadu_ps(qt + 2224);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 24 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 24 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 24 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2304); const __m256 q1 = _mm256_loadu_ps(qt + 2312); const __m256 q2 = _mm256_loadu_ps(qt + 2320);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 25 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 25 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 25 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2400); const __m256 q1 = _mm256_loadu_ps(qt + 2408); const __m256 q2 = _mm256_loadu_ps(qt + 2416);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 26 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 26 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 26 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2496); const __m256 q1 = _mm256_loadu_ps(qt + 2504); const __m256 q2 = _mm256_loadu_ps(qt + 2512);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 27 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 27 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 27 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2592); const __m256 q1 = _mm256_loadu_ps(qt + 2600); const __m256 q2 = _mm256_loadu_ps(qt + 2608);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 28 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 28 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 28 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2688); const __m256 q1 = _mm256_loadu_ps(qt + 2696); const __m256 q2 = _mm256_loadu_ps(qt + 2704);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 29 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 29 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 29 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2784); const __m256 q1 = _mm256_loadu_ps(qt + 2792); const __m256 q2 = _mm256_loadu_ps(qt + 2800);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 30 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 30 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 30 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2880); const __m256 q1 = _mm256_loadu_ps(qt + 2888); const __m256 q2 = _mm256_loadu_ps(qt + 2896);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 31 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 31 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 31 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 2976); const __m256 q1 = _mm256_loadu_ps(qt + 2984); const __m256 q2 = _mm256_loadu_ps(qt + 2992);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 32 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 32 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 32 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 3072); const __m256 q1 = _mm256_loadu_ps(qt + 3080); const __m256 q2 = _mm256_loadu_ps(qt + 3088);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 32); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 32); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 32); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 32); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 33 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 33 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 33 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 3168); const __m256 q1 = _mm256_loadu_ps(qt + 3176); const __m256 q2 = _mm256_loadu_ps(qt + 3184);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 33); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 33); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 33); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 33); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 34 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 34 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 34 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 3264); const __m256 q1 = _mm256_loadu_ps(qt + 3272); const __m256 q2 = _mm256_loadu_ps(qt + 3280);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 34); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 34); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 34); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 34); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 35 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 35 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 35 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 3360); const __m256 q1 = _mm256_loadu_ps(qt + 3368); const __m256 q2 = _mm256_loadu_ps(qt + 3376);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 35); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 35); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 35); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 35); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 36 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 36 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 36 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 3456); const __m256 q1 = _mm256_loadu_ps(qt + 3464); const __m256 q2 = _mm256_loadu_ps(qt + 3472);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 36); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 36); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 36); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 36); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 37 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 37 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 37 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 3552); const __m256 q1 = _mm256_loadu_ps(qt + 3560); const __m256 q2 = _mm256_loadu_ps(qt + 3568);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 37); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 37); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 37); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 37); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 38 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 38 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 38 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 3648); const __m256 q1 = _mm256_loadu_ps(qt + 3656); const __m256 q2 = _mm256_loadu_ps(qt + 3664);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 38); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 38); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 38); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 38); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 39 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 39 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 39 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 3744); const __m256 q1 = _mm256_loadu_ps(qt + 3752); const __m256 q2 = _mm256_loadu_ps(qt + 3760);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 39); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 39); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 39); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 39); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 40 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 40 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 40 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 3840); const __m256 q1 = _mm256_loadu_ps(qt + 3848); const __m256 q2 = _mm256_loadu_ps(qt + 3856);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 40); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 40); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 40); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 40); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 41 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 41 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 41 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 3936); const __m256 q1 = _mm256_loadu_ps(qt + 3944); const __m256 q2 = _mm256_loadu_ps(qt + 3952);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 41); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 41); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 41); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 41); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 42 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 42 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 42 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4032); const __m256 q1 = _mm256_loadu_ps(qt + 4040); const __m256 q2 = _mm256_loadu_ps(qt + 4048);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 42); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 42); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 42); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 42); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 43 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 43 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 43 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4128); const __m256 q1 = _mm256_loadu_ps(qt + 4136); const __m256 q2 = _mm256_loadu_ps(qt + 4144);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 43); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 43); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 43); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 43); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 44 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 44 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 44 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4224); const __m256 q1 = _mm256_loadu_ps(qt + 4232); const __m256 q2 = _mm256_loadu_ps(qt + 4240);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 44); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 44); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 44); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 44); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 45 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 45 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 45 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4320); const __m256 q1 = _mm256_loadu_ps(qt + 4328); const __m256 q2 = _mm256_loadu_ps(qt + 4336);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 45); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 45); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 45); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 45); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 46 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 46 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 46 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4416); const __m256 q1 = _mm256_loadu_ps(qt + 4424); const __m256 q2 = _mm256_loadu_ps(qt + 4432);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 46); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 46); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 46); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 46); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 47 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 47 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 47 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4512); const __m256 q1 = _mm256_loadu_ps(qt + 4520); const __m256 q2 = _mm256_loadu_ps(qt + 4528);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 47); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 47); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 47); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 47); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 48 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 48 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 48 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4608); const __m256 q1 = _mm256_loadu_ps(qt + 4616); const __m256 q2 = _mm256_loadu_ps(qt + 4624);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 48); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 48); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 48); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 48); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 49 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 49 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 49 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4704); const __m256 q1 = _mm256_loadu_ps(qt + 4712); const __m256 q2 = _mm256_loadu_ps(qt + 4720);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 49); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 49); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 49); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 49); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 50 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 50 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 50 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4800); const __m256 q1 = _mm256_loadu_ps(qt + 4808); const __m256 q2 = _mm256_loadu_ps(qt + 4816);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 50); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 50); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 50); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 50); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 51 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 51 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 51 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4896); const __m256 q1 = _mm256_loadu_ps(qt + 4904); const __m256 q2 = _mm256_loadu_ps(qt + 4912);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 51); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 51); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 51); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 51); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 52 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 52 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 52 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 4992); const __m256 q1 = _mm256_loadu_ps(qt + 5000); const __m256 q2 = _mm256_loadu_ps(qt + 5008);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 52); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 52); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 52); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 52); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 53 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 53 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 53 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 5088); const __m256 q1 = _mm256_loadu_ps(qt + 5096); const __m256 q2 = _mm256_loadu_ps(qt + 5104);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 53); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 53); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 53); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 53); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 54 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 54 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 54 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 5184); const __m256 q1 = _mm256_loadu_ps(qt + 5192); const __m256 q2 = _mm256_loadu_ps(qt + 5200);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 54); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 54); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 54); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 54); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 55 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 55 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 55 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 5280); const __m256 q1 = _mm256_loadu_ps(qt + 5288); const __m256 q2 = _mm256_loadu_ps(qt + 5296);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 55); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 55); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 55); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 55); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 56 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 56 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 56 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 5376); const __m256 q1 = _mm256_loadu_ps(qt + 5384); const __m256 q2 = _mm256_loadu_ps(qt + 5392);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 56); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 56); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 56); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 56); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 57 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 57 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 57 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 5472); const __m256 q1 = _mm256_loadu_ps(qt + 5480); const __m256 q2 = _mm256_loadu_ps(qt + 5488);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 57); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 57); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 57); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 57); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 58 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 58 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 58 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 5568); const __m256 q1 = _mm256_loadu_ps(qt + 5576); const __m256 q2 = _mm256_loadu_ps(qt + 5584);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 58); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 58); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 58); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 58); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 59 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 59 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 59 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 5664); const __m256 q1 = _mm256_loadu_ps(qt + 5672); const __m256 q2 = _mm256_loadu_ps(qt + 5680);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 59); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 59); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 59); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 59); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 60 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 60 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 60 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 5760); const __m256 q1 = _mm256_loadu_ps(qt + 5768); const __m256 q2 = _mm256_loadu_ps(qt + 5776);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 60); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 60); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 60); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 60); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 61 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 61 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 61 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 5856); const __m256 q1 = _mm256_loadu_ps(qt + 5864); const __m256 q2 = _mm256_loadu_ps(qt + 5872);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 61); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 61); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 61); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 61); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 62 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 62 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 62 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 5952); const __m256 q1 = _mm256_loadu_ps(qt + 5960); const __m256 q2 = _mm256_loadu_ps(qt + 5968);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 62); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 62); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 62); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
     { const __m256 kb = _mm256_broadcast_ss(k3 + 62); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); }
   }
   {
-    const __m256 q0 = _mm256_loadu_ps(qt + 63 * qs); const __m256 q1 = _mm256_loadu_ps(qt + 63 * qs + 8); const __m256 q2 = _mm256_loadu_ps(qt + 63 * qs + 16);
+    const __m256 q0 = _mm256_loadu_ps(qt + 6048); const __m256 q1 = _mm256_loadu_ps(qt + 6056); const __m256 q2 = _mm256_loadu_ps(qt + 6064);
     { const __m256 kb = _mm256_broadcast_ss(k0 + 63); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
     { const __m256 kb = _mm256_broadcast_ss(k1 + 63); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
     { const __m256 kb = _mm256_broadcast_ss(k2 + 63); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
@@ -521,38 +545,45 @@ static ATTNGEN_AVX2 void attngen_qk_d64_24x4__avx2(const float *restrict qt, ptr
   _mm256_storeu_ps(st, acc0_0);
   _mm256_storeu_ps(st + 8, acc0_1);
   _mm256_storeu_ps(st + 16, acc0_2);
-  _mm256_storeu_ps(st + qs, acc1_0);
-  _mm256_storeu_ps(st + qs + 8, acc1_1);
-  _mm256_storeu_ps(st + qs + 16, acc1_2);
-  _mm256_storeu_ps(st + 2 * qs, acc2_0);
-  _mm256_storeu_ps(st + 2 * qs + 8, acc2_1);
-  _mm256_storeu_ps(st + 2 * qs + 16, acc2_2);
-  _mm256_storeu_ps(st + 3 * qs, acc3_0);
-  _mm256_storeu_ps(st + 3 * qs + 8, acc3_1);
-  _mm256_storeu_ps(st + 3 * qs + 16, acc3_2);
+  _mm256_storeu_ps(st + 96, acc1_0);
+  _mm256_storeu_ps(st + 104, acc1_1);
+  _mm256_storeu_ps(st + 112, acc1_2);
+  _mm256_storeu_ps(st + 192, acc2_0);
+  _mm256_storeu_ps(st + 200, acc2_1);
+  _mm256_storeu_ps(st + 208, acc2_2);
+  _mm256_storeu_ps(st + 288, acc3_0);
+  _mm256_storeu_ps(st + 296, acc3_1);
+  _mm256_storeu_ps(st + 304, acc3_2);
 }
 
-/* O[r][:] += Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j; P is stored transposed (PT[j][r], stride qs).
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_AVX2 void attngen_pv_d64_6x16__avx2(const float *restrict pt, ptrdiff_t qs, int n, const float *restrict v,
-    ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+static ATTNGEN_AVX2 void attngen_pv_d64_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
-    __m256 o0_0 = _mm256_loadu_ps(o);
-    __m256 o0_1 = _mm256_loadu_ps(o + 8);
-    __m256 o1_0 = _mm256_loadu_ps(o + os);
-    __m256 o1_1 = _mm256_loadu_ps(o + os + 8);
-    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os);
-    __m256 o2_1 = _mm256_loadu_ps(o + 2 * os + 8);
-    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os);
-    __m256 o3_1 = _mm256_loadu_ps(o + 3 * os + 8);
-    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os);
-    __m256 o4_1 = _mm256_loadu_ps(o + 4 * os + 8);
-    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os);
-    __m256 o5_1 = _mm256_loadu_ps(o + 5 * os + 8);
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    const __m256 a4 = _mm256_broadcast_ss(alpha + 4);
+    const __m256 a5 = _mm256_broadcast_ss(alpha + 5);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), a3);
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), a4);
+    __m256 o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), a4);
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), a5);
+    __m256 o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), a5);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 96;
       const __m256 v0 = _mm256_loadu_ps(vj);
       const __m256 v1 = _mm256_loadu_ps(vj + 8);
       {
@@ -600,21 +631,27 @@ static ATTNGEN_AVX2 void attngen_pv_d64_6x16__avx2(const float *restrict pt, ptr
     _mm256_storeu_ps(o + 5 * os + 8, o5_1);
   }
   {
-    __m256 o0_0 = _mm256_loadu_ps(o + 16);
-    __m256 o0_1 = _mm256_loadu_ps(o + 24);
-    __m256 o1_0 = _mm256_loadu_ps(o + os + 16);
-    __m256 o1_1 = _mm256_loadu_ps(o + os + 24);
-    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 16);
-    __m256 o2_1 = _mm256_loadu_ps(o + 2 * os + 24);
-    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 16);
-    __m256 o3_1 = _mm256_loadu_ps(o + 3 * os + 24);
-    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os + 16);
-    __m256 o4_1 = _mm256_loadu_ps(o + 4 * os + 24);
-    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os + 16);
-    __m256 o5_1 = _mm256_loadu_ps(o + 5 * os + 24);
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    const __m256 a4 = _mm256_broadcast_ss(alpha + 4);
+    const __m256 a5 = _mm256_broadcast_ss(alpha + 5);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), a3);
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 16), a4);
+    __m256 o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 24), a4);
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 16), a5);
+    __m256 o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 24), a5);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 96;
       const __m256 v0 = _mm256_loadu_ps(vj + 16);
       const __m256 v1 = _mm256_loadu_ps(vj + 24);
       {
@@ -662,21 +699,27 @@ static ATTNGEN_AVX2 void attngen_pv_d64_6x16__avx2(const float *restrict pt, ptr
     _mm256_storeu_ps(o + 5 * os + 24, o5_1);
   }
   {
-    __m256 o0_0 = _mm256_loadu_ps(o + 32);
-    __m256 o0_1 = _mm256_loadu_ps(o + 40);
-    __m256 o1_0 = _mm256_loadu_ps(o + os + 32);
-    __m256 o1_1 = _mm256_loadu_ps(o + os + 40);
-    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 32);
-    __m256 o2_1 = _mm256_loadu_ps(o + 2 * os + 40);
-    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 32);
-    __m256 o3_1 = _mm256_loadu_ps(o + 3 * os + 40);
-    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os + 32);
-    __m256 o4_1 = _mm256_loadu_ps(o + 4 * os + 40);
-    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os + 32);
-    __m256 o5_1 = _mm256_loadu_ps(o + 5 * os + 40);
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    const __m256 a4 = _mm256_broadcast_ss(alpha + 4);
+    const __m256 a5 = _mm256_broadcast_ss(alpha + 5);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), a3);
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 32), a4);
+    __m256 o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 40), a4);
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 32), a5);
+    __m256 o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 40), a5);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 96;
       const __m256 v0 = _mm256_loadu_ps(vj + 32);
       const __m256 v1 = _mm256_loadu_ps(vj + 40);
       {
@@ -724,21 +767,27 @@ static ATTNGEN_AVX2 void attngen_pv_d64_6x16__avx2(const float *restrict pt, ptr
     _mm256_storeu_ps(o + 5 * os + 40, o5_1);
   }
   {
-    __m256 o0_0 = _mm256_loadu_ps(o + 48);
-    __m256 o0_1 = _mm256_loadu_ps(o + 56);
-    __m256 o1_0 = _mm256_loadu_ps(o + os + 48);
-    __m256 o1_1 = _mm256_loadu_ps(o + os + 56);
-    __m256 o2_0 = _mm256_loadu_ps(o + 2 * os + 48);
-    __m256 o2_1 = _mm256_loadu_ps(o + 2 * os + 56);
-    __m256 o3_0 = _mm256_loadu_ps(o + 3 * os + 48);
-    __m256 o3_1 = _mm256_loadu_ps(o + 3 * os + 56);
-    __m256 o4_0 = _mm256_loadu_ps(o + 4 * os + 48);
-    __m256 o4_1 = _mm256_loadu_ps(o + 4 * os + 56);
-    __m256 o5_0 = _mm256_loadu_ps(o + 5 * os + 48);
-    __m256 o5_1 = _mm256_loadu_ps(o + 5 * os + 56);
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    const __m256 a4 = _mm256_broadcast_ss(alpha + 4);
+    const __m256 a5 = _mm256_broadcast_ss(alpha + 5);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), a3);
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 48), a4);
+    __m256 o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 56), a4);
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 48), a5);
+    __m256 o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 56), a5);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 96;
       const __m256 v0 = _mm256_loadu_ps(vj + 48);
       const __m256 v1 = _mm256_loadu_ps(vj + 56);
       {
@@ -787,1065 +836,242 @@ static ATTNGEN_AVX2 void attngen_pv_d64_6x16__avx2(const float *restrict pt, ptr
   }
 }
 
-/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=12 keys j and 8 query rows r (QT is the scaled Q tile,
- * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_AVX2 void attngen_qk_d64_8x12__avx2(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st)
+/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
+ * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
+static ATTNGEN_AVX2 void attngen_qkdot_d64_2x4_s64__avx2(const float *restrict qp, int rows, const float *const *restrict krow,
+    float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
-  const float *restrict k8 = krow[8];
-  const float *restrict k9 = krow[9];
-  const float *restrict k10 = krow[10];
-  const float *restrict k11 = krow[11];
-  __m256 acc0_0 = _mm256_setzero_ps();
-  __m256 acc1_0 = _mm256_setzero_ps();
-  __m256 acc2_0 = _mm256_setzero_ps();
-  __m256 acc3_0 = _mm256_setzero_ps();
-  __m256 acc4_0 = _mm256_setzero_ps();
-  __m256 acc5_0 = _mm256_setzero_ps();
-  __m256 acc6_0 = _mm256_setzero_ps();
-  __m256 acc7_0 = _mm256_setzero_ps();
-  __m256 acc8_0 = _mm256_setzero_ps();
-  __m256 acc9_0 = _mm256_setzero_ps();
-  __m256 acc10_0 = _mm256_setzero_ps();
-  __m256 acc11_0 = _mm256_setzero_ps();
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt);
-    { const __m256 kb = _mm256_broadcast_ss(k0); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 1); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 1); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 1); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 1); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 1); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 1); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 1); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 1); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 2 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 2); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 2); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 2); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 2); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 2); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 2); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 2); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 2); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 3 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 3); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 3); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 3); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 3); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 3); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 3); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 3); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 3); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 4 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 4); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 4); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 4); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 4); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 4); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 4); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 4); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 4); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 5 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 5); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 5); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 5); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 5); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 5); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 5); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 5); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 5); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 6 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 6); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 6); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 6); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 6); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 6); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 6); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 6); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 6); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 7 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 7); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 7); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 7); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 7); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 7); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 7); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 7); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 7); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 8 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 8); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 8); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 8); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 8); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 8); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 8); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 8); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 8); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 9 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 9); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 9); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 9); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 9); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 9); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 9); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 9); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 9); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 10 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 10); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 10); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 10); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 10); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 10); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 10); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 10); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 10); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 11 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 11); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 11); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 11); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 11); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 11); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 11); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 11); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 11); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 12 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 12); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 12); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 12); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 12); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 12); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 12); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 12); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 12); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 13 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 13); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 13); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 13); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 13); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 13); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 13); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 13); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 13); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 14 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 14); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 14); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 14); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 14); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 14); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 14); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 14); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 14); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 15 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 15); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 15); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 15); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 15); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 15); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 15); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 15); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 15); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 16 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 16); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 16); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 16); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 16); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 16); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 16); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 16); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 16); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 17 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 17); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 17); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 17); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 17); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 17); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 17); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 17); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 17); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 18 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 18); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 18); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 18); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 18); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 18); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 18); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 18); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 18); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 19 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 19); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 19); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 19); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 19); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 19); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 19); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 19); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 19); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 20 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 20); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 20); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 20); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 20); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 20); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 20); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 20); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 20); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 21 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 21); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 21); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 21); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 21); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 21); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 21); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 21); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 21); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 22 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 22); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 22); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 22); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 22); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 22); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 22); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 22); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 22); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 23 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 23); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 23); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 23); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 23); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 23); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 23); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 23); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 23); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 24 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 24); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 24); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 24); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 24); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 24); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 24); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 24); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 24); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 25 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 25); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 25); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 25); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 25); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 25); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 25); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 25); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 25); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 26 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 26); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 26); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 26); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 26); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 26); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 26); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 26); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 26); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 27 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 27); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 27); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 27); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 27); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 27); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 27); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 27); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 27); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 28 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 28); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 28); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 28); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 28); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 28); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 28); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 28); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 28); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 29 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 29); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 29); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 29); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 29); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 29); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 29); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 29); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 29); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 30 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 30); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 30); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 30); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 30); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 30); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 30); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 30); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 30); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 31 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 31); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 31); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 31); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 31); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 31); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 31); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 31); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 31); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 32 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 32); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 32); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 32); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 32); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 32); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 32); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 32); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 32); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 32); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 32); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 32); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 32); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 33 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 33); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 33); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 33); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 33); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 33); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 33); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 33); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 33); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 33); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 33); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 33); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 33); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 34 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 34); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 34); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 34); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 34); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 34); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 34); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 34); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 34); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 34); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 34); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 34); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 34); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 35 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 35); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 35); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 35); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 35); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 35); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 35); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 35); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 35); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 35); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 35); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 35); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 35); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 36 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 36); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 36); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 36); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 36); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 36); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 36); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 36); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 36); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 36); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 36); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 36); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 36); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 37 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 37); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 37); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 37); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 37); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 37); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 37); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 37); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 37); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 37); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 37); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 37); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 37); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 38 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 38); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 38); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 38); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 38); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 38); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 38); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 38); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 38); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 38); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 38); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 38); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 38); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 39 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 39); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 39); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 39); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 39); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 39); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 39); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 39); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 39); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 39); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 39); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 39); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 39); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 40 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 40); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 40); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 40); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 40); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 40); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 40); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 40); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 40); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 40); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 40); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 40); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 40); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 41 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 41); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 41); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 41); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 41); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 41); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 41); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 41); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 41); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 41); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 41); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 41); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 41); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 42 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 42); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 42); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 42); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 42); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 42); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 42); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 42); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 42); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 42); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 42); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 42); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 42); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 43 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 43); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 43); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 43); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 43); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 43); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 43); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 43); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 43); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 43); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 43); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 43); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 43); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 44 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 44); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 44); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 44); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 44); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 44); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 44); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 44); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 44); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 44); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 44); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 44); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 44); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 45 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 45); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 45); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 45); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 45); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 45); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 45); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 45); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 45); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 45); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 45); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 45); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 45); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 46 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 46); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 46); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 46); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 46); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 46); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 46); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 46); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 46); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 46); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 46); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 46); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 46); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 47 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 47); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 47); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 47); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 47); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 47); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 47); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 47); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 47); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 47); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 47); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 47); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 47); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 48 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 48); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 48); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 48); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 48); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 48); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 48); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 48); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 48); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 48); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 48); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 48); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 48); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 49 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 49); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 49); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 49); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 49); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 49); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 49); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 49); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 49); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 49); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 49); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 49); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 49); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 50 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 50); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 50); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 50); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 50); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 50); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 50); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 50); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 50); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 50); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 50); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 50); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 50); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 51 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 51); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 51); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 51); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 51); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 51); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 51); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 51); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 51); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 51); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 51); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 51); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 51); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 52 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 52); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 52); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 52); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 52); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 52); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 52); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 52); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 52); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 52); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 52); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 52); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 52); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 53 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 53); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 53); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 53); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 53); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 53); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 53); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 53); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 53); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 53); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 53); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 53); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 53); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 54 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 54); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 54); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 54); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 54); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 54); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 54); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 54); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 54); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 54); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 54); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 54); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 54); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 55 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 55); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 55); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 55); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 55); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 55); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 55); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 55); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 55); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 55); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 55); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 55); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 55); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 56 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 56); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 56); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 56); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 56); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 56); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 56); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 56); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 56); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 56); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 56); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 56); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 56); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 57 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 57); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 57); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 57); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 57); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 57); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 57); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 57); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 57); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 57); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 57); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 57); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 57); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 58 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 58); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 58); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 58); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 58); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 58); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 58); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 58); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 58); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 58); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 58); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 58); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 58); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 59 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 59); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 59); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 59); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 59); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 59); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 59); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 59); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 59); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 59); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 59); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 59); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 59); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 60 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 60); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 60); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 60); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 60); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 60); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 60); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 60); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 60); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 60); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 60); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 60); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 60); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 61 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 61); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 61); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 61); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 61); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 61); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 61); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 61); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 61); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 61); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 61); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 61); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 61); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 62 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 62); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 62); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 62); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 62); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 62); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 62); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 62); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 62); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 62); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 62); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 62); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 62); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
-  }
-  {
-    const __m256 q0 = _mm256_loadu_ps(qt + 63 * qs);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 63); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 63); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 63); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 63); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k4 + 63); acc4_0 = _mm256_fmadd_ps(q0, kb, acc4_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k5 + 63); acc5_0 = _mm256_fmadd_ps(q0, kb, acc5_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k6 + 63); acc6_0 = _mm256_fmadd_ps(q0, kb, acc6_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k7 + 63); acc7_0 = _mm256_fmadd_ps(q0, kb, acc7_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k8 + 63); acc8_0 = _mm256_fmadd_ps(q0, kb, acc8_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k9 + 63); acc9_0 = _mm256_fmadd_ps(q0, kb, acc9_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k10 + 63); acc10_0 = _mm256_fmadd_ps(q0, kb, acc10_0); }
-    { const __m256 kb = _mm256_broadcast_ss(k11 + 63); acc11_0 = _mm256_fmadd_ps(q0, kb, acc11_0); }
+  for (int r = 0; r < rows; r += 2) {
+    const float *restrict q0 = qp + r * 64;
+    const float *restrict q1 = qp + r * 64 + 64;
+    __m256 acc0_0 = _mm256_setzero_ps();
+    __m256 acc0_1 = _mm256_setzero_ps();
+    __m256 acc0_2 = _mm256_setzero_ps();
+    __m256 acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps();
+    __m256 acc1_1 = _mm256_setzero_ps();
+    __m256 acc1_2 = _mm256_setzero_ps();
+    __m256 acc1_3 = _mm256_setzero_ps();
+    {
+    const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1);
+    { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    }
+    {
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    }
+    {
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    }
+    {
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    }
+    {
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    }
+    {
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    }
+    {
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    }
+    {
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    }
+    s[r * 64] = attngen_hsum_avx2(acc0_0);
+    s[r * 64 + 1] = attngen_hsum_avx2(acc0_1);
+    s[r * 64 + 2] = attngen_hsum_avx2(acc0_2);
+    s[r * 64 + 3] = attngen_hsum_avx2(acc0_3);
+    s[r * 64 + 64] = attngen_hsum_avx2(acc1_0);
+    s[r * 64 + 65] = attngen_hsum_avx2(acc1_1);
+    s[r * 64 + 66] = attngen_hsum_avx2(acc1_2);
+    s[r * 64 + 67] = attngen_hsum_avx2(acc1_3);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_AVX2 void attngen_pv_d64_2x32_p64__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0);
+    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0);
+    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), a1);
+    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1);
+    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj);
+      const __m256 v1 = _mm256_loadu_ps(vj + 8);
+      const __m256 v2 = _mm256_loadu_ps(vj + 16);
+      const __m256 v3 = _mm256_loadu_ps(vj + 24);
+      {
+        const __m256 p = _mm256_broadcast_ss(pj);
+        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
+        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
+        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
+        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
+        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
+        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
+      }
+    }
+    _mm256_storeu_ps(o, o0_0);
+    _mm256_storeu_ps(o + 8, o0_1);
+    _mm256_storeu_ps(o + 16, o0_2);
+    _mm256_storeu_ps(o + 24, o0_3);
+    _mm256_storeu_ps(o + os, o1_0);
+    _mm256_storeu_ps(o + os + 8, o1_1);
+    _mm256_storeu_ps(o + os + 16, o1_2);
+    _mm256_storeu_ps(o + os + 24, o1_3);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0);
+    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0);
+    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), a1);
+    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1);
+    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 32);
+      const __m256 v1 = _mm256_loadu_ps(vj + 40);
+      const __m256 v2 = _mm256_loadu_ps(vj + 48);
+      const __m256 v3 = _mm256_loadu_ps(vj + 56);
+      {
+        const __m256 p = _mm256_broadcast_ss(pj);
+        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
+        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
+        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
+        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
+        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
+        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
+      }
+    }
+    _mm256_storeu_ps(o + 32, o0_0);
+    _mm256_storeu_ps(o + 40, o0_1);
+    _mm256_storeu_ps(o + 48, o0_2);
+    _mm256_storeu_ps(o + 56, o0_3);
+    _mm256_storeu_ps(o + os + 32, o1_0);
+    _mm256_storeu_ps(o + os + 40, o1_1);
+    _mm256_storeu_ps(o + os + 48, o1_2);
+    _mm256_storeu_ps(o + os + 56, o1_3);
   }
-  _mm256_storeu_ps(st, acc0_0);
-  _mm256_storeu_ps(st + qs, acc1_0);
-  _mm256_storeu_ps(st + 2 * qs, acc2_0);
-  _mm256_storeu_ps(st + 3 * qs, acc3_0);
-  _mm256_storeu_ps(st + 4 * qs, acc4_0);
-  _mm256_storeu_ps(st + 5 * qs, acc5_0);
-  _mm256_storeu_ps(st + 6 * qs, acc6_0);
-  _mm256_storeu_ps(st + 7 * qs, acc7_0);
-  _mm256_storeu_ps(st + 8 * qs, acc8_0);
-  _mm256_storeu_ps(st + 9 * qs, acc9_0);
-  _mm256_storeu_ps(st + 10 * qs, acc10_0);
-  _mm256_storeu_ps(st + 11 * qs, acc11_0);
 }
 
 /* Work cut and scratch for attn_h32_kv8_d64_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_prefill__avx2__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+static void attn_h32_kv8_d64_causal_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = 4 >= 96 ? 1 : 96 / 4, heads = 1;
+  const size_t mp = 96; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt_plan = 4 >= 96 ? 1 : 96 / 4;
-  const int qt = q_len < qt_plan ? q_len : qt_plan;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 24);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_prefill__avx2__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 24);
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 8);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
   for (int kt = it->k0; kt < kend; kt += 64) {
     const int n = kend - kt < 64 ? kend - kt : 64;
@@ -1855,118 +1081,136 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_prefill__avx2(const attngen_sha
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 4) {
-      const float *krow[4];
-      for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 24)
-        attngen_qk_d64_24x4__avx2(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        /* Rows of one head are a head-stride apart; ask early for the K rows 8 keys ahead
+         * and for the V rows that P·V reads after this tile. */
+        for (int j = j0; j < j0 + 4 && j < n; ++j) {
+          const float *kp = kbase + (ptrdiff_t)(j + 8) * ks, *vp = vbase + (ptrdiff_t)j * vs;
+          const int k_ahead = kt + j + 8 < kend;
+          for (int c = 0; c < 64; c += 16) {
+            if (k_ahead) _mm_prefetch((const char *)(kp + c), _MM_HINT_T0);
+            _mm_prefetch((const char *)(vp + c), _MM_HINT_T0);
+          }
+        }
+        for (int r0 = 0; r0 < rows_qk; r0 += 24)
+          attngen_qk_d64_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * mp + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 6)
+        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 8) {
-      const __m256 m_old = _mm256_loadu_ps(m + r0);
-      __m256 s_max = _mm256_set1_ps(-INFINITY);
-      const __m256 vis = _mm256_loadu_ps(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        s_max = _mm256_max_ps(s_max, s);
-      }
-      const __m256 m_new = _mm256_max_ps(m_old, s_max);
-      const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
-      const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
-      __m256 sum = _mm256_setzero_ps();
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-        _mm256_storeu_ps(st + j * mp + r0, p);
-        sum = _mm256_add_ps(sum, p);
-      }
-      _mm256_storeu_ps(m + r0, m_new);
-      _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
-      _mm256_storeu_ps(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_d64_6x16__avx2(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
 /* Work cut and scratch for attn_h32_kv8_d64_causal_padding_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_padding_prefill__avx2__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+static void attn_h32_kv8_d64_causal_padding_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = 4 >= 96 ? 1 : 96 / 4, heads = 1;
+  const size_t mp = 96; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt_plan = 4 >= 96 ? 1 : 96 / 4;
-  const int qt = q_len < qt_plan ? q_len : qt_plan;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 24);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_padding_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_padding_prefill__avx2__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 24);
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 8);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
   for (int kt = it->k0; kt < kend; kt += 64) {
     const int n = kend - kt < 64 ? kend - kt : 64;
@@ -1976,297 +1220,322 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_padding_prefill__avx2(const att
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 4) {
-      const float *krow[4];
-      for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 24)
-        attngen_qk_d64_24x4__avx2(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        /* Rows of one head are a head-stride apart; ask early for the K rows 8 keys ahead
+         * and for the V rows that P·V reads after this tile. */
+        for (int j = j0; j < j0 + 4 && j < n; ++j) {
+          const float *kp = kbase + (ptrdiff_t)(j + 8) * ks, *vp = vbase + (ptrdiff_t)j * vs;
+          const int k_ahead = kt + j + 8 < kend;
+          for (int c = 0; c < 64; c += 16) {
+            if (k_ahead) _mm_prefetch((const char *)(kp + c), _MM_HINT_T0);
+            _mm_prefetch((const char *)(vp + c), _MM_HINT_T0);
+          }
+        }
+        for (int r0 = 0; r0 < rows_qk; r0 += 24)
+          attngen_qk_d64_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * mp + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 6)
+        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 8) {
-      const __m256 m_old = _mm256_loadu_ps(m + r0);
-      __m256 s_max = _mm256_set1_ps(-INFINITY);
-      const __m256 vis = _mm256_loadu_ps(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        s_max = _mm256_max_ps(s_max, s);
-      }
-      const __m256 m_new = _mm256_max_ps(m_old, s_max);
-      const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
-      const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
-      __m256 sum = _mm256_setzero_ps();
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-        _mm256_storeu_ps(st + j * mp + r0, p);
-        sum = _mm256_add_ps(sum, p);
-      }
-      _mm256_storeu_ps(m + r0, m_new);
-      _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
-      _mm256_storeu_ps(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_d64_6x16__avx2(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__avx2: all queries of a step and the whole group per item, Q·Kᵀ 8x12 register blocks, P·V 6x16, 256 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_decode__avx2__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d64_causal_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
+  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt = q_len < ATTNGEN_DECODE_MAX_Q ? q_len : ATTNGEN_DECODE_MAX_Q;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 24);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 264, 8);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_decode__avx2__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 24);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* Q·Kᵀ row blocks cover them */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 8);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)264 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 256) {
-    const int n = kend - kt < 256 ? kend - kt : 256;
+  for (int kt = it->k0; kt < kend; kt += 64) {
+    const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_pv; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 12 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 12) {
-      const float *krow[12];
-      for (int j = 0; j < 12; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 8)
-        attngen_qk_d64_8x12__avx2(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        attngen_qkdot_d64_2x4_s64__avx2(qt, rows_pv, krow, st + j0);
+      }
+
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_pv; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 8) {
+          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m256 m_vec = _mm256_set1_ps(m_use);
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; j += 8) {
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
+          _mm256_storeu_ps(srow + j, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
+        m[r] = m_new;
+      }
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 8) {
-      const __m256 m_old = _mm256_loadu_ps(m + r0);
-      __m256 s_max = _mm256_set1_ps(-INFINITY);
-      const __m256 vis = _mm256_loadu_ps(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        s_max = _mm256_max_ps(s_max, s);
-      }
-      const __m256 m_new = _mm256_max_ps(m_old, s_max);
-      const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
-      const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
-      __m256 sum = _mm256_setzero_ps();
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-        _mm256_storeu_ps(st + j * mp + r0, p);
-        sum = _mm256_add_ps(sum, p);
-      }
-      _mm256_storeu_ps(m + r0, m_new);
-      _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
-      _mm256_storeu_ps(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_d64_6x16__avx2(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__avx2: all queries of a step and the whole group per item, Q·Kᵀ 8x12 register blocks, P·V 6x16, 256 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_padding_decode__avx2__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d64_causal_padding_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
+  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt = q_len < ATTNGEN_DECODE_MAX_Q ? q_len : ATTNGEN_DECODE_MAX_Q;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 24);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 264, 8);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_padding_decode__avx2__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 24);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* Q·Kᵀ row blocks cover them */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 8);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)264 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 256) {
-    const int n = kend - kt < 256 ? kend - kt : 256;
+  for (int kt = it->k0; kt < kend; kt += 64) {
+    const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_pv; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 12 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 12) {
-      const float *krow[12];
-      for (int j = 0; j < 12; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 8)
-        attngen_qk_d64_8x12__avx2(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        attngen_qkdot_d64_2x4_s64__avx2(qt, rows_pv, krow, st + j0);
+      }
+
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_pv; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 8) {
+          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m256 m_vec = _mm256_set1_ps(m_use);
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; j += 8) {
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
+          _mm256_storeu_ps(srow + j, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
+        m[r] = m_new;
+      }
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 8) {
-      const __m256 m_old = _mm256_loadu_ps(m + r0);
-      __m256 s_max = _mm256_set1_ps(-INFINITY);
-      const __m256 vis = _mm256_loadu_ps(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        s_max = _mm256_max_ps(s_max, s);
-      }
-      const __m256 m_new = _mm256_max_ps(m_old, s_max);
-      const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
-      const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
-      __m256 sum = _mm256_setzero_ps();
-      for (int j = 0; j < n; ++j) {
-        __m256 s = _mm256_loadu_ps(st + j * mp + r0);
-        if (masked) s = attngen_mask_avx2(s, j, vis);
-        const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-        _mm256_storeu_ps(st + j * mp + r0, p);
-        sum = _mm256_add_ps(sum, p);
-      }
-      _mm256_storeu_ps(m + r0, m_new);
-      _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
-      _mm256_storeu_ps(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_d64_6x16__avx2(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
@@ -2313,10 +1582,18 @@ static float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
   return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(m), is_inf));
 }
 
+/* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
+static float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
+{
+  static const int32_t lanes[4] = { 0, 1, 2, 3 };
+  uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
+  return vbslq_f32(keep, v, vdupq_n_f32(-INFINITY));
+}
+
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=5 keys j and 16 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st)
+static  void attngen_qk_d64_16x5_s96__neon(const float *restrict qt,
+    const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -2352,7 +1629,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + qs); const float32x4_t q1 = vld1q_f32(qt + qs + 4); const float32x4_t q2 = vld1q_f32(qt + qs + 8); const float32x4_t q3 = vld1q_f32(qt + qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 96); const float32x4_t q1 = vld1q_f32(qt + 100); const float32x4_t q2 = vld1q_f32(qt + 104); const float32x4_t q3 = vld1q_f32(qt + 108);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 1); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 1); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 1); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2360,7 +1637,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 1); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 2 * qs); const float32x4_t q1 = vld1q_f32(qt + 2 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 2 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 2 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 192); const float32x4_t q1 = vld1q_f32(qt + 196); const float32x4_t q2 = vld1q_f32(qt + 200); const float32x4_t q3 = vld1q_f32(qt + 204);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 2); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 2); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 2); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2368,7 +1645,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 2); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 3 * qs); const float32x4_t q1 = vld1q_f32(qt + 3 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 3 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 3 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 288); const float32x4_t q1 = vld1q_f32(qt + 292); const float32x4_t q2 = vld1q_f32(qt + 296); const float32x4_t q3 = vld1q_f32(qt + 300);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 3); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 3); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 3); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2376,7 +1653,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 3); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 4 * qs); const float32x4_t q1 = vld1q_f32(qt + 4 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 4 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 4 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 384); const float32x4_t q1 = vld1q_f32(qt + 388); const float32x4_t q2 = vld1q_f32(qt + 392); const float32x4_t q3 = vld1q_f32(qt + 396);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 4); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 4); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2384,7 +1661,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 4); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 5 * qs); const float32x4_t q1 = vld1q_f32(qt + 5 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 5 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 5 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 480); const float32x4_t q1 = vld1q_f32(qt + 484); const float32x4_t q2 = vld1q_f32(qt + 488); const float32x4_t q3 = vld1q_f32(qt + 492);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 5); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 5); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 5); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2392,7 +1669,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 5); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 6 * qs); const float32x4_t q1 = vld1q_f32(qt + 6 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 6 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 6 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 576); const float32x4_t q1 = vld1q_f32(qt + 580); const float32x4_t q2 = vld1q_f32(qt + 584); const float32x4_t q3 = vld1q_f32(qt + 588);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 6); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 6); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 6); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2400,7 +1677,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 6); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 7 * qs); const float32x4_t q1 = vld1q_f32(qt + 7 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 7 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 7 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 672); const float32x4_t q1 = vld1q_f32(qt + 676); const float32x4_t q2 = vld1q_f32(qt + 680); const float32x4_t q3 = vld1q_f32(qt + 684);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 7); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 7); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 7); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2408,7 +1685,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 7); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 8 * qs); const float32x4_t q1 = vld1q_f32(qt + 8 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 8 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 8 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 768); const float32x4_t q1 = vld1q_f32(qt + 772); const float32x4_t q2 = vld1q_f32(qt + 776); const float32x4_t q3 = vld1q_f32(qt + 780);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 8); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 8); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2416,7 +1693,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 8); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 9 * qs); const float32x4_t q1 = vld1q_f32(qt + 9 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 9 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 9 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 864); const float32x4_t q1 = vld1q_f32(qt + 868); const float32x4_t q2 = vld1q_f32(qt + 872); const float32x4_t q3 = vld1q_f32(qt + 876);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 9); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 9); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 9); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2424,7 +1701,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 9); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 10 * qs); const float32x4_t q1 = vld1q_f32(qt + 10 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 10 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 10 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 960); const float32x4_t q1 = vld1q_f32(qt + 964); const float32x4_t q2 = vld1q_f32(qt + 968); const float32x4_t q3 = vld1q_f32(qt + 972);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 10); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 10); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 10); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2432,7 +1709,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 10); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 11 * qs); const float32x4_t q1 = vld1q_f32(qt + 11 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 11 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 11 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 1056); const float32x4_t q1 = vld1q_f32(qt + 1060); const float32x4_t q2 = vld1q_f32(qt + 1064); const float32x4_t q3 = vld1q_f32(qt + 1068);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 11); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 11); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 11); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2440,7 +1717,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 11); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 12 * qs); const float32x4_t q1 = vld1q_f32(qt + 12 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 12 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 12 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 1152); const float32x4_t q1 = vld1q_f32(qt + 1156); const float32x4_t q2 = vld1q_f32(qt + 1160); const float32x4_t q3 = vld1q_f32(qt + 1164);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 12); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 12); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2448,7 +1725,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 12); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 13 * qs); const float32x4_t q1 = vld1q_f32(qt + 13 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 13 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 13 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 1248); const float32x4_t q1 = vld1q_f32(qt + 1252); const float32x4_t q2 = vld1q_f32(qt + 1256); const float32x4_t q3 = vld1q_f32(qt + 1260);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 13); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 13); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 13); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2456,7 +1733,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 13); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 14 * qs); const float32x4_t q1 = vld1q_f32(qt + 14 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 14 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 14 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 1344); const float32x4_t q1 = vld1q_f32(qt + 1348); const float32x4_t q2 = vld1q_f32(qt + 1352); const float32x4_t q3 = vld1q_f32(qt + 1356);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 14); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 14); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 14); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2464,7 +1741,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 14); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 15 * qs); const float32x4_t q1 = vld1q_f32(qt + 15 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 15 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 15 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 1440); const float32x4_t q1 = vld1q_f32(qt + 1444); const float32x4_t q2 = vld1q_f32(qt + 1448); const float32x4_t q3 = vld1q_f32(qt + 1452);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 15); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 15); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 15); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2472,7 +1749,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 15); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 16 * qs); const float32x4_t q1 = vld1q_f32(qt + 16 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 16 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 16 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 1536); const float32x4_t q1 = vld1q_f32(qt + 1540); const float32x4_t q2 = vld1q_f32(qt + 1544); const float32x4_t q3 = vld1q_f32(qt + 1548);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 16); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 16); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2480,7 +1757,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 16); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 17 * qs); const float32x4_t q1 = vld1q_f32(qt + 17 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 17 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 17 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 1632); const float32x4_t q1 = vld1q_f32(qt + 1636); const float32x4_t q2 = vld1q_f32(qt + 1640); const float32x4_t q3 = vld1q_f32(qt + 1644);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 17); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 17); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 17); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2488,7 +1765,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 17); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 18 * qs); const float32x4_t q1 = vld1q_f32(qt + 18 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 18 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 18 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 1728); const float32x4_t q1 = vld1q_f32(qt + 1732); const float32x4_t q2 = vld1q_f32(qt + 1736); const float32x4_t q3 = vld1q_f32(qt + 1740);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 18); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 18); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 18); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2496,7 +1773,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 18); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 19 * qs); const float32x4_t q1 = vld1q_f32(qt + 19 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 19 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 19 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 1824); const float32x4_t q1 = vld1q_f32(qt + 1828); const float32x4_t q2 = vld1q_f32(qt + 1832); const float32x4_t q3 = vld1q_f32(qt + 1836);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 19); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 19); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 19); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2504,7 +1781,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 19); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 20 * qs); const float32x4_t q1 = vld1q_f32(qt + 20 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 20 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 20 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 1920); const float32x4_t q1 = vld1q_f32(qt + 1924); const float32x4_t q2 = vld1q_f32(qt + 1928); const float32x4_t q3 = vld1q_f32(qt + 1932);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 20); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 20); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2512,7 +1789,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 20); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 21 * qs); const float32x4_t q1 = vld1q_f32(qt + 21 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 21 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 21 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2016); const float32x4_t q1 = vld1q_f32(qt + 2020); const float32x4_t q2 = vld1q_f32(qt + 2024); const float32x4_t q3 = vld1q_f32(qt + 2028);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 21); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 21); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 21); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2520,7 +1797,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 21); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 22 * qs); const float32x4_t q1 = vld1q_f32(qt + 22 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 22 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 22 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2112); const float32x4_t q1 = vld1q_f32(qt + 2116); const float32x4_t q2 = vld1q_f32(qt + 2120); const float32x4_t q3 = vld1q_f32(qt + 2124);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 22); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 22); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 22); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2528,7 +1805,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 22); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 23 * qs); const float32x4_t q1 = vld1q_f32(qt + 23 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 23 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 23 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2208); const float32x4_t q1 = vld1q_f32(qt + 2212); const float32x4_t q2 = vld1q_f32(qt + 2216); const float32x4_t q3 = vld1q_f32(qt + 2220);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 23); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 23); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 23); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2536,7 +1813,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 23); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 24 * qs); const float32x4_t q1 = vld1q_f32(qt + 24 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 24 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 24 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2304); const float32x4_t q1 = vld1q_f32(qt + 2308); const float32x4_t q2 = vld1q_f32(qt + 2312); const float32x4_t q3 = vld1q_f32(qt + 2316);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 24); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 24); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2544,7 +1821,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 24); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 25 * qs); const float32x4_t q1 = vld1q_f32(qt + 25 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 25 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 25 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2400); const float32x4_t q1 = vld1q_f32(qt + 2404); const float32x4_t q2 = vld1q_f32(qt + 2408); const float32x4_t q3 = vld1q_f32(qt + 2412);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 25); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 25); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 25); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2552,7 +1829,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 25); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 26 * qs); const float32x4_t q1 = vld1q_f32(qt + 26 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 26 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 26 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2496); const float32x4_t q1 = vld1q_f32(qt + 2500); const float32x4_t q2 = vld1q_f32(qt + 2504); const float32x4_t q3 = vld1q_f32(qt + 2508);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 26); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 26); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 26); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2560,7 +1837,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 26); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 27 * qs); const float32x4_t q1 = vld1q_f32(qt + 27 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 27 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 27 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2592); const float32x4_t q1 = vld1q_f32(qt + 2596); const float32x4_t q2 = vld1q_f32(qt + 2600); const float32x4_t q3 = vld1q_f32(qt + 2604);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 27); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 27); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 27); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2568,7 +1845,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 27); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 28 * qs); const float32x4_t q1 = vld1q_f32(qt + 28 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 28 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 28 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2688); const float32x4_t q1 = vld1q_f32(qt + 2692); const float32x4_t q2 = vld1q_f32(qt + 2696); const float32x4_t q3 = vld1q_f32(qt + 2700);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 28); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 28); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2576,7 +1853,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 28); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 29 * qs); const float32x4_t q1 = vld1q_f32(qt + 29 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 29 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 29 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2784); const float32x4_t q1 = vld1q_f32(qt + 2788); const float32x4_t q2 = vld1q_f32(qt + 2792); const float32x4_t q3 = vld1q_f32(qt + 2796);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 29); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 29); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 29); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2584,7 +1861,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 29); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 30 * qs); const float32x4_t q1 = vld1q_f32(qt + 30 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 30 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 30 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2880); const float32x4_t q1 = vld1q_f32(qt + 2884); const float32x4_t q2 = vld1q_f32(qt + 2888); const float32x4_t q3 = vld1q_f32(qt + 2892);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 30); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 30); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 30); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2592,7 +1869,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 30); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 31 * qs); const float32x4_t q1 = vld1q_f32(qt + 31 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 31 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 31 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 2976); const float32x4_t q1 = vld1q_f32(qt + 2980); const float32x4_t q2 = vld1q_f32(qt + 2984); const float32x4_t q3 = vld1q_f32(qt + 2988);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 31); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 31); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 31); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2600,7 +1877,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 31); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 32 * qs); const float32x4_t q1 = vld1q_f32(qt + 32 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 32 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 32 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 3072); const float32x4_t q1 = vld1q_f32(qt + 3076); const float32x4_t q2 = vld1q_f32(qt + 3080); const float32x4_t q3 = vld1q_f32(qt + 3084);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 32); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 32); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2608,7 +1885,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 32); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 33 * qs); const float32x4_t q1 = vld1q_f32(qt + 33 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 33 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 33 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 3168); const float32x4_t q1 = vld1q_f32(qt + 3172); const float32x4_t q2 = vld1q_f32(qt + 3176); const float32x4_t q3 = vld1q_f32(qt + 3180);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 33); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 33); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 33); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2616,7 +1893,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 33); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 34 * qs); const float32x4_t q1 = vld1q_f32(qt + 34 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 34 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 34 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 3264); const float32x4_t q1 = vld1q_f32(qt + 3268); const float32x4_t q2 = vld1q_f32(qt + 3272); const float32x4_t q3 = vld1q_f32(qt + 3276);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 34); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 34); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 34); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2624,7 +1901,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 34); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 35 * qs); const float32x4_t q1 = vld1q_f32(qt + 35 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 35 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 35 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 3360); const float32x4_t q1 = vld1q_f32(qt + 3364); const float32x4_t q2 = vld1q_f32(qt + 3368); const float32x4_t q3 = vld1q_f32(qt + 3372);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 35); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 35); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 35); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2632,7 +1909,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 35); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 36 * qs); const float32x4_t q1 = vld1q_f32(qt + 36 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 36 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 36 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 3456); const float32x4_t q1 = vld1q_f32(qt + 3460); const float32x4_t q2 = vld1q_f32(qt + 3464); const float32x4_t q3 = vld1q_f32(qt + 3468);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 36); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 36); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2640,7 +1917,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 36); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 37 * qs); const float32x4_t q1 = vld1q_f32(qt + 37 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 37 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 37 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 3552); const float32x4_t q1 = vld1q_f32(qt + 3556); const float32x4_t q2 = vld1q_f32(qt + 3560); const float32x4_t q3 = vld1q_f32(qt + 3564);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 37); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 37); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 37); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2648,7 +1925,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 37); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 38 * qs); const float32x4_t q1 = vld1q_f32(qt + 38 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 38 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 38 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 3648); const float32x4_t q1 = vld1q_f32(qt + 3652); const float32x4_t q2 = vld1q_f32(qt + 3656); const float32x4_t q3 = vld1q_f32(qt + 3660);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 38); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 38); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 38); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2656,7 +1933,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 38); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 39 * qs); const float32x4_t q1 = vld1q_f32(qt + 39 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 39 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 39 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 3744); const float32x4_t q1 = vld1q_f32(qt + 3748); const float32x4_t q2 = vld1q_f32(qt + 3752); const float32x4_t q3 = vld1q_f32(qt + 3756);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 39); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 39); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 39); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2664,7 +1941,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 39); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 40 * qs); const float32x4_t q1 = vld1q_f32(qt + 40 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 40 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 40 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 3840); const float32x4_t q1 = vld1q_f32(qt + 3844); const float32x4_t q2 = vld1q_f32(qt + 3848); const float32x4_t q3 = vld1q_f32(qt + 3852);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 40); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 40); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2672,7 +1949,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 40); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 41 * qs); const float32x4_t q1 = vld1q_f32(qt + 41 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 41 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 41 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 3936); const float32x4_t q1 = vld1q_f32(qt + 3940); const float32x4_t q2 = vld1q_f32(qt + 3944); const float32x4_t q3 = vld1q_f32(qt + 3948);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 41); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 41); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 41); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2680,7 +1957,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 41); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 42 * qs); const float32x4_t q1 = vld1q_f32(qt + 42 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 42 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 42 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4032); const float32x4_t q1 = vld1q_f32(qt + 4036); const float32x4_t q2 = vld1q_f32(qt + 4040); const float32x4_t q3 = vld1q_f32(qt + 4044);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 42); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 42); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 42); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2688,7 +1965,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 42); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 43 * qs); const float32x4_t q1 = vld1q_f32(qt + 43 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 43 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 43 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4128); const float32x4_t q1 = vld1q_f32(qt + 4132); const float32x4_t q2 = vld1q_f32(qt + 4136); const float32x4_t q3 = vld1q_f32(qt + 4140);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 43); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 43); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 43); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2696,7 +1973,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 43); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 44 * qs); const float32x4_t q1 = vld1q_f32(qt + 44 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 44 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 44 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4224); const float32x4_t q1 = vld1q_f32(qt + 4228); const float32x4_t q2 = vld1q_f32(qt + 4232); const float32x4_t q3 = vld1q_f32(qt + 4236);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 44); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 44); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2704,7 +1981,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 44); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 45 * qs); const float32x4_t q1 = vld1q_f32(qt + 45 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 45 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 45 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4320); const float32x4_t q1 = vld1q_f32(qt + 4324); const float32x4_t q2 = vld1q_f32(qt + 4328); const float32x4_t q3 = vld1q_f32(qt + 4332);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 45); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 45); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 45); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2712,7 +1989,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 45); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 46 * qs); const float32x4_t q1 = vld1q_f32(qt + 46 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 46 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 46 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4416); const float32x4_t q1 = vld1q_f32(qt + 4420); const float32x4_t q2 = vld1q_f32(qt + 4424); const float32x4_t q3 = vld1q_f32(qt + 4428);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 46); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 46); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 46); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2720,7 +1997,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 46); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 47 * qs); const float32x4_t q1 = vld1q_f32(qt + 47 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 47 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 47 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4512); const float32x4_t q1 = vld1q_f32(qt + 4516); const float32x4_t q2 = vld1q_f32(qt + 4520); const float32x4_t q3 = vld1q_f32(qt + 4524);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 47); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 47); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 47); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2728,7 +2005,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 47); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 48 * qs); const float32x4_t q1 = vld1q_f32(qt + 48 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 48 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 48 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4608); const float32x4_t q1 = vld1q_f32(qt + 4612); const float32x4_t q2 = vld1q_f32(qt + 4616); const float32x4_t q3 = vld1q_f32(qt + 4620);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 48); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 48); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2736,7 +2013,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 48); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 49 * qs); const float32x4_t q1 = vld1q_f32(qt + 49 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 49 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 49 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4704); const float32x4_t q1 = vld1q_f32(qt + 4708); const float32x4_t q2 = vld1q_f32(qt + 4712); const float32x4_t q3 = vld1q_f32(qt + 4716);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 49); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 49); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 49); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2744,7 +2021,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 49); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 50 * qs); const float32x4_t q1 = vld1q_f32(qt + 50 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 50 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 50 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4800); const float32x4_t q1 = vld1q_f32(qt + 4804); const float32x4_t q2 = vld1q_f32(qt + 4808); const float32x4_t q3 = vld1q_f32(qt + 4812);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 50); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 50); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 50); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2752,7 +2029,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 50); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 51 * qs); const float32x4_t q1 = vld1q_f32(qt + 51 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 51 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 51 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4896); const float32x4_t q1 = vld1q_f32(qt + 4900); const float32x4_t q2 = vld1q_f32(qt + 4904); const float32x4_t q3 = vld1q_f32(qt + 4908);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 51); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 51); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 51); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2760,7 +2037,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 51); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 52 * qs); const float32x4_t q1 = vld1q_f32(qt + 52 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 52 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 52 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 4992); const float32x4_t q1 = vld1q_f32(qt + 4996); const float32x4_t q2 = vld1q_f32(qt + 5000); const float32x4_t q3 = vld1q_f32(qt + 5004);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 52); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 52); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2768,7 +2045,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 52); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 53 * qs); const float32x4_t q1 = vld1q_f32(qt + 53 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 53 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 53 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 5088); const float32x4_t q1 = vld1q_f32(qt + 5092); const float32x4_t q2 = vld1q_f32(qt + 5096); const float32x4_t q3 = vld1q_f32(qt + 5100);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 53); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 53); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 53); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2776,7 +2053,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 53); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 54 * qs); const float32x4_t q1 = vld1q_f32(qt + 54 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 54 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 54 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 5184); const float32x4_t q1 = vld1q_f32(qt + 5188); const float32x4_t q2 = vld1q_f32(qt + 5192); const float32x4_t q3 = vld1q_f32(qt + 5196);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 54); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 54); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 54); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2784,7 +2061,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 54); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 55 * qs); const float32x4_t q1 = vld1q_f32(qt + 55 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 55 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 55 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 5280); const float32x4_t q1 = vld1q_f32(qt + 5284); const float32x4_t q2 = vld1q_f32(qt + 5288); const float32x4_t q3 = vld1q_f32(qt + 5292);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 55); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 55); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 55); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2792,7 +2069,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 55); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 56 * qs); const float32x4_t q1 = vld1q_f32(qt + 56 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 56 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 56 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 5376); const float32x4_t q1 = vld1q_f32(qt + 5380); const float32x4_t q2 = vld1q_f32(qt + 5384); const float32x4_t q3 = vld1q_f32(qt + 5388);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 56); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 56); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2800,7 +2077,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 56); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 57 * qs); const float32x4_t q1 = vld1q_f32(qt + 57 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 57 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 57 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 5472); const float32x4_t q1 = vld1q_f32(qt + 5476); const float32x4_t q2 = vld1q_f32(qt + 5480); const float32x4_t q3 = vld1q_f32(qt + 5484);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 57); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 57); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 57); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2808,7 +2085,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 57); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 58 * qs); const float32x4_t q1 = vld1q_f32(qt + 58 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 58 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 58 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 5568); const float32x4_t q1 = vld1q_f32(qt + 5572); const float32x4_t q2 = vld1q_f32(qt + 5576); const float32x4_t q3 = vld1q_f32(qt + 5580);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 58); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 58); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 58); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2816,7 +2093,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 58); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 59 * qs); const float32x4_t q1 = vld1q_f32(qt + 59 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 59 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 59 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 5664); const float32x4_t q1 = vld1q_f32(qt + 5668); const float32x4_t q2 = vld1q_f32(qt + 5672); const float32x4_t q3 = vld1q_f32(qt + 5676);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 59); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 59); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 59); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2824,7 +2101,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 59); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 60 * qs); const float32x4_t q1 = vld1q_f32(qt + 60 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 60 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 60 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 5760); const float32x4_t q1 = vld1q_f32(qt + 5764); const float32x4_t q2 = vld1q_f32(qt + 5768); const float32x4_t q3 = vld1q_f32(qt + 5772);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 60); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 60); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2832,7 +2109,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 60); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 61 * qs); const float32x4_t q1 = vld1q_f32(qt + 61 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 61 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 61 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 5856); const float32x4_t q1 = vld1q_f32(qt + 5860); const float32x4_t q2 = vld1q_f32(qt + 5864); const float32x4_t q3 = vld1q_f32(qt + 5868);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 61); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 61); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 61); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2840,7 +2117,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 61); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 62 * qs); const float32x4_t q1 = vld1q_f32(qt + 62 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 62 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 62 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 5952); const float32x4_t q1 = vld1q_f32(qt + 5956); const float32x4_t q2 = vld1q_f32(qt + 5960); const float32x4_t q3 = vld1q_f32(qt + 5964);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 62); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 62); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 62); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2848,7 +2125,7 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
     { const float32x4_t kb = vld1q_dup_f32(k4 + 62); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); }
   }
   {
-    const float32x4_t q0 = vld1q_f32(qt + 63 * qs); const float32x4_t q1 = vld1q_f32(qt + 63 * qs + 4); const float32x4_t q2 = vld1q_f32(qt + 63 * qs + 8); const float32x4_t q3 = vld1q_f32(qt + 63 * qs + 12);
+    const float32x4_t q0 = vld1q_f32(qt + 6048); const float32x4_t q1 = vld1q_f32(qt + 6052); const float32x4_t q2 = vld1q_f32(qt + 6056); const float32x4_t q3 = vld1q_f32(qt + 6060);
     { const float32x4_t kb = vld1q_dup_f32(k0 + 63); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k1 + 63); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
     { const float32x4_t kb = vld1q_dup_f32(k2 + 63); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
@@ -2859,357 +2136,935 @@ static  void attngen_qk_d64_16x5__neon(const float *restrict qt, ptrdiff_t qs, c
   vst1q_f32(st + 4, acc0_1);
   vst1q_f32(st + 8, acc0_2);
   vst1q_f32(st + 12, acc0_3);
-  vst1q_f32(st + qs, acc1_0);
-  vst1q_f32(st + qs + 4, acc1_1);
-  vst1q_f32(st + qs + 8, acc1_2);
-  vst1q_f32(st + qs + 12, acc1_3);
-  vst1q_f32(st + 2 * qs, acc2_0);
-  vst1q_f32(st + 2 * qs + 4, acc2_1);
-  vst1q_f32(st + 2 * qs + 8, acc2_2);
-  vst1q_f32(st + 2 * qs + 12, acc2_3);
-  vst1q_f32(st + 3 * qs, acc3_0);
-  vst1q_f32(st + 3 * qs + 4, acc3_1);
-  vst1q_f32(st + 3 * qs + 8, acc3_2);
-  vst1q_f32(st + 3 * qs + 12, acc3_3);
-  vst1q_f32(st + 4 * qs, acc4_0);
-  vst1q_f32(st + 4 * qs + 4, acc4_1);
-  vst1q_f32(st + 4 * qs + 8, acc4_2);
-  vst1q_f32(st + 4 * qs + 12, acc4_3);
+  vst1q_f32(st + 96, acc1_0);
+  vst1q_f32(st + 100, acc1_1);
+  vst1q_f32(st + 104, acc1_2);
+  vst1q_f32(st + 108, acc1_3);
+  vst1q_f32(st + 192, acc2_0);
+  vst1q_f32(st + 196, acc2_1);
+  vst1q_f32(st + 200, acc2_2);
+  vst1q_f32(st + 204, acc2_3);
+  vst1q_f32(st + 288, acc3_0);
+  vst1q_f32(st + 292, acc3_1);
+  vst1q_f32(st + 296, acc3_2);
+  vst1q_f32(st + 300, acc3_3);
+  vst1q_f32(st + 384, acc4_0);
+  vst1q_f32(st + 388, acc4_1);
+  vst1q_f32(st + 392, acc4_2);
+  vst1q_f32(st + 396, acc4_3);
 }
 
-/* O[r][:] += Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j; P is stored transposed (PT[j][r], stride qs).
- * Column blocks of 16 floats keep 24 accumulators in registers while V streams by. */
-static  void attngen_pv_d64_6x16__neon(const float *restrict pt, ptrdiff_t qs, int n, const float *restrict v,
-    ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * Column blocks of 12 floats keep 24 accumulators in registers while V streams by. */
+static  void attngen_pv_d64_8x12_s96__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
-    float32x4_t o0_0 = vld1q_f32(o);
-    float32x4_t o0_1 = vld1q_f32(o + 4);
-    float32x4_t o0_2 = vld1q_f32(o + 8);
-    float32x4_t o0_3 = vld1q_f32(o + 12);
-    float32x4_t o1_0 = vld1q_f32(o + os);
-    float32x4_t o1_1 = vld1q_f32(o + os + 4);
-    float32x4_t o1_2 = vld1q_f32(o + os + 8);
-    float32x4_t o1_3 = vld1q_f32(o + os + 12);
-    float32x4_t o2_0 = vld1q_f32(o + 2 * os);
-    float32x4_t o2_1 = vld1q_f32(o + 2 * os + 4);
-    float32x4_t o2_2 = vld1q_f32(o + 2 * os + 8);
-    float32x4_t o2_3 = vld1q_f32(o + 2 * os + 12);
-    float32x4_t o3_0 = vld1q_f32(o + 3 * os);
-    float32x4_t o3_1 = vld1q_f32(o + 3 * os + 4);
-    float32x4_t o3_2 = vld1q_f32(o + 3 * os + 8);
-    float32x4_t o3_3 = vld1q_f32(o + 3 * os + 12);
-    float32x4_t o4_0 = vld1q_f32(o + 4 * os);
-    float32x4_t o4_1 = vld1q_f32(o + 4 * os + 4);
-    float32x4_t o4_2 = vld1q_f32(o + 4 * os + 8);
-    float32x4_t o4_3 = vld1q_f32(o + 4 * os + 12);
-    float32x4_t o5_0 = vld1q_f32(o + 5 * os);
-    float32x4_t o5_1 = vld1q_f32(o + 5 * os + 4);
-    float32x4_t o5_2 = vld1q_f32(o + 5 * os + 8);
-    float32x4_t o5_3 = vld1q_f32(o + 5 * os + 12);
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    const float32x4_t a4 = vld1q_dup_f32(alpha + 4);
+    const float32x4_t a5 = vld1q_dup_f32(alpha + 5);
+    const float32x4_t a6 = vld1q_dup_f32(alpha + 6);
+    const float32x4_t a7 = vld1q_dup_f32(alpha + 7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 4), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 8), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 4), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 8), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os), a4);
+    float32x4_t o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 4), a4);
+    float32x4_t o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 8), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os), a5);
+    float32x4_t o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 4), a5);
+    float32x4_t o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 8), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os), a6);
+    float32x4_t o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 4), a6);
+    float32x4_t o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 8), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os), a7);
+    float32x4_t o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 4), a7);
+    float32x4_t o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 8), a7);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 96;
       const float32x4_t v0 = vld1q_f32(vj);
       const float32x4_t v1 = vld1q_f32(vj + 4);
       const float32x4_t v2 = vld1q_f32(vj + 8);
-      const float32x4_t v3 = vld1q_f32(vj + 12);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
         o0_2 = vfmaq_f32(o0_2, p, v2);
-        o0_3 = vfmaq_f32(o0_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 1);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
-        o1_3 = vfmaq_f32(o1_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 2);
         o2_0 = vfmaq_f32(o2_0, p, v0);
         o2_1 = vfmaq_f32(o2_1, p, v1);
         o2_2 = vfmaq_f32(o2_2, p, v2);
-        o2_3 = vfmaq_f32(o2_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 3);
         o3_0 = vfmaq_f32(o3_0, p, v0);
         o3_1 = vfmaq_f32(o3_1, p, v1);
         o3_2 = vfmaq_f32(o3_2, p, v2);
-        o3_3 = vfmaq_f32(o3_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 4);
         o4_0 = vfmaq_f32(o4_0, p, v0);
         o4_1 = vfmaq_f32(o4_1, p, v1);
         o4_2 = vfmaq_f32(o4_2, p, v2);
-        o4_3 = vfmaq_f32(o4_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 5);
         o5_0 = vfmaq_f32(o5_0, p, v0);
         o5_1 = vfmaq_f32(o5_1, p, v1);
         o5_2 = vfmaq_f32(o5_2, p, v2);
-        o5_3 = vfmaq_f32(o5_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 6);
+        o6_0 = vfmaq_f32(o6_0, p, v0);
+        o6_1 = vfmaq_f32(o6_1, p, v1);
+        o6_2 = vfmaq_f32(o6_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 7);
+        o7_0 = vfmaq_f32(o7_0, p, v0);
+        o7_1 = vfmaq_f32(o7_1, p, v1);
+        o7_2 = vfmaq_f32(o7_2, p, v2);
+      }
+    }
+    vst1q_f32(o, o0_0);
+    vst1q_f32(o + 4, o0_1);
+    vst1q_f32(o + 8, o0_2);
+    vst1q_f32(o + os, o1_0);
+    vst1q_f32(o + os + 4, o1_1);
+    vst1q_f32(o + os + 8, o1_2);
+    vst1q_f32(o + 2 * os, o2_0);
+    vst1q_f32(o + 2 * os + 4, o2_1);
+    vst1q_f32(o + 2 * os + 8, o2_2);
+    vst1q_f32(o + 3 * os, o3_0);
+    vst1q_f32(o + 3 * os + 4, o3_1);
+    vst1q_f32(o + 3 * os + 8, o3_2);
+    vst1q_f32(o + 4 * os, o4_0);
+    vst1q_f32(o + 4 * os + 4, o4_1);
+    vst1q_f32(o + 4 * os + 8, o4_2);
+    vst1q_f32(o + 5 * os, o5_0);
+    vst1q_f32(o + 5 * os + 4, o5_1);
+    vst1q_f32(o + 5 * os + 8, o5_2);
+    vst1q_f32(o + 6 * os, o6_0);
+    vst1q_f32(o + 6 * os + 4, o6_1);
+    vst1q_f32(o + 6 * os + 8, o6_2);
+    vst1q_f32(o + 7 * os, o7_0);
+    vst1q_f32(o + 7 * os + 4, o7_1);
+    vst1q_f32(o + 7 * os + 8, o7_2);
+  }
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    const float32x4_t a4 = vld1q_dup_f32(alpha + 4);
+    const float32x4_t a5 = vld1q_dup_f32(alpha + 5);
+    const float32x4_t a6 = vld1q_dup_f32(alpha + 6);
+    const float32x4_t a7 = vld1q_dup_f32(alpha + 7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 12), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 16), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 20), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 12), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 16), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 20), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 12), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 16), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 20), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 12), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 16), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 20), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 12), a4);
+    float32x4_t o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 16), a4);
+    float32x4_t o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 20), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 12), a5);
+    float32x4_t o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 16), a5);
+    float32x4_t o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 20), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 12), a6);
+    float32x4_t o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 16), a6);
+    float32x4_t o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 20), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 12), a7);
+    float32x4_t o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 16), a7);
+    float32x4_t o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 20), a7);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 96;
+      const float32x4_t v0 = vld1q_f32(vj + 12);
+      const float32x4_t v1 = vld1q_f32(vj + 16);
+      const float32x4_t v2 = vld1q_f32(vj + 20);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+        o0_1 = vfmaq_f32(o0_1, p, v1);
+        o0_2 = vfmaq_f32(o0_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 1);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+        o1_1 = vfmaq_f32(o1_1, p, v1);
+        o1_2 = vfmaq_f32(o1_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 2);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 3);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 4);
+        o4_0 = vfmaq_f32(o4_0, p, v0);
+        o4_1 = vfmaq_f32(o4_1, p, v1);
+        o4_2 = vfmaq_f32(o4_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 5);
+        o5_0 = vfmaq_f32(o5_0, p, v0);
+        o5_1 = vfmaq_f32(o5_1, p, v1);
+        o5_2 = vfmaq_f32(o5_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 6);
+        o6_0 = vfmaq_f32(o6_0, p, v0);
+        o6_1 = vfmaq_f32(o6_1, p, v1);
+        o6_2 = vfmaq_f32(o6_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 7);
+        o7_0 = vfmaq_f32(o7_0, p, v0);
+        o7_1 = vfmaq_f32(o7_1, p, v1);
+        o7_2 = vfmaq_f32(o7_2, p, v2);
+      }
+    }
+    vst1q_f32(o + 12, o0_0);
+    vst1q_f32(o + 16, o0_1);
+    vst1q_f32(o + 20, o0_2);
+    vst1q_f32(o + os + 12, o1_0);
+    vst1q_f32(o + os + 16, o1_1);
+    vst1q_f32(o + os + 20, o1_2);
+    vst1q_f32(o + 2 * os + 12, o2_0);
+    vst1q_f32(o + 2 * os + 16, o2_1);
+    vst1q_f32(o + 2 * os + 20, o2_2);
+    vst1q_f32(o + 3 * os + 12, o3_0);
+    vst1q_f32(o + 3 * os + 16, o3_1);
+    vst1q_f32(o + 3 * os + 20, o3_2);
+    vst1q_f32(o + 4 * os + 12, o4_0);
+    vst1q_f32(o + 4 * os + 16, o4_1);
+    vst1q_f32(o + 4 * os + 20, o4_2);
+    vst1q_f32(o + 5 * os + 12, o5_0);
+    vst1q_f32(o + 5 * os + 16, o5_1);
+    vst1q_f32(o + 5 * os + 20, o5_2);
+    vst1q_f32(o + 6 * os + 12, o6_0);
+    vst1q_f32(o + 6 * os + 16, o6_1);
+    vst1q_f32(o + 6 * os + 20, o6_2);
+    vst1q_f32(o + 7 * os + 12, o7_0);
+    vst1q_f32(o + 7 * os + 16, o7_1);
+    vst1q_f32(o + 7 * os + 20, o7_2);
+  }
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    const float32x4_t a4 = vld1q_dup_f32(alpha + 4);
+    const float32x4_t a5 = vld1q_dup_f32(alpha + 5);
+    const float32x4_t a6 = vld1q_dup_f32(alpha + 6);
+    const float32x4_t a7 = vld1q_dup_f32(alpha + 7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 24), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 28), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 32), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 24), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 28), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 32), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 24), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 28), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 32), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 24), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 28), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 32), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 24), a4);
+    float32x4_t o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 28), a4);
+    float32x4_t o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 32), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 24), a5);
+    float32x4_t o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 28), a5);
+    float32x4_t o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 32), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 24), a6);
+    float32x4_t o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 28), a6);
+    float32x4_t o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 32), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 24), a7);
+    float32x4_t o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 28), a7);
+    float32x4_t o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 32), a7);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 96;
+      const float32x4_t v0 = vld1q_f32(vj + 24);
+      const float32x4_t v1 = vld1q_f32(vj + 28);
+      const float32x4_t v2 = vld1q_f32(vj + 32);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+        o0_1 = vfmaq_f32(o0_1, p, v1);
+        o0_2 = vfmaq_f32(o0_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 1);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+        o1_1 = vfmaq_f32(o1_1, p, v1);
+        o1_2 = vfmaq_f32(o1_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 2);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 3);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 4);
+        o4_0 = vfmaq_f32(o4_0, p, v0);
+        o4_1 = vfmaq_f32(o4_1, p, v1);
+        o4_2 = vfmaq_f32(o4_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 5);
+        o5_0 = vfmaq_f32(o5_0, p, v0);
+        o5_1 = vfmaq_f32(o5_1, p, v1);
+        o5_2 = vfmaq_f32(o5_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 6);
+        o6_0 = vfmaq_f32(o6_0, p, v0);
+        o6_1 = vfmaq_f32(o6_1, p, v1);
+        o6_2 = vfmaq_f32(o6_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 7);
+        o7_0 = vfmaq_f32(o7_0, p, v0);
+        o7_1 = vfmaq_f32(o7_1, p, v1);
+        o7_2 = vfmaq_f32(o7_2, p, v2);
+      }
+    }
+    vst1q_f32(o + 24, o0_0);
+    vst1q_f32(o + 28, o0_1);
+    vst1q_f32(o + 32, o0_2);
+    vst1q_f32(o + os + 24, o1_0);
+    vst1q_f32(o + os + 28, o1_1);
+    vst1q_f32(o + os + 32, o1_2);
+    vst1q_f32(o + 2 * os + 24, o2_0);
+    vst1q_f32(o + 2 * os + 28, o2_1);
+    vst1q_f32(o + 2 * os + 32, o2_2);
+    vst1q_f32(o + 3 * os + 24, o3_0);
+    vst1q_f32(o + 3 * os + 28, o3_1);
+    vst1q_f32(o + 3 * os + 32, o3_2);
+    vst1q_f32(o + 4 * os + 24, o4_0);
+    vst1q_f32(o + 4 * os + 28, o4_1);
+    vst1q_f32(o + 4 * os + 32, o4_2);
+    vst1q_f32(o + 5 * os + 24, o5_0);
+    vst1q_f32(o + 5 * os + 28, o5_1);
+    vst1q_f32(o + 5 * os + 32, o5_2);
+    vst1q_f32(o + 6 * os + 24, o6_0);
+    vst1q_f32(o + 6 * os + 28, o6_1);
+    vst1q_f32(o + 6 * os + 32, o6_2);
+    vst1q_f32(o + 7 * os + 24, o7_0);
+    vst1q_f32(o + 7 * os + 28, o7_1);
+    vst1q_f32(o + 7 * os + 32, o7_2);
+  }
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    const float32x4_t a4 = vld1q_dup_f32(alpha + 4);
+    const float32x4_t a5 = vld1q_dup_f32(alpha + 5);
+    const float32x4_t a6 = vld1q_dup_f32(alpha + 6);
+    const float32x4_t a7 = vld1q_dup_f32(alpha + 7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 36), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 40), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 44), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 36), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 40), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 44), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 36), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 40), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 44), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 36), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 40), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 44), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 36), a4);
+    float32x4_t o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 40), a4);
+    float32x4_t o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 44), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 36), a5);
+    float32x4_t o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 40), a5);
+    float32x4_t o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 44), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 36), a6);
+    float32x4_t o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 40), a6);
+    float32x4_t o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 44), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 36), a7);
+    float32x4_t o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 40), a7);
+    float32x4_t o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 44), a7);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 96;
+      const float32x4_t v0 = vld1q_f32(vj + 36);
+      const float32x4_t v1 = vld1q_f32(vj + 40);
+      const float32x4_t v2 = vld1q_f32(vj + 44);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+        o0_1 = vfmaq_f32(o0_1, p, v1);
+        o0_2 = vfmaq_f32(o0_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 1);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+        o1_1 = vfmaq_f32(o1_1, p, v1);
+        o1_2 = vfmaq_f32(o1_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 2);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 3);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 4);
+        o4_0 = vfmaq_f32(o4_0, p, v0);
+        o4_1 = vfmaq_f32(o4_1, p, v1);
+        o4_2 = vfmaq_f32(o4_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 5);
+        o5_0 = vfmaq_f32(o5_0, p, v0);
+        o5_1 = vfmaq_f32(o5_1, p, v1);
+        o5_2 = vfmaq_f32(o5_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 6);
+        o6_0 = vfmaq_f32(o6_0, p, v0);
+        o6_1 = vfmaq_f32(o6_1, p, v1);
+        o6_2 = vfmaq_f32(o6_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 7);
+        o7_0 = vfmaq_f32(o7_0, p, v0);
+        o7_1 = vfmaq_f32(o7_1, p, v1);
+        o7_2 = vfmaq_f32(o7_2, p, v2);
+      }
+    }
+    vst1q_f32(o + 36, o0_0);
+    vst1q_f32(o + 40, o0_1);
+    vst1q_f32(o + 44, o0_2);
+    vst1q_f32(o + os + 36, o1_0);
+    vst1q_f32(o + os + 40, o1_1);
+    vst1q_f32(o + os + 44, o1_2);
+    vst1q_f32(o + 2 * os + 36, o2_0);
+    vst1q_f32(o + 2 * os + 40, o2_1);
+    vst1q_f32(o + 2 * os + 44, o2_2);
+    vst1q_f32(o + 3 * os + 36, o3_0);
+    vst1q_f32(o + 3 * os + 40, o3_1);
+    vst1q_f32(o + 3 * os + 44, o3_2);
+    vst1q_f32(o + 4 * os + 36, o4_0);
+    vst1q_f32(o + 4 * os + 40, o4_1);
+    vst1q_f32(o + 4 * os + 44, o4_2);
+    vst1q_f32(o + 5 * os + 36, o5_0);
+    vst1q_f32(o + 5 * os + 40, o5_1);
+    vst1q_f32(o + 5 * os + 44, o5_2);
+    vst1q_f32(o + 6 * os + 36, o6_0);
+    vst1q_f32(o + 6 * os + 40, o6_1);
+    vst1q_f32(o + 6 * os + 44, o6_2);
+    vst1q_f32(o + 7 * os + 36, o7_0);
+    vst1q_f32(o + 7 * os + 40, o7_1);
+    vst1q_f32(o + 7 * os + 44, o7_2);
+  }
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    const float32x4_t a4 = vld1q_dup_f32(alpha + 4);
+    const float32x4_t a5 = vld1q_dup_f32(alpha + 5);
+    const float32x4_t a6 = vld1q_dup_f32(alpha + 6);
+    const float32x4_t a7 = vld1q_dup_f32(alpha + 7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 52), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 56), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 52), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 56), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 48), a4);
+    float32x4_t o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 52), a4);
+    float32x4_t o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 56), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 48), a5);
+    float32x4_t o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 52), a5);
+    float32x4_t o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 56), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 48), a6);
+    float32x4_t o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 52), a6);
+    float32x4_t o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 56), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 48), a7);
+    float32x4_t o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 52), a7);
+    float32x4_t o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 56), a7);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 96;
+      const float32x4_t v0 = vld1q_f32(vj + 48);
+      const float32x4_t v1 = vld1q_f32(vj + 52);
+      const float32x4_t v2 = vld1q_f32(vj + 56);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+        o0_1 = vfmaq_f32(o0_1, p, v1);
+        o0_2 = vfmaq_f32(o0_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 1);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+        o1_1 = vfmaq_f32(o1_1, p, v1);
+        o1_2 = vfmaq_f32(o1_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 2);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 3);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 4);
+        o4_0 = vfmaq_f32(o4_0, p, v0);
+        o4_1 = vfmaq_f32(o4_1, p, v1);
+        o4_2 = vfmaq_f32(o4_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 5);
+        o5_0 = vfmaq_f32(o5_0, p, v0);
+        o5_1 = vfmaq_f32(o5_1, p, v1);
+        o5_2 = vfmaq_f32(o5_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 6);
+        o6_0 = vfmaq_f32(o6_0, p, v0);
+        o6_1 = vfmaq_f32(o6_1, p, v1);
+        o6_2 = vfmaq_f32(o6_2, p, v2);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 7);
+        o7_0 = vfmaq_f32(o7_0, p, v0);
+        o7_1 = vfmaq_f32(o7_1, p, v1);
+        o7_2 = vfmaq_f32(o7_2, p, v2);
+      }
+    }
+    vst1q_f32(o + 48, o0_0);
+    vst1q_f32(o + 52, o0_1);
+    vst1q_f32(o + 56, o0_2);
+    vst1q_f32(o + os + 48, o1_0);
+    vst1q_f32(o + os + 52, o1_1);
+    vst1q_f32(o + os + 56, o1_2);
+    vst1q_f32(o + 2 * os + 48, o2_0);
+    vst1q_f32(o + 2 * os + 52, o2_1);
+    vst1q_f32(o + 2 * os + 56, o2_2);
+    vst1q_f32(o + 3 * os + 48, o3_0);
+    vst1q_f32(o + 3 * os + 52, o3_1);
+    vst1q_f32(o + 3 * os + 56, o3_2);
+    vst1q_f32(o + 4 * os + 48, o4_0);
+    vst1q_f32(o + 4 * os + 52, o4_1);
+    vst1q_f32(o + 4 * os + 56, o4_2);
+    vst1q_f32(o + 5 * os + 48, o5_0);
+    vst1q_f32(o + 5 * os + 52, o5_1);
+    vst1q_f32(o + 5 * os + 56, o5_2);
+    vst1q_f32(o + 6 * os + 48, o6_0);
+    vst1q_f32(o + 6 * os + 52, o6_1);
+    vst1q_f32(o + 6 * os + 56, o6_2);
+    vst1q_f32(o + 7 * os + 48, o7_0);
+    vst1q_f32(o + 7 * os + 52, o7_1);
+    vst1q_f32(o + 7 * os + 56, o7_2);
+  }
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    const float32x4_t a4 = vld1q_dup_f32(alpha + 4);
+    const float32x4_t a5 = vld1q_dup_f32(alpha + 5);
+    const float32x4_t a6 = vld1q_dup_f32(alpha + 6);
+    const float32x4_t a7 = vld1q_dup_f32(alpha + 7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 60), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 60), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 60), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 60), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 60), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 60), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 60), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 60), a7);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 96;
+      const float32x4_t v0 = vld1q_f32(vj + 60);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 1);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 2);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 3);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 4);
+        o4_0 = vfmaq_f32(o4_0, p, v0);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 5);
+        o5_0 = vfmaq_f32(o5_0, p, v0);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 6);
+        o6_0 = vfmaq_f32(o6_0, p, v0);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 7);
+        o7_0 = vfmaq_f32(o7_0, p, v0);
+      }
+    }
+    vst1q_f32(o + 60, o0_0);
+    vst1q_f32(o + os + 60, o1_0);
+    vst1q_f32(o + 2 * os + 60, o2_0);
+    vst1q_f32(o + 3 * os + 60, o3_0);
+    vst1q_f32(o + 4 * os + 60, o4_0);
+    vst1q_f32(o + 5 * os + 60, o5_0);
+    vst1q_f32(o + 6 * os + 60, o6_0);
+    vst1q_f32(o + 7 * os + 60, o7_0);
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
+ * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
+static  void attngen_qkdot_d64_2x4_s64__neon(const float *restrict qp, int rows, const float *const *restrict krow,
+    float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  for (int r = 0; r < rows; r += 2) {
+    const float *restrict q0 = qp + r * 64;
+    const float *restrict q1 = qp + r * 64 + 64;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_1 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_2 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_1 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_2 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_3 = vdupq_n_f32(0.0f);
+    {
+    const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1);
+    { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4);
+    { const float32x4_t kv = vld1q_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8);
+    { const float32x4_t kv = vld1q_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12);
+    { const float32x4_t kv = vld1q_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16);
+    { const float32x4_t kv = vld1q_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20);
+    { const float32x4_t kv = vld1q_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24);
+    { const float32x4_t kv = vld1q_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28);
+    { const float32x4_t kv = vld1q_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32);
+    { const float32x4_t kv = vld1q_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36);
+    { const float32x4_t kv = vld1q_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40);
+    { const float32x4_t kv = vld1q_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44);
+    { const float32x4_t kv = vld1q_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48);
+    { const float32x4_t kv = vld1q_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52);
+    { const float32x4_t kv = vld1q_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56);
+    { const float32x4_t kv = vld1q_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    {
+    const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60);
+    { const float32x4_t kv = vld1q_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    }
+    s[r * 64] = vaddvq_f32(acc0_0);
+    s[r * 64 + 1] = vaddvq_f32(acc0_1);
+    s[r * 64 + 2] = vaddvq_f32(acc0_2);
+    s[r * 64 + 3] = vaddvq_f32(acc0_3);
+    s[r * 64 + 64] = vaddvq_f32(acc1_0);
+    s[r * 64 + 65] = vaddvq_f32(acc1_1);
+    s[r * 64 + 66] = vaddvq_f32(acc1_2);
+    s[r * 64 + 67] = vaddvq_f32(acc1_3);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
+static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 4), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 8), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 12), a0);
+    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 16), a0);
+    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 20), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 4), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 8), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 12), a1);
+    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 16), a1);
+    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 20), a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vld1q_f32(vj);
+      const float32x4_t v1 = vld1q_f32(vj + 4);
+      const float32x4_t v2 = vld1q_f32(vj + 8);
+      const float32x4_t v3 = vld1q_f32(vj + 12);
+      const float32x4_t v4 = vld1q_f32(vj + 16);
+      const float32x4_t v5 = vld1q_f32(vj + 20);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+        o0_1 = vfmaq_f32(o0_1, p, v1);
+        o0_2 = vfmaq_f32(o0_2, p, v2);
+        o0_3 = vfmaq_f32(o0_3, p, v3);
+        o0_4 = vfmaq_f32(o0_4, p, v4);
+        o0_5 = vfmaq_f32(o0_5, p, v5);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+        o1_1 = vfmaq_f32(o1_1, p, v1);
+        o1_2 = vfmaq_f32(o1_2, p, v2);
+        o1_3 = vfmaq_f32(o1_3, p, v3);
+        o1_4 = vfmaq_f32(o1_4, p, v4);
+        o1_5 = vfmaq_f32(o1_5, p, v5);
       }
     }
     vst1q_f32(o, o0_0);
     vst1q_f32(o + 4, o0_1);
     vst1q_f32(o + 8, o0_2);
     vst1q_f32(o + 12, o0_3);
+    vst1q_f32(o + 16, o0_4);
+    vst1q_f32(o + 20, o0_5);
     vst1q_f32(o + os, o1_0);
     vst1q_f32(o + os + 4, o1_1);
     vst1q_f32(o + os + 8, o1_2);
     vst1q_f32(o + os + 12, o1_3);
-    vst1q_f32(o + 2 * os, o2_0);
-    vst1q_f32(o + 2 * os + 4, o2_1);
-    vst1q_f32(o + 2 * os + 8, o2_2);
-    vst1q_f32(o + 2 * os + 12, o2_3);
-    vst1q_f32(o + 3 * os, o3_0);
-    vst1q_f32(o + 3 * os + 4, o3_1);
-    vst1q_f32(o + 3 * os + 8, o3_2);
-    vst1q_f32(o + 3 * os + 12, o3_3);
-    vst1q_f32(o + 4 * os, o4_0);
-    vst1q_f32(o + 4 * os + 4, o4_1);
-    vst1q_f32(o + 4 * os + 8, o4_2);
-    vst1q_f32(o + 4 * os + 12, o4_3);
-    vst1q_f32(o + 5 * os, o5_0);
-    vst1q_f32(o + 5 * os + 4, o5_1);
-    vst1q_f32(o + 5 * os + 8, o5_2);
-    vst1q_f32(o + 5 * os + 12, o5_3);
+    vst1q_f32(o + os + 16, o1_4);
+    vst1q_f32(o + os + 20, o1_5);
   }
   {
-    float32x4_t o0_0 = vld1q_f32(o + 16);
-    float32x4_t o0_1 = vld1q_f32(o + 20);
-    float32x4_t o0_2 = vld1q_f32(o + 24);
-    float32x4_t o0_3 = vld1q_f32(o + 28);
-    float32x4_t o1_0 = vld1q_f32(o + os + 16);
-    float32x4_t o1_1 = vld1q_f32(o + os + 20);
-    float32x4_t o1_2 = vld1q_f32(o + os + 24);
-    float32x4_t o1_3 = vld1q_f32(o + os + 28);
-    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 16);
-    float32x4_t o2_1 = vld1q_f32(o + 2 * os + 20);
-    float32x4_t o2_2 = vld1q_f32(o + 2 * os + 24);
-    float32x4_t o2_3 = vld1q_f32(o + 2 * os + 28);
-    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 16);
-    float32x4_t o3_1 = vld1q_f32(o + 3 * os + 20);
-    float32x4_t o3_2 = vld1q_f32(o + 3 * os + 24);
-    float32x4_t o3_3 = vld1q_f32(o + 3 * os + 28);
-    float32x4_t o4_0 = vld1q_f32(o + 4 * os + 16);
-    float32x4_t o4_1 = vld1q_f32(o + 4 * os + 20);
-    float32x4_t o4_2 = vld1q_f32(o + 4 * os + 24);
-    float32x4_t o4_3 = vld1q_f32(o + 4 * os + 28);
-    float32x4_t o5_0 = vld1q_f32(o + 5 * os + 16);
-    float32x4_t o5_1 = vld1q_f32(o + 5 * os + 20);
-    float32x4_t o5_2 = vld1q_f32(o + 5 * os + 24);
-    float32x4_t o5_3 = vld1q_f32(o + 5 * os + 28);
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 24), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 28), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 32), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 36), a0);
+    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 40), a0);
+    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 44), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 24), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 28), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 32), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 36), a1);
+    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 40), a1);
+    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 44), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
-      const float32x4_t v0 = vld1q_f32(vj + 16);
-      const float32x4_t v1 = vld1q_f32(vj + 20);
-      const float32x4_t v2 = vld1q_f32(vj + 24);
-      const float32x4_t v3 = vld1q_f32(vj + 28);
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vld1q_f32(vj + 24);
+      const float32x4_t v1 = vld1q_f32(vj + 28);
+      const float32x4_t v2 = vld1q_f32(vj + 32);
+      const float32x4_t v3 = vld1q_f32(vj + 36);
+      const float32x4_t v4 = vld1q_f32(vj + 40);
+      const float32x4_t v5 = vld1q_f32(vj + 44);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
         o0_2 = vfmaq_f32(o0_2, p, v2);
         o0_3 = vfmaq_f32(o0_3, p, v3);
+        o0_4 = vfmaq_f32(o0_4, p, v4);
+        o0_5 = vfmaq_f32(o0_5, p, v5);
       }
       {
-        const float32x4_t p = vld1q_dup_f32(pj + 1);
+        const float32x4_t p = vld1q_dup_f32(pj + 64);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 2);
-        o2_0 = vfmaq_f32(o2_0, p, v0);
-        o2_1 = vfmaq_f32(o2_1, p, v1);
-        o2_2 = vfmaq_f32(o2_2, p, v2);
-        o2_3 = vfmaq_f32(o2_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 3);
-        o3_0 = vfmaq_f32(o3_0, p, v0);
-        o3_1 = vfmaq_f32(o3_1, p, v1);
-        o3_2 = vfmaq_f32(o3_2, p, v2);
-        o3_3 = vfmaq_f32(o3_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 4);
-        o4_0 = vfmaq_f32(o4_0, p, v0);
-        o4_1 = vfmaq_f32(o4_1, p, v1);
-        o4_2 = vfmaq_f32(o4_2, p, v2);
-        o4_3 = vfmaq_f32(o4_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 5);
-        o5_0 = vfmaq_f32(o5_0, p, v0);
-        o5_1 = vfmaq_f32(o5_1, p, v1);
-        o5_2 = vfmaq_f32(o5_2, p, v2);
-        o5_3 = vfmaq_f32(o5_3, p, v3);
+        o1_4 = vfmaq_f32(o1_4, p, v4);
+        o1_5 = vfmaq_f32(o1_5, p, v5);
       }
     }
-    vst1q_f32(o + 16, o0_0);
-    vst1q_f32(o + 20, o0_1);
-    vst1q_f32(o + 24, o0_2);
-    vst1q_f32(o + 28, o0_3);
-    vst1q_f32(o + os + 16, o1_0);
-    vst1q_f32(o + os + 20, o1_1);
-    vst1q_f32(o + os + 24, o1_2);
-    vst1q_f32(o + os + 28, o1_3);
-    vst1q_f32(o + 2 * os + 16, o2_0);
-    vst1q_f32(o + 2 * os + 20, o2_1);
-    vst1q_f32(o + 2 * os + 24, o2_2);
-    vst1q_f32(o + 2 * os + 28, o2_3);
-    vst1q_f32(o + 3 * os + 16, o3_0);
-    vst1q_f32(o + 3 * os + 20, o3_1);
-    vst1q_f32(o + 3 * os + 24, o3_2);
-    vst1q_f32(o + 3 * os + 28, o3_3);
-    vst1q_f32(o + 4 * os + 16, o4_0);
-    vst1q_f32(o + 4 * os + 20, o4_1);
-    vst1q_f32(o + 4 * os + 24, o4_2);
-    vst1q_f32(o + 4 * os + 28, o4_3);
-    vst1q_f32(o + 5 * os + 16, o5_0);
-    vst1q_f32(o + 5 * os + 20, o5_1);
-    vst1q_f32(o + 5 * os + 24, o5_2);
-    vst1q_f32(o + 5 * os + 28, o5_3);
+    vst1q_f32(o + 24, o0_0);
+    vst1q_f32(o + 28, o0_1);
+    vst1q_f32(o + 32, o0_2);
+    vst1q_f32(o + 36, o0_3);
+    vst1q_f32(o + 40, o0_4);
+    vst1q_f32(o + 44, o0_5);
+    vst1q_f32(o + os + 24, o1_0);
+    vst1q_f32(o + os + 28, o1_1);
+    vst1q_f32(o + os + 32, o1_2);
+    vst1q_f32(o + os + 36, o1_3);
+    vst1q_f32(o + os + 40, o1_4);
+    vst1q_f32(o + os + 44, o1_5);
   }
   {
-    float32x4_t o0_0 = vld1q_f32(o + 32);
-    float32x4_t o0_1 = vld1q_f32(o + 36);
-    float32x4_t o0_2 = vld1q_f32(o + 40);
-    float32x4_t o0_3 = vld1q_f32(o + 44);
-    float32x4_t o1_0 = vld1q_f32(o + os + 32);
-    float32x4_t o1_1 = vld1q_f32(o + os + 36);
-    float32x4_t o1_2 = vld1q_f32(o + os + 40);
-    float32x4_t o1_3 = vld1q_f32(o + os + 44);
-    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 32);
-    float32x4_t o2_1 = vld1q_f32(o + 2 * os + 36);
-    float32x4_t o2_2 = vld1q_f32(o + 2 * os + 40);
-    float32x4_t o2_3 = vld1q_f32(o + 2 * os + 44);
-    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 32);
-    float32x4_t o3_1 = vld1q_f32(o + 3 * os + 36);
-    float32x4_t o3_2 = vld1q_f32(o + 3 * os + 40);
-    float32x4_t o3_3 = vld1q_f32(o + 3 * os + 44);
-    float32x4_t o4_0 = vld1q_f32(o + 4 * os + 32);
-    float32x4_t o4_1 = vld1q_f32(o + 4 * os + 36);
-    float32x4_t o4_2 = vld1q_f32(o + 4 * os + 40);
-    float32x4_t o4_3 = vld1q_f32(o + 4 * os + 44);
-    float32x4_t o5_0 = vld1q_f32(o + 5 * os + 32);
-    float32x4_t o5_1 = vld1q_f32(o + 5 * os + 36);
-    float32x4_t o5_2 = vld1q_f32(o + 5 * os + 40);
-    float32x4_t o5_3 = vld1q_f32(o + 5 * os + 44);
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 52), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 56), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 60), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 52), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 56), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 60), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
-      const float32x4_t v0 = vld1q_f32(vj + 32);
-      const float32x4_t v1 = vld1q_f32(vj + 36);
-      const float32x4_t v2 = vld1q_f32(vj + 40);
-      const float32x4_t v3 = vld1q_f32(vj + 44);
-      {
-        const float32x4_t p = vld1q_dup_f32(pj);
-        o0_0 = vfmaq_f32(o0_0, p, v0);
-        o0_1 = vfmaq_f32(o0_1, p, v1);
-        o0_2 = vfmaq_f32(o0_2, p, v2);
-        o0_3 = vfmaq_f32(o0_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 1);
-        o1_0 = vfmaq_f32(o1_0, p, v0);
-        o1_1 = vfmaq_f32(o1_1, p, v1);
-        o1_2 = vfmaq_f32(o1_2, p, v2);
-        o1_3 = vfmaq_f32(o1_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 2);
-        o2_0 = vfmaq_f32(o2_0, p, v0);
-        o2_1 = vfmaq_f32(o2_1, p, v1);
-        o2_2 = vfmaq_f32(o2_2, p, v2);
-        o2_3 = vfmaq_f32(o2_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 3);
-        o3_0 = vfmaq_f32(o3_0, p, v0);
-        o3_1 = vfmaq_f32(o3_1, p, v1);
-        o3_2 = vfmaq_f32(o3_2, p, v2);
-        o3_3 = vfmaq_f32(o3_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 4);
-        o4_0 = vfmaq_f32(o4_0, p, v0);
-        o4_1 = vfmaq_f32(o4_1, p, v1);
-        o4_2 = vfmaq_f32(o4_2, p, v2);
-        o4_3 = vfmaq_f32(o4_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 5);
-        o5_0 = vfmaq_f32(o5_0, p, v0);
-        o5_1 = vfmaq_f32(o5_1, p, v1);
-        o5_2 = vfmaq_f32(o5_2, p, v2);
-        o5_3 = vfmaq_f32(o5_3, p, v3);
-      }
-    }
-    vst1q_f32(o + 32, o0_0);
-    vst1q_f32(o + 36, o0_1);
-    vst1q_f32(o + 40, o0_2);
-    vst1q_f32(o + 44, o0_3);
-    vst1q_f32(o + os + 32, o1_0);
-    vst1q_f32(o + os + 36, o1_1);
-    vst1q_f32(o + os + 40, o1_2);
-    vst1q_f32(o + os + 44, o1_3);
-    vst1q_f32(o + 2 * os + 32, o2_0);
-    vst1q_f32(o + 2 * os + 36, o2_1);
-    vst1q_f32(o + 2 * os + 40, o2_2);
-    vst1q_f32(o + 2 * os + 44, o2_3);
-    vst1q_f32(o + 3 * os + 32, o3_0);
-    vst1q_f32(o + 3 * os + 36, o3_1);
-    vst1q_f32(o + 3 * os + 40, o3_2);
-    vst1q_f32(o + 3 * os + 44, o3_3);
-    vst1q_f32(o + 4 * os + 32, o4_0);
-    vst1q_f32(o + 4 * os + 36, o4_1);
-    vst1q_f32(o + 4 * os + 40, o4_2);
-    vst1q_f32(o + 4 * os + 44, o4_3);
-    vst1q_f32(o + 5 * os + 32, o5_0);
-    vst1q_f32(o + 5 * os + 36, o5_1);
-    vst1q_f32(o + 5 * os + 40, o5_2);
-    vst1q_f32(o + 5 * os + 44, o5_3);
-  }
-  {
-    float32x4_t o0_0 = vld1q_f32(o + 48);
-    float32x4_t o0_1 = vld1q_f32(o + 52);
-    float32x4_t o0_2 = vld1q_f32(o + 56);
-    float32x4_t o0_3 = vld1q_f32(o + 60);
-    float32x4_t o1_0 = vld1q_f32(o + os + 48);
-    float32x4_t o1_1 = vld1q_f32(o + os + 52);
-    float32x4_t o1_2 = vld1q_f32(o + os + 56);
-    float32x4_t o1_3 = vld1q_f32(o + os + 60);
-    float32x4_t o2_0 = vld1q_f32(o + 2 * os + 48);
-    float32x4_t o2_1 = vld1q_f32(o + 2 * os + 52);
-    float32x4_t o2_2 = vld1q_f32(o + 2 * os + 56);
-    float32x4_t o2_3 = vld1q_f32(o + 2 * os + 60);
-    float32x4_t o3_0 = vld1q_f32(o + 3 * os + 48);
-    float32x4_t o3_1 = vld1q_f32(o + 3 * os + 52);
-    float32x4_t o3_2 = vld1q_f32(o + 3 * os + 56);
-    float32x4_t o3_3 = vld1q_f32(o + 3 * os + 60);
-    float32x4_t o4_0 = vld1q_f32(o + 4 * os + 48);
-    float32x4_t o4_1 = vld1q_f32(o + 4 * os + 52);
-    float32x4_t o4_2 = vld1q_f32(o + 4 * os + 56);
-    float32x4_t o4_3 = vld1q_f32(o + 4 * os + 60);
-    float32x4_t o5_0 = vld1q_f32(o + 5 * os + 48);
-    float32x4_t o5_1 = vld1q_f32(o + 5 * os + 52);
-    float32x4_t o5_2 = vld1q_f32(o + 5 * os + 56);
-    float32x4_t o5_3 = vld1q_f32(o + 5 * os + 60);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j;
       const float32x4_t v0 = vld1q_f32(vj + 48);
       const float32x4_t v1 = vld1q_f32(vj + 52);
       const float32x4_t v2 = vld1q_f32(vj + 56);
@@ -3222,39 +3077,11 @@ static  void attngen_pv_d64_6x16__neon(const float *restrict pt, ptrdiff_t qs, i
         o0_3 = vfmaq_f32(o0_3, p, v3);
       }
       {
-        const float32x4_t p = vld1q_dup_f32(pj + 1);
+        const float32x4_t p = vld1q_dup_f32(pj + 64);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 2);
-        o2_0 = vfmaq_f32(o2_0, p, v0);
-        o2_1 = vfmaq_f32(o2_1, p, v1);
-        o2_2 = vfmaq_f32(o2_2, p, v2);
-        o2_3 = vfmaq_f32(o2_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 3);
-        o3_0 = vfmaq_f32(o3_0, p, v0);
-        o3_1 = vfmaq_f32(o3_1, p, v1);
-        o3_2 = vfmaq_f32(o3_2, p, v2);
-        o3_3 = vfmaq_f32(o3_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 4);
-        o4_0 = vfmaq_f32(o4_0, p, v0);
-        o4_1 = vfmaq_f32(o4_1, p, v1);
-        o4_2 = vfmaq_f32(o4_2, p, v2);
-        o4_3 = vfmaq_f32(o4_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 5);
-        o5_0 = vfmaq_f32(o5_0, p, v0);
-        o5_1 = vfmaq_f32(o5_1, p, v1);
-        o5_2 = vfmaq_f32(o5_2, p, v2);
-        o5_3 = vfmaq_f32(o5_3, p, v3);
       }
     }
     vst1q_f32(o + 48, o0_0);
@@ -3265,832 +3092,66 @@ static  void attngen_pv_d64_6x16__neon(const float *restrict pt, ptrdiff_t qs, i
     vst1q_f32(o + os + 52, o1_1);
     vst1q_f32(o + os + 56, o1_2);
     vst1q_f32(o + os + 60, o1_3);
-    vst1q_f32(o + 2 * os + 48, o2_0);
-    vst1q_f32(o + 2 * os + 52, o2_1);
-    vst1q_f32(o + 2 * os + 56, o2_2);
-    vst1q_f32(o + 2 * os + 60, o2_3);
-    vst1q_f32(o + 3 * os + 48, o3_0);
-    vst1q_f32(o + 3 * os + 52, o3_1);
-    vst1q_f32(o + 3 * os + 56, o3_2);
-    vst1q_f32(o + 3 * os + 60, o3_3);
-    vst1q_f32(o + 4 * os + 48, o4_0);
-    vst1q_f32(o + 4 * os + 52, o4_1);
-    vst1q_f32(o + 4 * os + 56, o4_2);
-    vst1q_f32(o + 4 * os + 60, o4_3);
-    vst1q_f32(o + 5 * os + 48, o5_0);
-    vst1q_f32(o + 5 * os + 52, o5_1);
-    vst1q_f32(o + 5 * os + 56, o5_2);
-    vst1q_f32(o + 5 * os + 60, o5_3);
   }
 }
 
-/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=8 keys j and 8 query rows r (QT is the scaled Q tile,
- * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static  void attngen_qk_d64_8x8__neon(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st)
-{
-  const float *restrict k0 = krow[0];
-  const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
-  float32x4_t acc0_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc0_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc1_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc1_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc2_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc2_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc3_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc3_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc4_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc4_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc5_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc5_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc6_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc6_1 = vdupq_n_f32(0.0f);
-  float32x4_t acc7_0 = vdupq_n_f32(0.0f);
-  float32x4_t acc7_1 = vdupq_n_f32(0.0f);
-  {
-    const float32x4_t q0 = vld1q_f32(qt); const float32x4_t q1 = vld1q_f32(qt + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + qs); const float32x4_t q1 = vld1q_f32(qt + qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 1); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 1); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 1); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 1); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 1); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 1); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 1); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 1); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 2 * qs); const float32x4_t q1 = vld1q_f32(qt + 2 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 2); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 2); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 2); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 2); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 2); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 2); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 2); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 2); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 3 * qs); const float32x4_t q1 = vld1q_f32(qt + 3 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 3); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 3); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 3); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 3); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 3); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 3); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 3); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 3); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 4 * qs); const float32x4_t q1 = vld1q_f32(qt + 4 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 4); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 4); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 4); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 4); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 4); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 4); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 4); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 5 * qs); const float32x4_t q1 = vld1q_f32(qt + 5 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 5); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 5); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 5); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 5); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 5); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 5); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 5); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 5); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 6 * qs); const float32x4_t q1 = vld1q_f32(qt + 6 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 6); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 6); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 6); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 6); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 6); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 6); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 6); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 6); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 7 * qs); const float32x4_t q1 = vld1q_f32(qt + 7 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 7); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 7); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 7); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 7); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 7); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 7); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 7); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 7); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 8 * qs); const float32x4_t q1 = vld1q_f32(qt + 8 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 8); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 8); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 8); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 8); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 8); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 8); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 8); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 9 * qs); const float32x4_t q1 = vld1q_f32(qt + 9 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 9); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 9); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 9); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 9); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 9); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 9); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 9); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 9); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 10 * qs); const float32x4_t q1 = vld1q_f32(qt + 10 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 10); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 10); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 10); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 10); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 10); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 10); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 10); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 10); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 11 * qs); const float32x4_t q1 = vld1q_f32(qt + 11 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 11); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 11); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 11); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 11); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 11); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 11); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 11); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 11); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 12 * qs); const float32x4_t q1 = vld1q_f32(qt + 12 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 12); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 12); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 12); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 12); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 12); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 12); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 12); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 13 * qs); const float32x4_t q1 = vld1q_f32(qt + 13 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 13); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 13); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 13); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 13); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 13); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 13); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 13); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 13); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 14 * qs); const float32x4_t q1 = vld1q_f32(qt + 14 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 14); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 14); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 14); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 14); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 14); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 14); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 14); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 14); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 15 * qs); const float32x4_t q1 = vld1q_f32(qt + 15 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 15); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 15); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 15); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 15); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 15); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 15); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 15); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 15); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 16 * qs); const float32x4_t q1 = vld1q_f32(qt + 16 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 16); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 16); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 16); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 16); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 16); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 16); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 16); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 17 * qs); const float32x4_t q1 = vld1q_f32(qt + 17 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 17); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 17); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 17); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 17); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 17); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 17); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 17); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 17); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 18 * qs); const float32x4_t q1 = vld1q_f32(qt + 18 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 18); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 18); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 18); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 18); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 18); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 18); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 18); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 18); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 19 * qs); const float32x4_t q1 = vld1q_f32(qt + 19 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 19); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 19); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 19); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 19); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 19); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 19); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 19); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 19); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 20 * qs); const float32x4_t q1 = vld1q_f32(qt + 20 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 20); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 20); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 20); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 20); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 20); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 20); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 20); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 21 * qs); const float32x4_t q1 = vld1q_f32(qt + 21 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 21); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 21); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 21); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 21); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 21); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 21); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 21); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 21); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 22 * qs); const float32x4_t q1 = vld1q_f32(qt + 22 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 22); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 22); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 22); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 22); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 22); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 22); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 22); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 22); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 23 * qs); const float32x4_t q1 = vld1q_f32(qt + 23 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 23); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 23); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 23); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 23); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 23); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 23); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 23); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 23); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 24 * qs); const float32x4_t q1 = vld1q_f32(qt + 24 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 24); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 24); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 24); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 24); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 24); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 24); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 24); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 25 * qs); const float32x4_t q1 = vld1q_f32(qt + 25 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 25); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 25); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 25); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 25); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 25); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 25); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 25); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 25); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 26 * qs); const float32x4_t q1 = vld1q_f32(qt + 26 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 26); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 26); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 26); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 26); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 26); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 26); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 26); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 26); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 27 * qs); const float32x4_t q1 = vld1q_f32(qt + 27 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 27); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 27); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 27); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 27); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 27); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 27); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 27); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 27); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 28 * qs); const float32x4_t q1 = vld1q_f32(qt + 28 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 28); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 28); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 28); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 28); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 28); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 28); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 28); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 29 * qs); const float32x4_t q1 = vld1q_f32(qt + 29 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 29); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 29); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 29); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 29); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 29); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 29); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 29); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 29); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 30 * qs); const float32x4_t q1 = vld1q_f32(qt + 30 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 30); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 30); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 30); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 30); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 30); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 30); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 30); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 30); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 31 * qs); const float32x4_t q1 = vld1q_f32(qt + 31 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 31); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 31); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 31); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 31); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 31); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 31); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 31); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 31); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 32 * qs); const float32x4_t q1 = vld1q_f32(qt + 32 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 32); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 32); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 32); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 32); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 32); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 32); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 32); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 33 * qs); const float32x4_t q1 = vld1q_f32(qt + 33 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 33); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 33); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 33); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 33); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 33); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 33); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 33); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 33); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 34 * qs); const float32x4_t q1 = vld1q_f32(qt + 34 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 34); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 34); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 34); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 34); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 34); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 34); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 34); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 34); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 35 * qs); const float32x4_t q1 = vld1q_f32(qt + 35 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 35); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 35); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 35); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 35); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 35); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 35); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 35); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 35); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 36 * qs); const float32x4_t q1 = vld1q_f32(qt + 36 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 36); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 36); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 36); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 36); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 36); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 36); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 36); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 37 * qs); const float32x4_t q1 = vld1q_f32(qt + 37 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 37); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 37); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 37); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 37); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 37); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 37); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 37); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 37); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 38 * qs); const float32x4_t q1 = vld1q_f32(qt + 38 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 38); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 38); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 38); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 38); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 38); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 38); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 38); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 38); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 39 * qs); const float32x4_t q1 = vld1q_f32(qt + 39 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 39); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 39); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 39); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 39); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 39); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 39); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 39); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 39); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 40 * qs); const float32x4_t q1 = vld1q_f32(qt + 40 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 40); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 40); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 40); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 40); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 40); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 40); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 40); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 41 * qs); const float32x4_t q1 = vld1q_f32(qt + 41 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 41); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 41); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 41); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 41); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 41); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 41); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 41); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 41); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 42 * qs); const float32x4_t q1 = vld1q_f32(qt + 42 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 42); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 42); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 42); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 42); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 42); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 42); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 42); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 42); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 43 * qs); const float32x4_t q1 = vld1q_f32(qt + 43 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 43); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 43); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 43); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 43); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 43); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 43); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 43); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 43); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 44 * qs); const float32x4_t q1 = vld1q_f32(qt + 44 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 44); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 44); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 44); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 44); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 44); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 44); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 44); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 45 * qs); const float32x4_t q1 = vld1q_f32(qt + 45 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 45); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 45); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 45); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 45); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 45); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 45); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 45); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 45); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 46 * qs); const float32x4_t q1 = vld1q_f32(qt + 46 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 46); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 46); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 46); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 46); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 46); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 46); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 46); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 46); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 47 * qs); const float32x4_t q1 = vld1q_f32(qt + 47 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 47); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 47); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 47); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 47); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 47); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 47); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 47); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 47); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 48 * qs); const float32x4_t q1 = vld1q_f32(qt + 48 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 48); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 48); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 48); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 48); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 48); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 48); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 48); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 49 * qs); const float32x4_t q1 = vld1q_f32(qt + 49 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 49); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 49); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 49); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 49); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 49); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 49); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 49); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 49); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 50 * qs); const float32x4_t q1 = vld1q_f32(qt + 50 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 50); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 50); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 50); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 50); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 50); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 50); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 50); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 50); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 51 * qs); const float32x4_t q1 = vld1q_f32(qt + 51 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 51); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 51); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 51); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 51); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 51); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 51); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 51); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 51); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 52 * qs); const float32x4_t q1 = vld1q_f32(qt + 52 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 52); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 52); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 52); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 52); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 52); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 52); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 52); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 53 * qs); const float32x4_t q1 = vld1q_f32(qt + 53 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 53); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 53); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 53); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 53); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 53); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 53); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 53); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 53); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 54 * qs); const float32x4_t q1 = vld1q_f32(qt + 54 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 54); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 54); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 54); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 54); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 54); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 54); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 54); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 54); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 55 * qs); const float32x4_t q1 = vld1q_f32(qt + 55 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 55); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 55); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 55); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 55); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 55); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 55); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 55); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 55); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 56 * qs); const float32x4_t q1 = vld1q_f32(qt + 56 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 56); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 56); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 56); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 56); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 56); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 56); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 56); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 57 * qs); const float32x4_t q1 = vld1q_f32(qt + 57 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 57); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 57); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 57); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 57); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 57); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 57); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 57); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 57); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 58 * qs); const float32x4_t q1 = vld1q_f32(qt + 58 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 58); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 58); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 58); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 58); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 58); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 58); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 58); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 58); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 59 * qs); const float32x4_t q1 = vld1q_f32(qt + 59 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 59); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 59); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 59); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 59); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 59); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 59); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 59); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 59); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 60 * qs); const float32x4_t q1 = vld1q_f32(qt + 60 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 60); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 60); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 60); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 60); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 60); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 60); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 60); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 61 * qs); const float32x4_t q1 = vld1q_f32(qt + 61 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 61); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 61); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 61); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 61); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 61); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 61); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 61); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 61); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 62 * qs); const float32x4_t q1 = vld1q_f32(qt + 62 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 62); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 62); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 62); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 62); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 62); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 62); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 62); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 62); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  {
-    const float32x4_t q0 = vld1q_f32(qt + 63 * qs); const float32x4_t q1 = vld1q_f32(qt + 63 * qs + 4);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 63); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 63); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 63); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 63); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 63); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k5 + 63); acc5_0 = vfmaq_f32(acc5_0, q0, kb); acc5_1 = vfmaq_f32(acc5_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k6 + 63); acc6_0 = vfmaq_f32(acc6_0, q0, kb); acc6_1 = vfmaq_f32(acc6_1, q1, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k7 + 63); acc7_0 = vfmaq_f32(acc7_0, q0, kb); acc7_1 = vfmaq_f32(acc7_1, q1, kb); }
-  }
-  vst1q_f32(st, acc0_0);
-  vst1q_f32(st + 4, acc0_1);
-  vst1q_f32(st + qs, acc1_0);
-  vst1q_f32(st + qs + 4, acc1_1);
-  vst1q_f32(st + 2 * qs, acc2_0);
-  vst1q_f32(st + 2 * qs + 4, acc2_1);
-  vst1q_f32(st + 3 * qs, acc3_0);
-  vst1q_f32(st + 3 * qs + 4, acc3_1);
-  vst1q_f32(st + 4 * qs, acc4_0);
-  vst1q_f32(st + 4 * qs + 4, acc4_1);
-  vst1q_f32(st + 5 * qs, acc5_0);
-  vst1q_f32(st + 5 * qs + 4, acc5_1);
-  vst1q_f32(st + 6 * qs, acc6_0);
-  vst1q_f32(st + 6 * qs + 4, acc6_1);
-  vst1q_f32(st + 7 * qs, acc7_0);
-  vst1q_f32(st + 7 * qs + 4, acc7_1);
-}
-
-/* Work cut and scratch for attn_h32_kv8_d64_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_prefill__neon__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_h32_kv8_d64_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d64_causal_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = 4 >= 96 ? 1 : 96 / 4, heads = 1;
+  const size_t mp = 96; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt_plan = 4 >= 96 ? 1 : 96 / 4;
-  const int qt = q_len < qt_plan ? q_len : qt_plan;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 48);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 65, 4);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 65, 4, (size_t)heads);
 }
 
 static  void attn_h32_kv8_d64_causal_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_prefill__neon__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 48);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 4);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict alpha = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
   for (int kt = it->k0; kt < kend; kt += 64) {
     const int n = kend - kt < 64 ? kend - kt : 64;
@@ -4100,118 +3161,136 @@ static  void attn_h32_kv8_d64_causal_prefill__neon(const attngen_shape *shape, c
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 5 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 5) {
-      const float *krow[5];
-      for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 16)
-        attngen_qk_d64_16x5__neon(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 5 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 5) {
+        const float *krow[5];
+        for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        /* Rows of one head are a head-stride apart; ask early for the K rows 10 keys ahead
+         * and for the V rows that P·V reads after this tile. */
+        for (int j = j0; j < j0 + 5 && j < n; ++j) {
+          const float *kp = kbase + (ptrdiff_t)(j + 10) * ks, *vp = vbase + (ptrdiff_t)j * vs;
+          const int k_ahead = kt + j + 10 < kend;
+          for (int c = 0; c < 64; c += 16) {
+            if (k_ahead) __builtin_prefetch(kp + c);
+            __builtin_prefetch(vp + c);
+          }
+        }
+        for (int r0 = 0; r0 < rows_qk; r0 += 16)
+          attngen_qk_d64_16x5_s96__neon(qt + r0, krow, st + j0 * mp + r0);
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * mp + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 8)
+        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 4) {
-      const float32x4_t m_old = vld1q_f32(m + r0);
-      float32x4_t s_max = vdupq_n_f32(-INFINITY);
-      const float32x4_t vis = vld1q_f32(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        s_max = vmaxq_f32(s_max, s);
-      }
-      const float32x4_t m_new = vmaxq_f32(m_old, s_max);
-      const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
-      const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
-      float32x4_t sum = vdupq_n_f32(0.0f);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-        vst1q_f32(st + j * mp + r0, p);
-        sum = vaddq_f32(sum, p);
-      }
-      vst1q_f32(m + r0, m_new);
-      vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
-      vst1q_f32(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_d64_6x16__neon(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_padding_prefill__neon__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d64_causal_padding_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = 4 >= 96 ? 1 : 96 / 4, heads = 1;
+  const size_t mp = 96; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt_plan = 4 >= 96 ? 1 : 96 / 4;
-  const int qt = q_len < qt_plan ? q_len : qt_plan;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 48);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 65, 4);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 65, 4, (size_t)heads);
 }
 
 static  void attn_h32_kv8_d64_causal_padding_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_padding_prefill__neon__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 48);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 4);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict alpha = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
   for (int kt = it->k0; kt < kend; kt += 64) {
     const int n = kend - kt < 64 ? kend - kt : 64;
@@ -4221,297 +3300,322 @@ static  void attn_h32_kv8_d64_causal_padding_prefill__neon(const attngen_shape *
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 5 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 5) {
-      const float *krow[5];
-      for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 16)
-        attngen_qk_d64_16x5__neon(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 5 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 5) {
+        const float *krow[5];
+        for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        /* Rows of one head are a head-stride apart; ask early for the K rows 10 keys ahead
+         * and for the V rows that P·V reads after this tile. */
+        for (int j = j0; j < j0 + 5 && j < n; ++j) {
+          const float *kp = kbase + (ptrdiff_t)(j + 10) * ks, *vp = vbase + (ptrdiff_t)j * vs;
+          const int k_ahead = kt + j + 10 < kend;
+          for (int c = 0; c < 64; c += 16) {
+            if (k_ahead) __builtin_prefetch(kp + c);
+            __builtin_prefetch(vp + c);
+          }
+        }
+        for (int r0 = 0; r0 < rows_qk; r0 += 16)
+          attngen_qk_d64_16x5_s96__neon(qt + r0, krow, st + j0 * mp + r0);
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * mp + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 8)
+        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 4) {
-      const float32x4_t m_old = vld1q_f32(m + r0);
-      float32x4_t s_max = vdupq_n_f32(-INFINITY);
-      const float32x4_t vis = vld1q_f32(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        s_max = vmaxq_f32(s_max, s);
-      }
-      const float32x4_t m_new = vmaxq_f32(m_old, s_max);
-      const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
-      const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
-      float32x4_t sum = vdupq_n_f32(0.0f);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-        vst1q_f32(st + j * mp + r0, p);
-        sum = vaddq_f32(sum, p);
-      }
-      vst1q_f32(m + r0, m_new);
-      vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
-      vst1q_f32(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_d64_6x16__neon(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__neon: all queries of a step and the whole group per item, Q·Kᵀ 8x8 register blocks, P·V 6x16, 256 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_decode__neon__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d64_causal_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
+  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt = q_len < ATTNGEN_DECODE_MAX_Q ? q_len : ATTNGEN_DECODE_MAX_Q;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 24);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 256, 4);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 4, (size_t)heads);
 }
 
 static  void attn_h32_kv8_d64_causal_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_decode__neon__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 24);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* Q·Kᵀ row blocks cover them */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 4);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)256 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 256) {
-    const int n = kend - kt < 256 ? kend - kt : 256;
+  for (int kt = it->k0; kt < kend; kt += 64) {
+    const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_pv; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 8) {
-      const float *krow[8];
-      for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 8)
-        attngen_qk_d64_8x8__neon(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        attngen_qkdot_d64_2x4_s64__neon(qt, rows_pv, krow, st + j0);
+      }
+
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_pv; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
+          vst1q_f32(srow + j, p);
+          sum = vaddq_f32(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
+        m[r] = m_new;
+      }
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_d64_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 4) {
-      const float32x4_t m_old = vld1q_f32(m + r0);
-      float32x4_t s_max = vdupq_n_f32(-INFINITY);
-      const float32x4_t vis = vld1q_f32(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        s_max = vmaxq_f32(s_max, s);
-      }
-      const float32x4_t m_new = vmaxq_f32(m_old, s_max);
-      const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
-      const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
-      float32x4_t sum = vdupq_n_f32(0.0f);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-        vst1q_f32(st + j * mp + r0, p);
-        sum = vaddq_f32(sum, p);
-      }
-      vst1q_f32(m + r0, m_new);
-      vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
-      vst1q_f32(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_d64_6x16__neon(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__neon: all queries of a step and the whole group per item, Q·Kᵀ 8x8 register blocks, P·V 6x16, 256 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_padding_decode__neon__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d64_causal_padding_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
+  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt = q_len < ATTNGEN_DECODE_MAX_Q ? q_len : ATTNGEN_DECODE_MAX_Q;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 24);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 256, 4);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 4, (size_t)heads);
 }
 
 static  void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_padding_decode__neon__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 24);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* Q·Kᵀ row blocks cover them */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 4);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)256 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 256) {
-    const int n = kend - kt < 256 ? kend - kt : 256;
+  for (int kt = it->k0; kt < kend; kt += 64) {
+    const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_pv; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 8) {
-      const float *krow[8];
-      for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 8)
-        attngen_qk_d64_8x8__neon(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        attngen_qkdot_d64_2x4_s64__neon(qt, rows_pv, krow, st + j0);
+      }
+
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_pv; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
+          vst1q_f32(srow + j, p);
+          sum = vaddq_f32(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
+        m[r] = m_new;
+      }
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_d64_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 4) {
-      const float32x4_t m_old = vld1q_f32(m + r0);
-      float32x4_t s_max = vdupq_n_f32(-INFINITY);
-      const float32x4_t vis = vld1q_f32(lim + r0);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        s_max = vmaxq_f32(s_max, s);
-      }
-      const float32x4_t m_new = vmaxq_f32(m_old, s_max);
-      const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
-      const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
-      float32x4_t sum = vdupq_n_f32(0.0f);
-      for (int j = 0; j < n; ++j) {
-        float32x4_t s = vld1q_f32(st + j * mp + r0);
-        if (masked) s = attngen_mask_neon(s, j, vis);
-        const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-        vst1q_f32(st + j * mp + r0, p);
-        sum = vaddq_f32(sum, p);
-      }
-      vst1q_f32(m + r0, m_new);
-      vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
-      vst1q_f32(alpha + r0, a_r);
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 6)
-      attngen_pv_d64_6x16__neon(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
@@ -4525,8 +3629,8 @@ static float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static  void attngen_qk_d64_4x4__scalar(const float *restrict qt, ptrdiff_t qs, const float *const *restrict krow,
-    float *restrict st)
+static  void attngen_qk_d64_4x4_s64__scalar(const float *restrict qt,
+    const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -4556,441 +3660,441 @@ static  void attngen_qk_d64_4x4__scalar(const float *restrict qt, ptrdiff_t qs, 
     { const float kb = (*(k3)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + qs)); const float q1 = (*(qt + qs + 1)); const float q2 = (*(qt + qs + 2)); const float q3 = (*(qt + qs + 3));
+    const float q0 = (*(qt + 64)); const float q1 = (*(qt + 65)); const float q2 = (*(qt + 66)); const float q3 = (*(qt + 67));
     { const float kb = (*(k0 + 1)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 1)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 1)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 1)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 2 * qs)); const float q1 = (*(qt + 2 * qs + 1)); const float q2 = (*(qt + 2 * qs + 2)); const float q3 = (*(qt + 2 * qs + 3));
+    const float q0 = (*(qt + 128)); const float q1 = (*(qt + 129)); const float q2 = (*(qt + 130)); const float q3 = (*(qt + 131));
     { const float kb = (*(k0 + 2)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 2)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 2)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 2)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 3 * qs)); const float q1 = (*(qt + 3 * qs + 1)); const float q2 = (*(qt + 3 * qs + 2)); const float q3 = (*(qt + 3 * qs + 3));
+    const float q0 = (*(qt + 192)); const float q1 = (*(qt + 193)); const float q2 = (*(qt + 194)); const float q3 = (*(qt + 195));
     { const float kb = (*(k0 + 3)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 3)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 3)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 3)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 4 * qs)); const float q1 = (*(qt + 4 * qs + 1)); const float q2 = (*(qt + 4 * qs + 2)); const float q3 = (*(qt + 4 * qs + 3));
+    const float q0 = (*(qt + 256)); const float q1 = (*(qt + 257)); const float q2 = (*(qt + 258)); const float q3 = (*(qt + 259));
     { const float kb = (*(k0 + 4)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 4)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 4)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 4)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 5 * qs)); const float q1 = (*(qt + 5 * qs + 1)); const float q2 = (*(qt + 5 * qs + 2)); const float q3 = (*(qt + 5 * qs + 3));
+    const float q0 = (*(qt + 320)); const float q1 = (*(qt + 321)); const float q2 = (*(qt + 322)); const float q3 = (*(qt + 323));
     { const float kb = (*(k0 + 5)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 5)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 5)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 5)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 6 * qs)); const float q1 = (*(qt + 6 * qs + 1)); const float q2 = (*(qt + 6 * qs + 2)); const float q3 = (*(qt + 6 * qs + 3));
+    const float q0 = (*(qt + 384)); const float q1 = (*(qt + 385)); const float q2 = (*(qt + 386)); const float q3 = (*(qt + 387));
     { const float kb = (*(k0 + 6)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 6)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 6)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 6)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 7 * qs)); const float q1 = (*(qt + 7 * qs + 1)); const float q2 = (*(qt + 7 * qs + 2)); const float q3 = (*(qt + 7 * qs + 3));
+    const float q0 = (*(qt + 448)); const float q1 = (*(qt + 449)); const float q2 = (*(qt + 450)); const float q3 = (*(qt + 451));
     { const float kb = (*(k0 + 7)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 7)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 7)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 7)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 8 * qs)); const float q1 = (*(qt + 8 * qs + 1)); const float q2 = (*(qt + 8 * qs + 2)); const float q3 = (*(qt + 8 * qs + 3));
+    const float q0 = (*(qt + 512)); const float q1 = (*(qt + 513)); const float q2 = (*(qt + 514)); const float q3 = (*(qt + 515));
     { const float kb = (*(k0 + 8)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 8)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 8)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 8)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 9 * qs)); const float q1 = (*(qt + 9 * qs + 1)); const float q2 = (*(qt + 9 * qs + 2)); const float q3 = (*(qt + 9 * qs + 3));
+    const float q0 = (*(qt + 576)); const float q1 = (*(qt + 577)); const float q2 = (*(qt + 578)); const float q3 = (*(qt + 579));
     { const float kb = (*(k0 + 9)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 9)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 9)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 9)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 10 * qs)); const float q1 = (*(qt + 10 * qs + 1)); const float q2 = (*(qt + 10 * qs + 2)); const float q3 = (*(qt + 10 * qs + 3));
+    const float q0 = (*(qt + 640)); const float q1 = (*(qt + 641)); const float q2 = (*(qt + 642)); const float q3 = (*(qt + 643));
     { const float kb = (*(k0 + 10)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 10)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 10)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 10)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 11 * qs)); const float q1 = (*(qt + 11 * qs + 1)); const float q2 = (*(qt + 11 * qs + 2)); const float q3 = (*(qt + 11 * qs + 3));
+    const float q0 = (*(qt + 704)); const float q1 = (*(qt + 705)); const float q2 = (*(qt + 706)); const float q3 = (*(qt + 707));
     { const float kb = (*(k0 + 11)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 11)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 11)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 11)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 12 * qs)); const float q1 = (*(qt + 12 * qs + 1)); const float q2 = (*(qt + 12 * qs + 2)); const float q3 = (*(qt + 12 * qs + 3));
+    const float q0 = (*(qt + 768)); const float q1 = (*(qt + 769)); const float q2 = (*(qt + 770)); const float q3 = (*(qt + 771));
     { const float kb = (*(k0 + 12)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 12)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 12)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 12)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 13 * qs)); const float q1 = (*(qt + 13 * qs + 1)); const float q2 = (*(qt + 13 * qs + 2)); const float q3 = (*(qt + 13 * qs + 3));
+    const float q0 = (*(qt + 832)); const float q1 = (*(qt + 833)); const float q2 = (*(qt + 834)); const float q3 = (*(qt + 835));
     { const float kb = (*(k0 + 13)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 13)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 13)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 13)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 14 * qs)); const float q1 = (*(qt + 14 * qs + 1)); const float q2 = (*(qt + 14 * qs + 2)); const float q3 = (*(qt + 14 * qs + 3));
+    const float q0 = (*(qt + 896)); const float q1 = (*(qt + 897)); const float q2 = (*(qt + 898)); const float q3 = (*(qt + 899));
     { const float kb = (*(k0 + 14)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 14)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 14)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 14)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 15 * qs)); const float q1 = (*(qt + 15 * qs + 1)); const float q2 = (*(qt + 15 * qs + 2)); const float q3 = (*(qt + 15 * qs + 3));
+    const float q0 = (*(qt + 960)); const float q1 = (*(qt + 961)); const float q2 = (*(qt + 962)); const float q3 = (*(qt + 963));
     { const float kb = (*(k0 + 15)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 15)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 15)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 15)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 16 * qs)); const float q1 = (*(qt + 16 * qs + 1)); const float q2 = (*(qt + 16 * qs + 2)); const float q3 = (*(qt + 16 * qs + 3));
+    const float q0 = (*(qt + 1024)); const float q1 = (*(qt + 1025)); const float q2 = (*(qt + 1026)); const float q3 = (*(qt + 1027));
     { const float kb = (*(k0 + 16)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 16)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 16)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 16)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 17 * qs)); const float q1 = (*(qt + 17 * qs + 1)); const float q2 = (*(qt + 17 * qs + 2)); const float q3 = (*(qt + 17 * qs + 3));
+    const float q0 = (*(qt + 1088)); const float q1 = (*(qt + 1089)); const float q2 = (*(qt + 1090)); const float q3 = (*(qt + 1091));
     { const float kb = (*(k0 + 17)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 17)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 17)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 17)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 18 * qs)); const float q1 = (*(qt + 18 * qs + 1)); const float q2 = (*(qt + 18 * qs + 2)); const float q3 = (*(qt + 18 * qs + 3));
+    const float q0 = (*(qt + 1152)); const float q1 = (*(qt + 1153)); const float q2 = (*(qt + 1154)); const float q3 = (*(qt + 1155));
     { const float kb = (*(k0 + 18)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 18)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 18)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 18)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 19 * qs)); const float q1 = (*(qt + 19 * qs + 1)); const float q2 = (*(qt + 19 * qs + 2)); const float q3 = (*(qt + 19 * qs + 3));
+    const float q0 = (*(qt + 1216)); const float q1 = (*(qt + 1217)); const float q2 = (*(qt + 1218)); const float q3 = (*(qt + 1219));
     { const float kb = (*(k0 + 19)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 19)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 19)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 19)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 20 * qs)); const float q1 = (*(qt + 20 * qs + 1)); const float q2 = (*(qt + 20 * qs + 2)); const float q3 = (*(qt + 20 * qs + 3));
+    const float q0 = (*(qt + 1280)); const float q1 = (*(qt + 1281)); const float q2 = (*(qt + 1282)); const float q3 = (*(qt + 1283));
     { const float kb = (*(k0 + 20)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 20)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 20)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 20)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 21 * qs)); const float q1 = (*(qt + 21 * qs + 1)); const float q2 = (*(qt + 21 * qs + 2)); const float q3 = (*(qt + 21 * qs + 3));
+    const float q0 = (*(qt + 1344)); const float q1 = (*(qt + 1345)); const float q2 = (*(qt + 1346)); const float q3 = (*(qt + 1347));
     { const float kb = (*(k0 + 21)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 21)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 21)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 21)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 22 * qs)); const float q1 = (*(qt + 22 * qs + 1)); const float q2 = (*(qt + 22 * qs + 2)); const float q3 = (*(qt + 22 * qs + 3));
+    const float q0 = (*(qt + 1408)); const float q1 = (*(qt + 1409)); const float q2 = (*(qt + 1410)); const float q3 = (*(qt + 1411));
     { const float kb = (*(k0 + 22)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 22)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 22)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 22)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 23 * qs)); const float q1 = (*(qt + 23 * qs + 1)); const float q2 = (*(qt + 23 * qs + 2)); const float q3 = (*(qt + 23 * qs + 3));
+    const float q0 = (*(qt + 1472)); const float q1 = (*(qt + 1473)); const float q2 = (*(qt + 1474)); const float q3 = (*(qt + 1475));
     { const float kb = (*(k0 + 23)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 23)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 23)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 23)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 24 * qs)); const float q1 = (*(qt + 24 * qs + 1)); const float q2 = (*(qt + 24 * qs + 2)); const float q3 = (*(qt + 24 * qs + 3));
+    const float q0 = (*(qt + 1536)); const float q1 = (*(qt + 1537)); const float q2 = (*(qt + 1538)); const float q3 = (*(qt + 1539));
     { const float kb = (*(k0 + 24)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 24)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 24)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 24)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 25 * qs)); const float q1 = (*(qt + 25 * qs + 1)); const float q2 = (*(qt + 25 * qs + 2)); const float q3 = (*(qt + 25 * qs + 3));
+    const float q0 = (*(qt + 1600)); const float q1 = (*(qt + 1601)); const float q2 = (*(qt + 1602)); const float q3 = (*(qt + 1603));
     { const float kb = (*(k0 + 25)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 25)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 25)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 25)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 26 * qs)); const float q1 = (*(qt + 26 * qs + 1)); const float q2 = (*(qt + 26 * qs + 2)); const float q3 = (*(qt + 26 * qs + 3));
+    const float q0 = (*(qt + 1664)); const float q1 = (*(qt + 1665)); const float q2 = (*(qt + 1666)); const float q3 = (*(qt + 1667));
     { const float kb = (*(k0 + 26)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 26)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 26)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 26)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 27 * qs)); const float q1 = (*(qt + 27 * qs + 1)); const float q2 = (*(qt + 27 * qs + 2)); const float q3 = (*(qt + 27 * qs + 3));
+    const float q0 = (*(qt + 1728)); const float q1 = (*(qt + 1729)); const float q2 = (*(qt + 1730)); const float q3 = (*(qt + 1731));
     { const float kb = (*(k0 + 27)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 27)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 27)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 27)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 28 * qs)); const float q1 = (*(qt + 28 * qs + 1)); const float q2 = (*(qt + 28 * qs + 2)); const float q3 = (*(qt + 28 * qs + 3));
+    const float q0 = (*(qt + 1792)); const float q1 = (*(qt + 1793)); const float q2 = (*(qt + 1794)); const float q3 = (*(qt + 1795));
     { const float kb = (*(k0 + 28)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 28)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 28)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 28)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 29 * qs)); const float q1 = (*(qt + 29 * qs + 1)); const float q2 = (*(qt + 29 * qs + 2)); const float q3 = (*(qt + 29 * qs + 3));
+    const float q0 = (*(qt + 1856)); const float q1 = (*(qt + 1857)); const float q2 = (*(qt + 1858)); const float q3 = (*(qt + 1859));
     { const float kb = (*(k0 + 29)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 29)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 29)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 29)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 30 * qs)); const float q1 = (*(qt + 30 * qs + 1)); const float q2 = (*(qt + 30 * qs + 2)); const float q3 = (*(qt + 30 * qs + 3));
+    const float q0 = (*(qt + 1920)); const float q1 = (*(qt + 1921)); const float q2 = (*(qt + 1922)); const float q3 = (*(qt + 1923));
     { const float kb = (*(k0 + 30)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 30)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 30)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 30)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 31 * qs)); const float q1 = (*(qt + 31 * qs + 1)); const float q2 = (*(qt + 31 * qs + 2)); const float q3 = (*(qt + 31 * qs + 3));
+    const float q0 = (*(qt + 1984)); const float q1 = (*(qt + 1985)); const float q2 = (*(qt + 1986)); const float q3 = (*(qt + 1987));
     { const float kb = (*(k0 + 31)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 31)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 31)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 31)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 32 * qs)); const float q1 = (*(qt + 32 * qs + 1)); const float q2 = (*(qt + 32 * qs + 2)); const float q3 = (*(qt + 32 * qs + 3));
+    const float q0 = (*(qt + 2048)); const float q1 = (*(qt + 2049)); const float q2 = (*(qt + 2050)); const float q3 = (*(qt + 2051));
     { const float kb = (*(k0 + 32)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 32)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 32)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 32)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 33 * qs)); const float q1 = (*(qt + 33 * qs + 1)); const float q2 = (*(qt + 33 * qs + 2)); const float q3 = (*(qt + 33 * qs + 3));
+    const float q0 = (*(qt + 2112)); const float q1 = (*(qt + 2113)); const float q2 = (*(qt + 2114)); const float q3 = (*(qt + 2115));
     { const float kb = (*(k0 + 33)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 33)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 33)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 33)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 34 * qs)); const float q1 = (*(qt + 34 * qs + 1)); const float q2 = (*(qt + 34 * qs + 2)); const float q3 = (*(qt + 34 * qs + 3));
+    const float q0 = (*(qt + 2176)); const float q1 = (*(qt + 2177)); const float q2 = (*(qt + 2178)); const float q3 = (*(qt + 2179));
     { const float kb = (*(k0 + 34)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 34)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 34)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 34)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 35 * qs)); const float q1 = (*(qt + 35 * qs + 1)); const float q2 = (*(qt + 35 * qs + 2)); const float q3 = (*(qt + 35 * qs + 3));
+    const float q0 = (*(qt + 2240)); const float q1 = (*(qt + 2241)); const float q2 = (*(qt + 2242)); const float q3 = (*(qt + 2243));
     { const float kb = (*(k0 + 35)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 35)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 35)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 35)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 36 * qs)); const float q1 = (*(qt + 36 * qs + 1)); const float q2 = (*(qt + 36 * qs + 2)); const float q3 = (*(qt + 36 * qs + 3));
+    const float q0 = (*(qt + 2304)); const float q1 = (*(qt + 2305)); const float q2 = (*(qt + 2306)); const float q3 = (*(qt + 2307));
     { const float kb = (*(k0 + 36)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 36)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 36)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 36)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 37 * qs)); const float q1 = (*(qt + 37 * qs + 1)); const float q2 = (*(qt + 37 * qs + 2)); const float q3 = (*(qt + 37 * qs + 3));
+    const float q0 = (*(qt + 2368)); const float q1 = (*(qt + 2369)); const float q2 = (*(qt + 2370)); const float q3 = (*(qt + 2371));
     { const float kb = (*(k0 + 37)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 37)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 37)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 37)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 38 * qs)); const float q1 = (*(qt + 38 * qs + 1)); const float q2 = (*(qt + 38 * qs + 2)); const float q3 = (*(qt + 38 * qs + 3));
+    const float q0 = (*(qt + 2432)); const float q1 = (*(qt + 2433)); const float q2 = (*(qt + 2434)); const float q3 = (*(qt + 2435));
     { const float kb = (*(k0 + 38)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 38)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 38)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 38)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 39 * qs)); const float q1 = (*(qt + 39 * qs + 1)); const float q2 = (*(qt + 39 * qs + 2)); const float q3 = (*(qt + 39 * qs + 3));
+    const float q0 = (*(qt + 2496)); const float q1 = (*(qt + 2497)); const float q2 = (*(qt + 2498)); const float q3 = (*(qt + 2499));
     { const float kb = (*(k0 + 39)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 39)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 39)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 39)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 40 * qs)); const float q1 = (*(qt + 40 * qs + 1)); const float q2 = (*(qt + 40 * qs + 2)); const float q3 = (*(qt + 40 * qs + 3));
+    const float q0 = (*(qt + 2560)); const float q1 = (*(qt + 2561)); const float q2 = (*(qt + 2562)); const float q3 = (*(qt + 2563));
     { const float kb = (*(k0 + 40)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 40)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 40)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 40)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 41 * qs)); const float q1 = (*(qt + 41 * qs + 1)); const float q2 = (*(qt + 41 * qs + 2)); const float q3 = (*(qt + 41 * qs + 3));
+    const float q0 = (*(qt + 2624)); const float q1 = (*(qt + 2625)); const float q2 = (*(qt + 2626)); const float q3 = (*(qt + 2627));
     { const float kb = (*(k0 + 41)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 41)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 41)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 41)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 42 * qs)); const float q1 = (*(qt + 42 * qs + 1)); const float q2 = (*(qt + 42 * qs + 2)); const float q3 = (*(qt + 42 * qs + 3));
+    const float q0 = (*(qt + 2688)); const float q1 = (*(qt + 2689)); const float q2 = (*(qt + 2690)); const float q3 = (*(qt + 2691));
     { const float kb = (*(k0 + 42)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 42)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 42)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 42)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 43 * qs)); const float q1 = (*(qt + 43 * qs + 1)); const float q2 = (*(qt + 43 * qs + 2)); const float q3 = (*(qt + 43 * qs + 3));
+    const float q0 = (*(qt + 2752)); const float q1 = (*(qt + 2753)); const float q2 = (*(qt + 2754)); const float q3 = (*(qt + 2755));
     { const float kb = (*(k0 + 43)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 43)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 43)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 43)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 44 * qs)); const float q1 = (*(qt + 44 * qs + 1)); const float q2 = (*(qt + 44 * qs + 2)); const float q3 = (*(qt + 44 * qs + 3));
+    const float q0 = (*(qt + 2816)); const float q1 = (*(qt + 2817)); const float q2 = (*(qt + 2818)); const float q3 = (*(qt + 2819));
     { const float kb = (*(k0 + 44)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 44)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 44)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 44)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 45 * qs)); const float q1 = (*(qt + 45 * qs + 1)); const float q2 = (*(qt + 45 * qs + 2)); const float q3 = (*(qt + 45 * qs + 3));
+    const float q0 = (*(qt + 2880)); const float q1 = (*(qt + 2881)); const float q2 = (*(qt + 2882)); const float q3 = (*(qt + 2883));
     { const float kb = (*(k0 + 45)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 45)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 45)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 45)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 46 * qs)); const float q1 = (*(qt + 46 * qs + 1)); const float q2 = (*(qt + 46 * qs + 2)); const float q3 = (*(qt + 46 * qs + 3));
+    const float q0 = (*(qt + 2944)); const float q1 = (*(qt + 2945)); const float q2 = (*(qt + 2946)); const float q3 = (*(qt + 2947));
     { const float kb = (*(k0 + 46)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 46)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 46)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 46)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 47 * qs)); const float q1 = (*(qt + 47 * qs + 1)); const float q2 = (*(qt + 47 * qs + 2)); const float q3 = (*(qt + 47 * qs + 3));
+    const float q0 = (*(qt + 3008)); const float q1 = (*(qt + 3009)); const float q2 = (*(qt + 3010)); const float q3 = (*(qt + 3011));
     { const float kb = (*(k0 + 47)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 47)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 47)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 47)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 48 * qs)); const float q1 = (*(qt + 48 * qs + 1)); const float q2 = (*(qt + 48 * qs + 2)); const float q3 = (*(qt + 48 * qs + 3));
+    const float q0 = (*(qt + 3072)); const float q1 = (*(qt + 3073)); const float q2 = (*(qt + 3074)); const float q3 = (*(qt + 3075));
     { const float kb = (*(k0 + 48)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 48)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 48)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 48)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 49 * qs)); const float q1 = (*(qt + 49 * qs + 1)); const float q2 = (*(qt + 49 * qs + 2)); const float q3 = (*(qt + 49 * qs + 3));
+    const float q0 = (*(qt + 3136)); const float q1 = (*(qt + 3137)); const float q2 = (*(qt + 3138)); const float q3 = (*(qt + 3139));
     { const float kb = (*(k0 + 49)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 49)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 49)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 49)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 50 * qs)); const float q1 = (*(qt + 50 * qs + 1)); const float q2 = (*(qt + 50 * qs + 2)); const float q3 = (*(qt + 50 * qs + 3));
+    const float q0 = (*(qt + 3200)); const float q1 = (*(qt + 3201)); const float q2 = (*(qt + 3202)); const float q3 = (*(qt + 3203));
     { const float kb = (*(k0 + 50)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 50)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 50)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 50)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 51 * qs)); const float q1 = (*(qt + 51 * qs + 1)); const float q2 = (*(qt + 51 * qs + 2)); const float q3 = (*(qt + 51 * qs + 3));
+    const float q0 = (*(qt + 3264)); const float q1 = (*(qt + 3265)); const float q2 = (*(qt + 3266)); const float q3 = (*(qt + 3267));
     { const float kb = (*(k0 + 51)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 51)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 51)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 51)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 52 * qs)); const float q1 = (*(qt + 52 * qs + 1)); const float q2 = (*(qt + 52 * qs + 2)); const float q3 = (*(qt + 52 * qs + 3));
+    const float q0 = (*(qt + 3328)); const float q1 = (*(qt + 3329)); const float q2 = (*(qt + 3330)); const float q3 = (*(qt + 3331));
     { const float kb = (*(k0 + 52)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 52)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 52)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 52)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 53 * qs)); const float q1 = (*(qt + 53 * qs + 1)); const float q2 = (*(qt + 53 * qs + 2)); const float q3 = (*(qt + 53 * qs + 3));
+    const float q0 = (*(qt + 3392)); const float q1 = (*(qt + 3393)); const float q2 = (*(qt + 3394)); const float q3 = (*(qt + 3395));
     { const float kb = (*(k0 + 53)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 53)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 53)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 53)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 54 * qs)); const float q1 = (*(qt + 54 * qs + 1)); const float q2 = (*(qt + 54 * qs + 2)); const float q3 = (*(qt + 54 * qs + 3));
+    const float q0 = (*(qt + 3456)); const float q1 = (*(qt + 3457)); const float q2 = (*(qt + 3458)); const float q3 = (*(qt + 3459));
     { const float kb = (*(k0 + 54)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 54)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 54)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 54)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 55 * qs)); const float q1 = (*(qt + 55 * qs + 1)); const float q2 = (*(qt + 55 * qs + 2)); const float q3 = (*(qt + 55 * qs + 3));
+    const float q0 = (*(qt + 3520)); const float q1 = (*(qt + 3521)); const float q2 = (*(qt + 3522)); const float q3 = (*(qt + 3523));
     { const float kb = (*(k0 + 55)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 55)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 55)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 55)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 56 * qs)); const float q1 = (*(qt + 56 * qs + 1)); const float q2 = (*(qt + 56 * qs + 2)); const float q3 = (*(qt + 56 * qs + 3));
+    const float q0 = (*(qt + 3584)); const float q1 = (*(qt + 3585)); const float q2 = (*(qt + 3586)); const float q3 = (*(qt + 3587));
     { const float kb = (*(k0 + 56)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 56)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 56)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 56)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 57 * qs)); const float q1 = (*(qt + 57 * qs + 1)); const float q2 = (*(qt + 57 * qs + 2)); const float q3 = (*(qt + 57 * qs + 3));
+    const float q0 = (*(qt + 3648)); const float q1 = (*(qt + 3649)); const float q2 = (*(qt + 3650)); const float q3 = (*(qt + 3651));
     { const float kb = (*(k0 + 57)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 57)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 57)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 57)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 58 * qs)); const float q1 = (*(qt + 58 * qs + 1)); const float q2 = (*(qt + 58 * qs + 2)); const float q3 = (*(qt + 58 * qs + 3));
+    const float q0 = (*(qt + 3712)); const float q1 = (*(qt + 3713)); const float q2 = (*(qt + 3714)); const float q3 = (*(qt + 3715));
     { const float kb = (*(k0 + 58)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 58)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 58)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 58)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 59 * qs)); const float q1 = (*(qt + 59 * qs + 1)); const float q2 = (*(qt + 59 * qs + 2)); const float q3 = (*(qt + 59 * qs + 3));
+    const float q0 = (*(qt + 3776)); const float q1 = (*(qt + 3777)); const float q2 = (*(qt + 3778)); const float q3 = (*(qt + 3779));
     { const float kb = (*(k0 + 59)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 59)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 59)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 59)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 60 * qs)); const float q1 = (*(qt + 60 * qs + 1)); const float q2 = (*(qt + 60 * qs + 2)); const float q3 = (*(qt + 60 * qs + 3));
+    const float q0 = (*(qt + 3840)); const float q1 = (*(qt + 3841)); const float q2 = (*(qt + 3842)); const float q3 = (*(qt + 3843));
     { const float kb = (*(k0 + 60)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 60)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 60)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 60)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 61 * qs)); const float q1 = (*(qt + 61 * qs + 1)); const float q2 = (*(qt + 61 * qs + 2)); const float q3 = (*(qt + 61 * qs + 3));
+    const float q0 = (*(qt + 3904)); const float q1 = (*(qt + 3905)); const float q2 = (*(qt + 3906)); const float q3 = (*(qt + 3907));
     { const float kb = (*(k0 + 61)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 61)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 61)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 61)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 62 * qs)); const float q1 = (*(qt + 62 * qs + 1)); const float q2 = (*(qt + 62 * qs + 2)); const float q3 = (*(qt + 62 * qs + 3));
+    const float q0 = (*(qt + 3968)); const float q1 = (*(qt + 3969)); const float q2 = (*(qt + 3970)); const float q3 = (*(qt + 3971));
     { const float kb = (*(k0 + 62)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 62)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 62)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
     { const float kb = (*(k3 + 62)); acc3_0 = acc3_0 + q0 * kb; acc3_1 = acc3_1 + q1 * kb; acc3_2 = acc3_2 + q2 * kb; acc3_3 = acc3_3 + q3 * kb; }
   }
   {
-    const float q0 = (*(qt + 63 * qs)); const float q1 = (*(qt + 63 * qs + 1)); const float q2 = (*(qt + 63 * qs + 2)); const float q3 = (*(qt + 63 * qs + 3));
+    const float q0 = (*(qt + 4032)); const float q1 = (*(qt + 4033)); const float q2 = (*(qt + 4034)); const float q3 = (*(qt + 4035));
     { const float kb = (*(k0 + 63)); acc0_0 = acc0_0 + q0 * kb; acc0_1 = acc0_1 + q1 * kb; acc0_2 = acc0_2 + q2 * kb; acc0_3 = acc0_3 + q3 * kb; }
     { const float kb = (*(k1 + 63)); acc1_0 = acc1_0 + q0 * kb; acc1_1 = acc1_1 + q1 * kb; acc1_2 = acc1_2 + q2 * kb; acc1_3 = acc1_3 + q3 * kb; }
     { const float kb = (*(k2 + 63)); acc2_0 = acc2_0 + q0 * kb; acc2_1 = acc2_1 + q1 * kb; acc2_2 = acc2_2 + q2 * kb; acc2_3 = acc2_3 + q3 * kb; }
@@ -5000,45 +4104,50 @@ static  void attngen_qk_d64_4x4__scalar(const float *restrict qt, ptrdiff_t qs, 
   *(st + 1) = acc0_1;
   *(st + 2) = acc0_2;
   *(st + 3) = acc0_3;
-  *(st + qs) = acc1_0;
-  *(st + qs + 1) = acc1_1;
-  *(st + qs + 2) = acc1_2;
-  *(st + qs + 3) = acc1_3;
-  *(st + 2 * qs) = acc2_0;
-  *(st + 2 * qs + 1) = acc2_1;
-  *(st + 2 * qs + 2) = acc2_2;
-  *(st + 2 * qs + 3) = acc2_3;
-  *(st + 3 * qs) = acc3_0;
-  *(st + 3 * qs + 1) = acc3_1;
-  *(st + 3 * qs + 2) = acc3_2;
-  *(st + 3 * qs + 3) = acc3_3;
+  *(st + 64) = acc1_0;
+  *(st + 65) = acc1_1;
+  *(st + 66) = acc1_2;
+  *(st + 67) = acc1_3;
+  *(st + 128) = acc2_0;
+  *(st + 129) = acc2_1;
+  *(st + 130) = acc2_2;
+  *(st + 131) = acc2_3;
+  *(st + 192) = acc3_0;
+  *(st + 193) = acc3_1;
+  *(st + 194) = acc3_2;
+  *(st + 195) = acc3_3;
 }
 
-/* O[r][:] += Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j; P is stored transposed (PT[j][r], stride qs).
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, int n, const float *restrict v,
-    ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+static  void attngen_pv_d64_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
-    float o0_0 = (*(o));
-    float o0_1 = (*(o + 1));
-    float o0_2 = (*(o + 2));
-    float o0_3 = (*(o + 3));
-    float o1_0 = (*(o + os));
-    float o1_1 = (*(o + os + 1));
-    float o1_2 = (*(o + os + 2));
-    float o1_3 = (*(o + os + 3));
-    float o2_0 = (*(o + 2 * os));
-    float o2_1 = (*(o + 2 * os + 1));
-    float o2_2 = (*(o + 2 * os + 2));
-    float o2_3 = (*(o + 2 * os + 3));
-    float o3_0 = (*(o + 3 * os));
-    float o3_1 = (*(o + 3 * os + 1));
-    float o3_2 = (*(o + 3 * os + 2));
-    float o3_3 = (*(o + 3 * os + 3));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o)) * a0);
+    float o0_1 = ((*(o + 1)) * a0);
+    float o0_2 = ((*(o + 2)) * a0);
+    float o0_3 = ((*(o + 3)) * a0);
+    float o1_0 = ((*(o + os)) * a1);
+    float o1_1 = ((*(o + os + 1)) * a1);
+    float o1_2 = ((*(o + os + 2)) * a1);
+    float o1_3 = ((*(o + os + 3)) * a1);
+    float o2_0 = ((*(o + 2 * os)) * a2);
+    float o2_1 = ((*(o + 2 * os + 1)) * a2);
+    float o2_2 = ((*(o + 2 * os + 2)) * a2);
+    float o2_3 = ((*(o + 2 * os + 3)) * a2);
+    float o3_0 = ((*(o + 3 * os)) * a3);
+    float o3_1 = ((*(o + 3 * os + 1)) * a3);
+    float o3_2 = ((*(o + 3 * os + 2)) * a3);
+    float o3_3 = ((*(o + 3 * os + 3)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj));
       const float v1 = (*(vj + 1));
       const float v2 = (*(vj + 2));
@@ -5090,25 +4199,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 3) = o3_3;
   }
   {
-    float o0_0 = (*(o + 4));
-    float o0_1 = (*(o + 5));
-    float o0_2 = (*(o + 6));
-    float o0_3 = (*(o + 7));
-    float o1_0 = (*(o + os + 4));
-    float o1_1 = (*(o + os + 5));
-    float o1_2 = (*(o + os + 6));
-    float o1_3 = (*(o + os + 7));
-    float o2_0 = (*(o + 2 * os + 4));
-    float o2_1 = (*(o + 2 * os + 5));
-    float o2_2 = (*(o + 2 * os + 6));
-    float o2_3 = (*(o + 2 * os + 7));
-    float o3_0 = (*(o + 3 * os + 4));
-    float o3_1 = (*(o + 3 * os + 5));
-    float o3_2 = (*(o + 3 * os + 6));
-    float o3_3 = (*(o + 3 * os + 7));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 4)) * a0);
+    float o0_1 = ((*(o + 5)) * a0);
+    float o0_2 = ((*(o + 6)) * a0);
+    float o0_3 = ((*(o + 7)) * a0);
+    float o1_0 = ((*(o + os + 4)) * a1);
+    float o1_1 = ((*(o + os + 5)) * a1);
+    float o1_2 = ((*(o + os + 6)) * a1);
+    float o1_3 = ((*(o + os + 7)) * a1);
+    float o2_0 = ((*(o + 2 * os + 4)) * a2);
+    float o2_1 = ((*(o + 2 * os + 5)) * a2);
+    float o2_2 = ((*(o + 2 * os + 6)) * a2);
+    float o2_3 = ((*(o + 2 * os + 7)) * a2);
+    float o3_0 = ((*(o + 3 * os + 4)) * a3);
+    float o3_1 = ((*(o + 3 * os + 5)) * a3);
+    float o3_2 = ((*(o + 3 * os + 6)) * a3);
+    float o3_3 = ((*(o + 3 * os + 7)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 4));
       const float v1 = (*(vj + 5));
       const float v2 = (*(vj + 6));
@@ -5160,25 +4273,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 7) = o3_3;
   }
   {
-    float o0_0 = (*(o + 8));
-    float o0_1 = (*(o + 9));
-    float o0_2 = (*(o + 10));
-    float o0_3 = (*(o + 11));
-    float o1_0 = (*(o + os + 8));
-    float o1_1 = (*(o + os + 9));
-    float o1_2 = (*(o + os + 10));
-    float o1_3 = (*(o + os + 11));
-    float o2_0 = (*(o + 2 * os + 8));
-    float o2_1 = (*(o + 2 * os + 9));
-    float o2_2 = (*(o + 2 * os + 10));
-    float o2_3 = (*(o + 2 * os + 11));
-    float o3_0 = (*(o + 3 * os + 8));
-    float o3_1 = (*(o + 3 * os + 9));
-    float o3_2 = (*(o + 3 * os + 10));
-    float o3_3 = (*(o + 3 * os + 11));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 8)) * a0);
+    float o0_1 = ((*(o + 9)) * a0);
+    float o0_2 = ((*(o + 10)) * a0);
+    float o0_3 = ((*(o + 11)) * a0);
+    float o1_0 = ((*(o + os + 8)) * a1);
+    float o1_1 = ((*(o + os + 9)) * a1);
+    float o1_2 = ((*(o + os + 10)) * a1);
+    float o1_3 = ((*(o + os + 11)) * a1);
+    float o2_0 = ((*(o + 2 * os + 8)) * a2);
+    float o2_1 = ((*(o + 2 * os + 9)) * a2);
+    float o2_2 = ((*(o + 2 * os + 10)) * a2);
+    float o2_3 = ((*(o + 2 * os + 11)) * a2);
+    float o3_0 = ((*(o + 3 * os + 8)) * a3);
+    float o3_1 = ((*(o + 3 * os + 9)) * a3);
+    float o3_2 = ((*(o + 3 * os + 10)) * a3);
+    float o3_3 = ((*(o + 3 * os + 11)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 8));
       const float v1 = (*(vj + 9));
       const float v2 = (*(vj + 10));
@@ -5230,25 +4347,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 11) = o3_3;
   }
   {
-    float o0_0 = (*(o + 12));
-    float o0_1 = (*(o + 13));
-    float o0_2 = (*(o + 14));
-    float o0_3 = (*(o + 15));
-    float o1_0 = (*(o + os + 12));
-    float o1_1 = (*(o + os + 13));
-    float o1_2 = (*(o + os + 14));
-    float o1_3 = (*(o + os + 15));
-    float o2_0 = (*(o + 2 * os + 12));
-    float o2_1 = (*(o + 2 * os + 13));
-    float o2_2 = (*(o + 2 * os + 14));
-    float o2_3 = (*(o + 2 * os + 15));
-    float o3_0 = (*(o + 3 * os + 12));
-    float o3_1 = (*(o + 3 * os + 13));
-    float o3_2 = (*(o + 3 * os + 14));
-    float o3_3 = (*(o + 3 * os + 15));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 12)) * a0);
+    float o0_1 = ((*(o + 13)) * a0);
+    float o0_2 = ((*(o + 14)) * a0);
+    float o0_3 = ((*(o + 15)) * a0);
+    float o1_0 = ((*(o + os + 12)) * a1);
+    float o1_1 = ((*(o + os + 13)) * a1);
+    float o1_2 = ((*(o + os + 14)) * a1);
+    float o1_3 = ((*(o + os + 15)) * a1);
+    float o2_0 = ((*(o + 2 * os + 12)) * a2);
+    float o2_1 = ((*(o + 2 * os + 13)) * a2);
+    float o2_2 = ((*(o + 2 * os + 14)) * a2);
+    float o2_3 = ((*(o + 2 * os + 15)) * a2);
+    float o3_0 = ((*(o + 3 * os + 12)) * a3);
+    float o3_1 = ((*(o + 3 * os + 13)) * a3);
+    float o3_2 = ((*(o + 3 * os + 14)) * a3);
+    float o3_3 = ((*(o + 3 * os + 15)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 12));
       const float v1 = (*(vj + 13));
       const float v2 = (*(vj + 14));
@@ -5300,25 +4421,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 15) = o3_3;
   }
   {
-    float o0_0 = (*(o + 16));
-    float o0_1 = (*(o + 17));
-    float o0_2 = (*(o + 18));
-    float o0_3 = (*(o + 19));
-    float o1_0 = (*(o + os + 16));
-    float o1_1 = (*(o + os + 17));
-    float o1_2 = (*(o + os + 18));
-    float o1_3 = (*(o + os + 19));
-    float o2_0 = (*(o + 2 * os + 16));
-    float o2_1 = (*(o + 2 * os + 17));
-    float o2_2 = (*(o + 2 * os + 18));
-    float o2_3 = (*(o + 2 * os + 19));
-    float o3_0 = (*(o + 3 * os + 16));
-    float o3_1 = (*(o + 3 * os + 17));
-    float o3_2 = (*(o + 3 * os + 18));
-    float o3_3 = (*(o + 3 * os + 19));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 16)) * a0);
+    float o0_1 = ((*(o + 17)) * a0);
+    float o0_2 = ((*(o + 18)) * a0);
+    float o0_3 = ((*(o + 19)) * a0);
+    float o1_0 = ((*(o + os + 16)) * a1);
+    float o1_1 = ((*(o + os + 17)) * a1);
+    float o1_2 = ((*(o + os + 18)) * a1);
+    float o1_3 = ((*(o + os + 19)) * a1);
+    float o2_0 = ((*(o + 2 * os + 16)) * a2);
+    float o2_1 = ((*(o + 2 * os + 17)) * a2);
+    float o2_2 = ((*(o + 2 * os + 18)) * a2);
+    float o2_3 = ((*(o + 2 * os + 19)) * a2);
+    float o3_0 = ((*(o + 3 * os + 16)) * a3);
+    float o3_1 = ((*(o + 3 * os + 17)) * a3);
+    float o3_2 = ((*(o + 3 * os + 18)) * a3);
+    float o3_3 = ((*(o + 3 * os + 19)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 16));
       const float v1 = (*(vj + 17));
       const float v2 = (*(vj + 18));
@@ -5370,25 +4495,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 19) = o3_3;
   }
   {
-    float o0_0 = (*(o + 20));
-    float o0_1 = (*(o + 21));
-    float o0_2 = (*(o + 22));
-    float o0_3 = (*(o + 23));
-    float o1_0 = (*(o + os + 20));
-    float o1_1 = (*(o + os + 21));
-    float o1_2 = (*(o + os + 22));
-    float o1_3 = (*(o + os + 23));
-    float o2_0 = (*(o + 2 * os + 20));
-    float o2_1 = (*(o + 2 * os + 21));
-    float o2_2 = (*(o + 2 * os + 22));
-    float o2_3 = (*(o + 2 * os + 23));
-    float o3_0 = (*(o + 3 * os + 20));
-    float o3_1 = (*(o + 3 * os + 21));
-    float o3_2 = (*(o + 3 * os + 22));
-    float o3_3 = (*(o + 3 * os + 23));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 20)) * a0);
+    float o0_1 = ((*(o + 21)) * a0);
+    float o0_2 = ((*(o + 22)) * a0);
+    float o0_3 = ((*(o + 23)) * a0);
+    float o1_0 = ((*(o + os + 20)) * a1);
+    float o1_1 = ((*(o + os + 21)) * a1);
+    float o1_2 = ((*(o + os + 22)) * a1);
+    float o1_3 = ((*(o + os + 23)) * a1);
+    float o2_0 = ((*(o + 2 * os + 20)) * a2);
+    float o2_1 = ((*(o + 2 * os + 21)) * a2);
+    float o2_2 = ((*(o + 2 * os + 22)) * a2);
+    float o2_3 = ((*(o + 2 * os + 23)) * a2);
+    float o3_0 = ((*(o + 3 * os + 20)) * a3);
+    float o3_1 = ((*(o + 3 * os + 21)) * a3);
+    float o3_2 = ((*(o + 3 * os + 22)) * a3);
+    float o3_3 = ((*(o + 3 * os + 23)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 20));
       const float v1 = (*(vj + 21));
       const float v2 = (*(vj + 22));
@@ -5440,25 +4569,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 23) = o3_3;
   }
   {
-    float o0_0 = (*(o + 24));
-    float o0_1 = (*(o + 25));
-    float o0_2 = (*(o + 26));
-    float o0_3 = (*(o + 27));
-    float o1_0 = (*(o + os + 24));
-    float o1_1 = (*(o + os + 25));
-    float o1_2 = (*(o + os + 26));
-    float o1_3 = (*(o + os + 27));
-    float o2_0 = (*(o + 2 * os + 24));
-    float o2_1 = (*(o + 2 * os + 25));
-    float o2_2 = (*(o + 2 * os + 26));
-    float o2_3 = (*(o + 2 * os + 27));
-    float o3_0 = (*(o + 3 * os + 24));
-    float o3_1 = (*(o + 3 * os + 25));
-    float o3_2 = (*(o + 3 * os + 26));
-    float o3_3 = (*(o + 3 * os + 27));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 24)) * a0);
+    float o0_1 = ((*(o + 25)) * a0);
+    float o0_2 = ((*(o + 26)) * a0);
+    float o0_3 = ((*(o + 27)) * a0);
+    float o1_0 = ((*(o + os + 24)) * a1);
+    float o1_1 = ((*(o + os + 25)) * a1);
+    float o1_2 = ((*(o + os + 26)) * a1);
+    float o1_3 = ((*(o + os + 27)) * a1);
+    float o2_0 = ((*(o + 2 * os + 24)) * a2);
+    float o2_1 = ((*(o + 2 * os + 25)) * a2);
+    float o2_2 = ((*(o + 2 * os + 26)) * a2);
+    float o2_3 = ((*(o + 2 * os + 27)) * a2);
+    float o3_0 = ((*(o + 3 * os + 24)) * a3);
+    float o3_1 = ((*(o + 3 * os + 25)) * a3);
+    float o3_2 = ((*(o + 3 * os + 26)) * a3);
+    float o3_3 = ((*(o + 3 * os + 27)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 24));
       const float v1 = (*(vj + 25));
       const float v2 = (*(vj + 26));
@@ -5510,25 +4643,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 27) = o3_3;
   }
   {
-    float o0_0 = (*(o + 28));
-    float o0_1 = (*(o + 29));
-    float o0_2 = (*(o + 30));
-    float o0_3 = (*(o + 31));
-    float o1_0 = (*(o + os + 28));
-    float o1_1 = (*(o + os + 29));
-    float o1_2 = (*(o + os + 30));
-    float o1_3 = (*(o + os + 31));
-    float o2_0 = (*(o + 2 * os + 28));
-    float o2_1 = (*(o + 2 * os + 29));
-    float o2_2 = (*(o + 2 * os + 30));
-    float o2_3 = (*(o + 2 * os + 31));
-    float o3_0 = (*(o + 3 * os + 28));
-    float o3_1 = (*(o + 3 * os + 29));
-    float o3_2 = (*(o + 3 * os + 30));
-    float o3_3 = (*(o + 3 * os + 31));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 28)) * a0);
+    float o0_1 = ((*(o + 29)) * a0);
+    float o0_2 = ((*(o + 30)) * a0);
+    float o0_3 = ((*(o + 31)) * a0);
+    float o1_0 = ((*(o + os + 28)) * a1);
+    float o1_1 = ((*(o + os + 29)) * a1);
+    float o1_2 = ((*(o + os + 30)) * a1);
+    float o1_3 = ((*(o + os + 31)) * a1);
+    float o2_0 = ((*(o + 2 * os + 28)) * a2);
+    float o2_1 = ((*(o + 2 * os + 29)) * a2);
+    float o2_2 = ((*(o + 2 * os + 30)) * a2);
+    float o2_3 = ((*(o + 2 * os + 31)) * a2);
+    float o3_0 = ((*(o + 3 * os + 28)) * a3);
+    float o3_1 = ((*(o + 3 * os + 29)) * a3);
+    float o3_2 = ((*(o + 3 * os + 30)) * a3);
+    float o3_3 = ((*(o + 3 * os + 31)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 28));
       const float v1 = (*(vj + 29));
       const float v2 = (*(vj + 30));
@@ -5580,25 +4717,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 31) = o3_3;
   }
   {
-    float o0_0 = (*(o + 32));
-    float o0_1 = (*(o + 33));
-    float o0_2 = (*(o + 34));
-    float o0_3 = (*(o + 35));
-    float o1_0 = (*(o + os + 32));
-    float o1_1 = (*(o + os + 33));
-    float o1_2 = (*(o + os + 34));
-    float o1_3 = (*(o + os + 35));
-    float o2_0 = (*(o + 2 * os + 32));
-    float o2_1 = (*(o + 2 * os + 33));
-    float o2_2 = (*(o + 2 * os + 34));
-    float o2_3 = (*(o + 2 * os + 35));
-    float o3_0 = (*(o + 3 * os + 32));
-    float o3_1 = (*(o + 3 * os + 33));
-    float o3_2 = (*(o + 3 * os + 34));
-    float o3_3 = (*(o + 3 * os + 35));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 32)) * a0);
+    float o0_1 = ((*(o + 33)) * a0);
+    float o0_2 = ((*(o + 34)) * a0);
+    float o0_3 = ((*(o + 35)) * a0);
+    float o1_0 = ((*(o + os + 32)) * a1);
+    float o1_1 = ((*(o + os + 33)) * a1);
+    float o1_2 = ((*(o + os + 34)) * a1);
+    float o1_3 = ((*(o + os + 35)) * a1);
+    float o2_0 = ((*(o + 2 * os + 32)) * a2);
+    float o2_1 = ((*(o + 2 * os + 33)) * a2);
+    float o2_2 = ((*(o + 2 * os + 34)) * a2);
+    float o2_3 = ((*(o + 2 * os + 35)) * a2);
+    float o3_0 = ((*(o + 3 * os + 32)) * a3);
+    float o3_1 = ((*(o + 3 * os + 33)) * a3);
+    float o3_2 = ((*(o + 3 * os + 34)) * a3);
+    float o3_3 = ((*(o + 3 * os + 35)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 32));
       const float v1 = (*(vj + 33));
       const float v2 = (*(vj + 34));
@@ -5650,25 +4791,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 35) = o3_3;
   }
   {
-    float o0_0 = (*(o + 36));
-    float o0_1 = (*(o + 37));
-    float o0_2 = (*(o + 38));
-    float o0_3 = (*(o + 39));
-    float o1_0 = (*(o + os + 36));
-    float o1_1 = (*(o + os + 37));
-    float o1_2 = (*(o + os + 38));
-    float o1_3 = (*(o + os + 39));
-    float o2_0 = (*(o + 2 * os + 36));
-    float o2_1 = (*(o + 2 * os + 37));
-    float o2_2 = (*(o + 2 * os + 38));
-    float o2_3 = (*(o + 2 * os + 39));
-    float o3_0 = (*(o + 3 * os + 36));
-    float o3_1 = (*(o + 3 * os + 37));
-    float o3_2 = (*(o + 3 * os + 38));
-    float o3_3 = (*(o + 3 * os + 39));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 36)) * a0);
+    float o0_1 = ((*(o + 37)) * a0);
+    float o0_2 = ((*(o + 38)) * a0);
+    float o0_3 = ((*(o + 39)) * a0);
+    float o1_0 = ((*(o + os + 36)) * a1);
+    float o1_1 = ((*(o + os + 37)) * a1);
+    float o1_2 = ((*(o + os + 38)) * a1);
+    float o1_3 = ((*(o + os + 39)) * a1);
+    float o2_0 = ((*(o + 2 * os + 36)) * a2);
+    float o2_1 = ((*(o + 2 * os + 37)) * a2);
+    float o2_2 = ((*(o + 2 * os + 38)) * a2);
+    float o2_3 = ((*(o + 2 * os + 39)) * a2);
+    float o3_0 = ((*(o + 3 * os + 36)) * a3);
+    float o3_1 = ((*(o + 3 * os + 37)) * a3);
+    float o3_2 = ((*(o + 3 * os + 38)) * a3);
+    float o3_3 = ((*(o + 3 * os + 39)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 36));
       const float v1 = (*(vj + 37));
       const float v2 = (*(vj + 38));
@@ -5720,25 +4865,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 39) = o3_3;
   }
   {
-    float o0_0 = (*(o + 40));
-    float o0_1 = (*(o + 41));
-    float o0_2 = (*(o + 42));
-    float o0_3 = (*(o + 43));
-    float o1_0 = (*(o + os + 40));
-    float o1_1 = (*(o + os + 41));
-    float o1_2 = (*(o + os + 42));
-    float o1_3 = (*(o + os + 43));
-    float o2_0 = (*(o + 2 * os + 40));
-    float o2_1 = (*(o + 2 * os + 41));
-    float o2_2 = (*(o + 2 * os + 42));
-    float o2_3 = (*(o + 2 * os + 43));
-    float o3_0 = (*(o + 3 * os + 40));
-    float o3_1 = (*(o + 3 * os + 41));
-    float o3_2 = (*(o + 3 * os + 42));
-    float o3_3 = (*(o + 3 * os + 43));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 40)) * a0);
+    float o0_1 = ((*(o + 41)) * a0);
+    float o0_2 = ((*(o + 42)) * a0);
+    float o0_3 = ((*(o + 43)) * a0);
+    float o1_0 = ((*(o + os + 40)) * a1);
+    float o1_1 = ((*(o + os + 41)) * a1);
+    float o1_2 = ((*(o + os + 42)) * a1);
+    float o1_3 = ((*(o + os + 43)) * a1);
+    float o2_0 = ((*(o + 2 * os + 40)) * a2);
+    float o2_1 = ((*(o + 2 * os + 41)) * a2);
+    float o2_2 = ((*(o + 2 * os + 42)) * a2);
+    float o2_3 = ((*(o + 2 * os + 43)) * a2);
+    float o3_0 = ((*(o + 3 * os + 40)) * a3);
+    float o3_1 = ((*(o + 3 * os + 41)) * a3);
+    float o3_2 = ((*(o + 3 * os + 42)) * a3);
+    float o3_3 = ((*(o + 3 * os + 43)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 40));
       const float v1 = (*(vj + 41));
       const float v2 = (*(vj + 42));
@@ -5790,25 +4939,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 43) = o3_3;
   }
   {
-    float o0_0 = (*(o + 44));
-    float o0_1 = (*(o + 45));
-    float o0_2 = (*(o + 46));
-    float o0_3 = (*(o + 47));
-    float o1_0 = (*(o + os + 44));
-    float o1_1 = (*(o + os + 45));
-    float o1_2 = (*(o + os + 46));
-    float o1_3 = (*(o + os + 47));
-    float o2_0 = (*(o + 2 * os + 44));
-    float o2_1 = (*(o + 2 * os + 45));
-    float o2_2 = (*(o + 2 * os + 46));
-    float o2_3 = (*(o + 2 * os + 47));
-    float o3_0 = (*(o + 3 * os + 44));
-    float o3_1 = (*(o + 3 * os + 45));
-    float o3_2 = (*(o + 3 * os + 46));
-    float o3_3 = (*(o + 3 * os + 47));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 44)) * a0);
+    float o0_1 = ((*(o + 45)) * a0);
+    float o0_2 = ((*(o + 46)) * a0);
+    float o0_3 = ((*(o + 47)) * a0);
+    float o1_0 = ((*(o + os + 44)) * a1);
+    float o1_1 = ((*(o + os + 45)) * a1);
+    float o1_2 = ((*(o + os + 46)) * a1);
+    float o1_3 = ((*(o + os + 47)) * a1);
+    float o2_0 = ((*(o + 2 * os + 44)) * a2);
+    float o2_1 = ((*(o + 2 * os + 45)) * a2);
+    float o2_2 = ((*(o + 2 * os + 46)) * a2);
+    float o2_3 = ((*(o + 2 * os + 47)) * a2);
+    float o3_0 = ((*(o + 3 * os + 44)) * a3);
+    float o3_1 = ((*(o + 3 * os + 45)) * a3);
+    float o3_2 = ((*(o + 3 * os + 46)) * a3);
+    float o3_3 = ((*(o + 3 * os + 47)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 44));
       const float v1 = (*(vj + 45));
       const float v2 = (*(vj + 46));
@@ -5860,25 +5013,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 47) = o3_3;
   }
   {
-    float o0_0 = (*(o + 48));
-    float o0_1 = (*(o + 49));
-    float o0_2 = (*(o + 50));
-    float o0_3 = (*(o + 51));
-    float o1_0 = (*(o + os + 48));
-    float o1_1 = (*(o + os + 49));
-    float o1_2 = (*(o + os + 50));
-    float o1_3 = (*(o + os + 51));
-    float o2_0 = (*(o + 2 * os + 48));
-    float o2_1 = (*(o + 2 * os + 49));
-    float o2_2 = (*(o + 2 * os + 50));
-    float o2_3 = (*(o + 2 * os + 51));
-    float o3_0 = (*(o + 3 * os + 48));
-    float o3_1 = (*(o + 3 * os + 49));
-    float o3_2 = (*(o + 3 * os + 50));
-    float o3_3 = (*(o + 3 * os + 51));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 48)) * a0);
+    float o0_1 = ((*(o + 49)) * a0);
+    float o0_2 = ((*(o + 50)) * a0);
+    float o0_3 = ((*(o + 51)) * a0);
+    float o1_0 = ((*(o + os + 48)) * a1);
+    float o1_1 = ((*(o + os + 49)) * a1);
+    float o1_2 = ((*(o + os + 50)) * a1);
+    float o1_3 = ((*(o + os + 51)) * a1);
+    float o2_0 = ((*(o + 2 * os + 48)) * a2);
+    float o2_1 = ((*(o + 2 * os + 49)) * a2);
+    float o2_2 = ((*(o + 2 * os + 50)) * a2);
+    float o2_3 = ((*(o + 2 * os + 51)) * a2);
+    float o3_0 = ((*(o + 3 * os + 48)) * a3);
+    float o3_1 = ((*(o + 3 * os + 49)) * a3);
+    float o3_2 = ((*(o + 3 * os + 50)) * a3);
+    float o3_3 = ((*(o + 3 * os + 51)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 48));
       const float v1 = (*(vj + 49));
       const float v2 = (*(vj + 50));
@@ -5930,25 +5087,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 51) = o3_3;
   }
   {
-    float o0_0 = (*(o + 52));
-    float o0_1 = (*(o + 53));
-    float o0_2 = (*(o + 54));
-    float o0_3 = (*(o + 55));
-    float o1_0 = (*(o + os + 52));
-    float o1_1 = (*(o + os + 53));
-    float o1_2 = (*(o + os + 54));
-    float o1_3 = (*(o + os + 55));
-    float o2_0 = (*(o + 2 * os + 52));
-    float o2_1 = (*(o + 2 * os + 53));
-    float o2_2 = (*(o + 2 * os + 54));
-    float o2_3 = (*(o + 2 * os + 55));
-    float o3_0 = (*(o + 3 * os + 52));
-    float o3_1 = (*(o + 3 * os + 53));
-    float o3_2 = (*(o + 3 * os + 54));
-    float o3_3 = (*(o + 3 * os + 55));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 52)) * a0);
+    float o0_1 = ((*(o + 53)) * a0);
+    float o0_2 = ((*(o + 54)) * a0);
+    float o0_3 = ((*(o + 55)) * a0);
+    float o1_0 = ((*(o + os + 52)) * a1);
+    float o1_1 = ((*(o + os + 53)) * a1);
+    float o1_2 = ((*(o + os + 54)) * a1);
+    float o1_3 = ((*(o + os + 55)) * a1);
+    float o2_0 = ((*(o + 2 * os + 52)) * a2);
+    float o2_1 = ((*(o + 2 * os + 53)) * a2);
+    float o2_2 = ((*(o + 2 * os + 54)) * a2);
+    float o2_3 = ((*(o + 2 * os + 55)) * a2);
+    float o3_0 = ((*(o + 3 * os + 52)) * a3);
+    float o3_1 = ((*(o + 3 * os + 53)) * a3);
+    float o3_2 = ((*(o + 3 * os + 54)) * a3);
+    float o3_3 = ((*(o + 3 * os + 55)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 52));
       const float v1 = (*(vj + 53));
       const float v2 = (*(vj + 54));
@@ -6000,25 +5161,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 55) = o3_3;
   }
   {
-    float o0_0 = (*(o + 56));
-    float o0_1 = (*(o + 57));
-    float o0_2 = (*(o + 58));
-    float o0_3 = (*(o + 59));
-    float o1_0 = (*(o + os + 56));
-    float o1_1 = (*(o + os + 57));
-    float o1_2 = (*(o + os + 58));
-    float o1_3 = (*(o + os + 59));
-    float o2_0 = (*(o + 2 * os + 56));
-    float o2_1 = (*(o + 2 * os + 57));
-    float o2_2 = (*(o + 2 * os + 58));
-    float o2_3 = (*(o + 2 * os + 59));
-    float o3_0 = (*(o + 3 * os + 56));
-    float o3_1 = (*(o + 3 * os + 57));
-    float o3_2 = (*(o + 3 * os + 58));
-    float o3_3 = (*(o + 3 * os + 59));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 56)) * a0);
+    float o0_1 = ((*(o + 57)) * a0);
+    float o0_2 = ((*(o + 58)) * a0);
+    float o0_3 = ((*(o + 59)) * a0);
+    float o1_0 = ((*(o + os + 56)) * a1);
+    float o1_1 = ((*(o + os + 57)) * a1);
+    float o1_2 = ((*(o + os + 58)) * a1);
+    float o1_3 = ((*(o + os + 59)) * a1);
+    float o2_0 = ((*(o + 2 * os + 56)) * a2);
+    float o2_1 = ((*(o + 2 * os + 57)) * a2);
+    float o2_2 = ((*(o + 2 * os + 58)) * a2);
+    float o2_3 = ((*(o + 2 * os + 59)) * a2);
+    float o3_0 = ((*(o + 3 * os + 56)) * a3);
+    float o3_1 = ((*(o + 3 * os + 57)) * a3);
+    float o3_2 = ((*(o + 3 * os + 58)) * a3);
+    float o3_3 = ((*(o + 3 * os + 59)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 56));
       const float v1 = (*(vj + 57));
       const float v2 = (*(vj + 58));
@@ -6070,25 +5235,29 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
     *(o + 3 * os + 59) = o3_3;
   }
   {
-    float o0_0 = (*(o + 60));
-    float o0_1 = (*(o + 61));
-    float o0_2 = (*(o + 62));
-    float o0_3 = (*(o + 63));
-    float o1_0 = (*(o + os + 60));
-    float o1_1 = (*(o + os + 61));
-    float o1_2 = (*(o + os + 62));
-    float o1_3 = (*(o + os + 63));
-    float o2_0 = (*(o + 2 * os + 60));
-    float o2_1 = (*(o + 2 * os + 61));
-    float o2_2 = (*(o + 2 * os + 62));
-    float o2_3 = (*(o + 2 * os + 63));
-    float o3_0 = (*(o + 3 * os + 60));
-    float o3_1 = (*(o + 3 * os + 61));
-    float o3_2 = (*(o + 3 * os + 62));
-    float o3_3 = (*(o + 3 * os + 63));
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
+    float o0_0 = ((*(o + 60)) * a0);
+    float o0_1 = ((*(o + 61)) * a0);
+    float o0_2 = ((*(o + 62)) * a0);
+    float o0_3 = ((*(o + 63)) * a0);
+    float o1_0 = ((*(o + os + 60)) * a1);
+    float o1_1 = ((*(o + os + 61)) * a1);
+    float o1_2 = ((*(o + os + 62)) * a1);
+    float o1_3 = ((*(o + os + 63)) * a1);
+    float o2_0 = ((*(o + 2 * os + 60)) * a2);
+    float o2_1 = ((*(o + 2 * os + 61)) * a2);
+    float o2_2 = ((*(o + 2 * os + 62)) * a2);
+    float o2_3 = ((*(o + 2 * os + 63)) * a2);
+    float o3_0 = ((*(o + 3 * os + 60)) * a3);
+    float o3_1 = ((*(o + 3 * os + 61)) * a3);
+    float o3_2 = ((*(o + 3 * os + 62)) * a3);
+    float o3_3 = ((*(o + 3 * os + 63)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * qs;
+      const float *restrict pj = pt + j * 64;
       const float v0 = (*(vj + 60));
       const float v1 = (*(vj + 61));
       const float v2 = (*(vj + 62));
@@ -6141,62 +5310,1222 @@ static  void attngen_pv_d64_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
   }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
+ * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
+static  void attngen_qkdot_d64_2x4_s64__scalar(const float *restrict qp, int rows, const float *const *restrict krow,
+    float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  for (int r = 0; r < rows; r += 2) {
+    const float *restrict q0 = qp + r * 64;
+    const float *restrict q1 = qp + r * 64 + 64;
+    float acc0_0 = 0.0f;
+    float acc0_1 = 0.0f;
+    float acc0_2 = 0.0f;
+    float acc0_3 = 0.0f;
+    float acc1_0 = 0.0f;
+    float acc1_1 = 0.0f;
+    float acc1_2 = 0.0f;
+    float acc1_3 = 0.0f;
+    {
+    const float qv0 = (*(q0)); const float qv1 = (*(q1));
+    { const float kv = (*(k0)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 1)); const float qv1 = (*(q1 + 1));
+    { const float kv = (*(k0 + 1)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 1)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 1)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 2)); const float qv1 = (*(q1 + 2));
+    { const float kv = (*(k0 + 2)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 2)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 2)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 3)); const float qv1 = (*(q1 + 3));
+    { const float kv = (*(k0 + 3)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 3)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 3)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 4)); const float qv1 = (*(q1 + 4));
+    { const float kv = (*(k0 + 4)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 4)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 4)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 4)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 5)); const float qv1 = (*(q1 + 5));
+    { const float kv = (*(k0 + 5)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 5)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 5)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 5)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 6)); const float qv1 = (*(q1 + 6));
+    { const float kv = (*(k0 + 6)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 6)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 6)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 6)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 7)); const float qv1 = (*(q1 + 7));
+    { const float kv = (*(k0 + 7)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 7)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 7)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 7)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 8)); const float qv1 = (*(q1 + 8));
+    { const float kv = (*(k0 + 8)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 8)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 8)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 8)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 9)); const float qv1 = (*(q1 + 9));
+    { const float kv = (*(k0 + 9)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 9)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 9)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 9)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 10)); const float qv1 = (*(q1 + 10));
+    { const float kv = (*(k0 + 10)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 10)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 10)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 10)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 11)); const float qv1 = (*(q1 + 11));
+    { const float kv = (*(k0 + 11)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 11)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 11)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 11)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 12)); const float qv1 = (*(q1 + 12));
+    { const float kv = (*(k0 + 12)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 12)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 12)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 12)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 13)); const float qv1 = (*(q1 + 13));
+    { const float kv = (*(k0 + 13)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 13)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 13)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 13)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 14)); const float qv1 = (*(q1 + 14));
+    { const float kv = (*(k0 + 14)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 14)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 14)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 14)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 15)); const float qv1 = (*(q1 + 15));
+    { const float kv = (*(k0 + 15)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 15)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 15)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 15)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 16)); const float qv1 = (*(q1 + 16));
+    { const float kv = (*(k0 + 16)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 16)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 16)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 16)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 17)); const float qv1 = (*(q1 + 17));
+    { const float kv = (*(k0 + 17)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 17)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 17)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 17)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 18)); const float qv1 = (*(q1 + 18));
+    { const float kv = (*(k0 + 18)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 18)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 18)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 18)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 19)); const float qv1 = (*(q1 + 19));
+    { const float kv = (*(k0 + 19)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 19)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 19)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 19)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 20)); const float qv1 = (*(q1 + 20));
+    { const float kv = (*(k0 + 20)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 20)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 20)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 20)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 21)); const float qv1 = (*(q1 + 21));
+    { const float kv = (*(k0 + 21)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 21)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 21)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 21)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 22)); const float qv1 = (*(q1 + 22));
+    { const float kv = (*(k0 + 22)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 22)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 22)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 22)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 23)); const float qv1 = (*(q1 + 23));
+    { const float kv = (*(k0 + 23)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 23)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 23)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 23)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 24)); const float qv1 = (*(q1 + 24));
+    { const float kv = (*(k0 + 24)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 24)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 24)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 24)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 25)); const float qv1 = (*(q1 + 25));
+    { const float kv = (*(k0 + 25)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 25)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 25)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 25)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 26)); const float qv1 = (*(q1 + 26));
+    { const float kv = (*(k0 + 26)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 26)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 26)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 26)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 27)); const float qv1 = (*(q1 + 27));
+    { const float kv = (*(k0 + 27)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 27)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 27)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 27)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 28)); const float qv1 = (*(q1 + 28));
+    { const float kv = (*(k0 + 28)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 28)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 28)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 28)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 29)); const float qv1 = (*(q1 + 29));
+    { const float kv = (*(k0 + 29)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 29)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 29)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 29)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 30)); const float qv1 = (*(q1 + 30));
+    { const float kv = (*(k0 + 30)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 30)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 30)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 30)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 31)); const float qv1 = (*(q1 + 31));
+    { const float kv = (*(k0 + 31)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 31)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 31)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 31)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 32)); const float qv1 = (*(q1 + 32));
+    { const float kv = (*(k0 + 32)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 32)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 32)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 32)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 33)); const float qv1 = (*(q1 + 33));
+    { const float kv = (*(k0 + 33)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 33)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 33)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 33)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 34)); const float qv1 = (*(q1 + 34));
+    { const float kv = (*(k0 + 34)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 34)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 34)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 34)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 35)); const float qv1 = (*(q1 + 35));
+    { const float kv = (*(k0 + 35)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 35)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 35)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 35)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 36)); const float qv1 = (*(q1 + 36));
+    { const float kv = (*(k0 + 36)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 36)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 36)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 36)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 37)); const float qv1 = (*(q1 + 37));
+    { const float kv = (*(k0 + 37)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 37)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 37)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 37)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 38)); const float qv1 = (*(q1 + 38));
+    { const float kv = (*(k0 + 38)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 38)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 38)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 38)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 39)); const float qv1 = (*(q1 + 39));
+    { const float kv = (*(k0 + 39)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 39)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 39)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 39)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 40)); const float qv1 = (*(q1 + 40));
+    { const float kv = (*(k0 + 40)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 40)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 40)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 40)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 41)); const float qv1 = (*(q1 + 41));
+    { const float kv = (*(k0 + 41)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 41)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 41)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 41)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 42)); const float qv1 = (*(q1 + 42));
+    { const float kv = (*(k0 + 42)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 42)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 42)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 42)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 43)); const float qv1 = (*(q1 + 43));
+    { const float kv = (*(k0 + 43)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 43)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 43)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 43)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 44)); const float qv1 = (*(q1 + 44));
+    { const float kv = (*(k0 + 44)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 44)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 44)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 44)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 45)); const float qv1 = (*(q1 + 45));
+    { const float kv = (*(k0 + 45)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 45)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 45)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 45)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 46)); const float qv1 = (*(q1 + 46));
+    { const float kv = (*(k0 + 46)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 46)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 46)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 46)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 47)); const float qv1 = (*(q1 + 47));
+    { const float kv = (*(k0 + 47)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 47)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 47)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 47)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 48)); const float qv1 = (*(q1 + 48));
+    { const float kv = (*(k0 + 48)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 48)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 48)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 48)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 49)); const float qv1 = (*(q1 + 49));
+    { const float kv = (*(k0 + 49)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 49)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 49)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 49)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 50)); const float qv1 = (*(q1 + 50));
+    { const float kv = (*(k0 + 50)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 50)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 50)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 50)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 51)); const float qv1 = (*(q1 + 51));
+    { const float kv = (*(k0 + 51)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 51)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 51)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 51)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 52)); const float qv1 = (*(q1 + 52));
+    { const float kv = (*(k0 + 52)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 52)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 52)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 52)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 53)); const float qv1 = (*(q1 + 53));
+    { const float kv = (*(k0 + 53)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 53)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 53)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 53)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 54)); const float qv1 = (*(q1 + 54));
+    { const float kv = (*(k0 + 54)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 54)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 54)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 54)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 55)); const float qv1 = (*(q1 + 55));
+    { const float kv = (*(k0 + 55)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 55)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 55)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 55)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 56)); const float qv1 = (*(q1 + 56));
+    { const float kv = (*(k0 + 56)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 56)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 56)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 56)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 57)); const float qv1 = (*(q1 + 57));
+    { const float kv = (*(k0 + 57)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 57)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 57)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 57)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 58)); const float qv1 = (*(q1 + 58));
+    { const float kv = (*(k0 + 58)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 58)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 58)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 58)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 59)); const float qv1 = (*(q1 + 59));
+    { const float kv = (*(k0 + 59)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 59)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 59)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 59)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 60)); const float qv1 = (*(q1 + 60));
+    { const float kv = (*(k0 + 60)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 60)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 60)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 60)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 61)); const float qv1 = (*(q1 + 61));
+    { const float kv = (*(k0 + 61)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 61)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 61)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 61)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 62)); const float qv1 = (*(q1 + 62));
+    { const float kv = (*(k0 + 62)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 62)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 62)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 62)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 63)); const float qv1 = (*(q1 + 63));
+    { const float kv = (*(k0 + 63)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+    { const float kv = (*(k1 + 63)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+    { const float kv = (*(k2 + 63)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+    { const float kv = (*(k3 + 63)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    }
+    s[r * 64] = acc0_0;
+    s[r * 64 + 1] = acc0_1;
+    s[r * 64 + 2] = acc0_2;
+    s[r * 64 + 3] = acc0_3;
+    s[r * 64 + 64] = acc1_0;
+    s[r * 64 + 65] = acc1_1;
+    s[r * 64 + 66] = acc1_2;
+    s[r * 64 + 67] = acc1_3;
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
+static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o)) * a0);
+    float o0_1 = ((*(o + 1)) * a0);
+    float o0_2 = ((*(o + 2)) * a0);
+    float o0_3 = ((*(o + 3)) * a0);
+    float o1_0 = ((*(o + os)) * a1);
+    float o1_1 = ((*(o + os + 1)) * a1);
+    float o1_2 = ((*(o + os + 2)) * a1);
+    float o1_3 = ((*(o + os + 3)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj));
+      const float v1 = (*(vj + 1));
+      const float v2 = (*(vj + 2));
+      const float v3 = (*(vj + 3));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o) = o0_0;
+    *(o + 1) = o0_1;
+    *(o + 2) = o0_2;
+    *(o + 3) = o0_3;
+    *(o + os) = o1_0;
+    *(o + os + 1) = o1_1;
+    *(o + os + 2) = o1_2;
+    *(o + os + 3) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 4)) * a0);
+    float o0_1 = ((*(o + 5)) * a0);
+    float o0_2 = ((*(o + 6)) * a0);
+    float o0_3 = ((*(o + 7)) * a0);
+    float o1_0 = ((*(o + os + 4)) * a1);
+    float o1_1 = ((*(o + os + 5)) * a1);
+    float o1_2 = ((*(o + os + 6)) * a1);
+    float o1_3 = ((*(o + os + 7)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 4));
+      const float v1 = (*(vj + 5));
+      const float v2 = (*(vj + 6));
+      const float v3 = (*(vj + 7));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 4) = o0_0;
+    *(o + 5) = o0_1;
+    *(o + 6) = o0_2;
+    *(o + 7) = o0_3;
+    *(o + os + 4) = o1_0;
+    *(o + os + 5) = o1_1;
+    *(o + os + 6) = o1_2;
+    *(o + os + 7) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 8)) * a0);
+    float o0_1 = ((*(o + 9)) * a0);
+    float o0_2 = ((*(o + 10)) * a0);
+    float o0_3 = ((*(o + 11)) * a0);
+    float o1_0 = ((*(o + os + 8)) * a1);
+    float o1_1 = ((*(o + os + 9)) * a1);
+    float o1_2 = ((*(o + os + 10)) * a1);
+    float o1_3 = ((*(o + os + 11)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 8));
+      const float v1 = (*(vj + 9));
+      const float v2 = (*(vj + 10));
+      const float v3 = (*(vj + 11));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 8) = o0_0;
+    *(o + 9) = o0_1;
+    *(o + 10) = o0_2;
+    *(o + 11) = o0_3;
+    *(o + os + 8) = o1_0;
+    *(o + os + 9) = o1_1;
+    *(o + os + 10) = o1_2;
+    *(o + os + 11) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 12)) * a0);
+    float o0_1 = ((*(o + 13)) * a0);
+    float o0_2 = ((*(o + 14)) * a0);
+    float o0_3 = ((*(o + 15)) * a0);
+    float o1_0 = ((*(o + os + 12)) * a1);
+    float o1_1 = ((*(o + os + 13)) * a1);
+    float o1_2 = ((*(o + os + 14)) * a1);
+    float o1_3 = ((*(o + os + 15)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 12));
+      const float v1 = (*(vj + 13));
+      const float v2 = (*(vj + 14));
+      const float v3 = (*(vj + 15));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 12) = o0_0;
+    *(o + 13) = o0_1;
+    *(o + 14) = o0_2;
+    *(o + 15) = o0_3;
+    *(o + os + 12) = o1_0;
+    *(o + os + 13) = o1_1;
+    *(o + os + 14) = o1_2;
+    *(o + os + 15) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 16)) * a0);
+    float o0_1 = ((*(o + 17)) * a0);
+    float o0_2 = ((*(o + 18)) * a0);
+    float o0_3 = ((*(o + 19)) * a0);
+    float o1_0 = ((*(o + os + 16)) * a1);
+    float o1_1 = ((*(o + os + 17)) * a1);
+    float o1_2 = ((*(o + os + 18)) * a1);
+    float o1_3 = ((*(o + os + 19)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 16));
+      const float v1 = (*(vj + 17));
+      const float v2 = (*(vj + 18));
+      const float v3 = (*(vj + 19));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 16) = o0_0;
+    *(o + 17) = o0_1;
+    *(o + 18) = o0_2;
+    *(o + 19) = o0_3;
+    *(o + os + 16) = o1_0;
+    *(o + os + 17) = o1_1;
+    *(o + os + 18) = o1_2;
+    *(o + os + 19) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 20)) * a0);
+    float o0_1 = ((*(o + 21)) * a0);
+    float o0_2 = ((*(o + 22)) * a0);
+    float o0_3 = ((*(o + 23)) * a0);
+    float o1_0 = ((*(o + os + 20)) * a1);
+    float o1_1 = ((*(o + os + 21)) * a1);
+    float o1_2 = ((*(o + os + 22)) * a1);
+    float o1_3 = ((*(o + os + 23)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 20));
+      const float v1 = (*(vj + 21));
+      const float v2 = (*(vj + 22));
+      const float v3 = (*(vj + 23));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 20) = o0_0;
+    *(o + 21) = o0_1;
+    *(o + 22) = o0_2;
+    *(o + 23) = o0_3;
+    *(o + os + 20) = o1_0;
+    *(o + os + 21) = o1_1;
+    *(o + os + 22) = o1_2;
+    *(o + os + 23) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 24)) * a0);
+    float o0_1 = ((*(o + 25)) * a0);
+    float o0_2 = ((*(o + 26)) * a0);
+    float o0_3 = ((*(o + 27)) * a0);
+    float o1_0 = ((*(o + os + 24)) * a1);
+    float o1_1 = ((*(o + os + 25)) * a1);
+    float o1_2 = ((*(o + os + 26)) * a1);
+    float o1_3 = ((*(o + os + 27)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 24));
+      const float v1 = (*(vj + 25));
+      const float v2 = (*(vj + 26));
+      const float v3 = (*(vj + 27));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 24) = o0_0;
+    *(o + 25) = o0_1;
+    *(o + 26) = o0_2;
+    *(o + 27) = o0_3;
+    *(o + os + 24) = o1_0;
+    *(o + os + 25) = o1_1;
+    *(o + os + 26) = o1_2;
+    *(o + os + 27) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 28)) * a0);
+    float o0_1 = ((*(o + 29)) * a0);
+    float o0_2 = ((*(o + 30)) * a0);
+    float o0_3 = ((*(o + 31)) * a0);
+    float o1_0 = ((*(o + os + 28)) * a1);
+    float o1_1 = ((*(o + os + 29)) * a1);
+    float o1_2 = ((*(o + os + 30)) * a1);
+    float o1_3 = ((*(o + os + 31)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 28));
+      const float v1 = (*(vj + 29));
+      const float v2 = (*(vj + 30));
+      const float v3 = (*(vj + 31));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 28) = o0_0;
+    *(o + 29) = o0_1;
+    *(o + 30) = o0_2;
+    *(o + 31) = o0_3;
+    *(o + os + 28) = o1_0;
+    *(o + os + 29) = o1_1;
+    *(o + os + 30) = o1_2;
+    *(o + os + 31) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 32)) * a0);
+    float o0_1 = ((*(o + 33)) * a0);
+    float o0_2 = ((*(o + 34)) * a0);
+    float o0_3 = ((*(o + 35)) * a0);
+    float o1_0 = ((*(o + os + 32)) * a1);
+    float o1_1 = ((*(o + os + 33)) * a1);
+    float o1_2 = ((*(o + os + 34)) * a1);
+    float o1_3 = ((*(o + os + 35)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 32));
+      const float v1 = (*(vj + 33));
+      const float v2 = (*(vj + 34));
+      const float v3 = (*(vj + 35));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 32) = o0_0;
+    *(o + 33) = o0_1;
+    *(o + 34) = o0_2;
+    *(o + 35) = o0_3;
+    *(o + os + 32) = o1_0;
+    *(o + os + 33) = o1_1;
+    *(o + os + 34) = o1_2;
+    *(o + os + 35) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 36)) * a0);
+    float o0_1 = ((*(o + 37)) * a0);
+    float o0_2 = ((*(o + 38)) * a0);
+    float o0_3 = ((*(o + 39)) * a0);
+    float o1_0 = ((*(o + os + 36)) * a1);
+    float o1_1 = ((*(o + os + 37)) * a1);
+    float o1_2 = ((*(o + os + 38)) * a1);
+    float o1_3 = ((*(o + os + 39)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 36));
+      const float v1 = (*(vj + 37));
+      const float v2 = (*(vj + 38));
+      const float v3 = (*(vj + 39));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 36) = o0_0;
+    *(o + 37) = o0_1;
+    *(o + 38) = o0_2;
+    *(o + 39) = o0_3;
+    *(o + os + 36) = o1_0;
+    *(o + os + 37) = o1_1;
+    *(o + os + 38) = o1_2;
+    *(o + os + 39) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 40)) * a0);
+    float o0_1 = ((*(o + 41)) * a0);
+    float o0_2 = ((*(o + 42)) * a0);
+    float o0_3 = ((*(o + 43)) * a0);
+    float o1_0 = ((*(o + os + 40)) * a1);
+    float o1_1 = ((*(o + os + 41)) * a1);
+    float o1_2 = ((*(o + os + 42)) * a1);
+    float o1_3 = ((*(o + os + 43)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 40));
+      const float v1 = (*(vj + 41));
+      const float v2 = (*(vj + 42));
+      const float v3 = (*(vj + 43));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 40) = o0_0;
+    *(o + 41) = o0_1;
+    *(o + 42) = o0_2;
+    *(o + 43) = o0_3;
+    *(o + os + 40) = o1_0;
+    *(o + os + 41) = o1_1;
+    *(o + os + 42) = o1_2;
+    *(o + os + 43) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 44)) * a0);
+    float o0_1 = ((*(o + 45)) * a0);
+    float o0_2 = ((*(o + 46)) * a0);
+    float o0_3 = ((*(o + 47)) * a0);
+    float o1_0 = ((*(o + os + 44)) * a1);
+    float o1_1 = ((*(o + os + 45)) * a1);
+    float o1_2 = ((*(o + os + 46)) * a1);
+    float o1_3 = ((*(o + os + 47)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 44));
+      const float v1 = (*(vj + 45));
+      const float v2 = (*(vj + 46));
+      const float v3 = (*(vj + 47));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 44) = o0_0;
+    *(o + 45) = o0_1;
+    *(o + 46) = o0_2;
+    *(o + 47) = o0_3;
+    *(o + os + 44) = o1_0;
+    *(o + os + 45) = o1_1;
+    *(o + os + 46) = o1_2;
+    *(o + os + 47) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 48)) * a0);
+    float o0_1 = ((*(o + 49)) * a0);
+    float o0_2 = ((*(o + 50)) * a0);
+    float o0_3 = ((*(o + 51)) * a0);
+    float o1_0 = ((*(o + os + 48)) * a1);
+    float o1_1 = ((*(o + os + 49)) * a1);
+    float o1_2 = ((*(o + os + 50)) * a1);
+    float o1_3 = ((*(o + os + 51)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 48));
+      const float v1 = (*(vj + 49));
+      const float v2 = (*(vj + 50));
+      const float v3 = (*(vj + 51));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 48) = o0_0;
+    *(o + 49) = o0_1;
+    *(o + 50) = o0_2;
+    *(o + 51) = o0_3;
+    *(o + os + 48) = o1_0;
+    *(o + os + 49) = o1_1;
+    *(o + os + 50) = o1_2;
+    *(o + os + 51) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 52)) * a0);
+    float o0_1 = ((*(o + 53)) * a0);
+    float o0_2 = ((*(o + 54)) * a0);
+    float o0_3 = ((*(o + 55)) * a0);
+    float o1_0 = ((*(o + os + 52)) * a1);
+    float o1_1 = ((*(o + os + 53)) * a1);
+    float o1_2 = ((*(o + os + 54)) * a1);
+    float o1_3 = ((*(o + os + 55)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 52));
+      const float v1 = (*(vj + 53));
+      const float v2 = (*(vj + 54));
+      const float v3 = (*(vj + 55));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 52) = o0_0;
+    *(o + 53) = o0_1;
+    *(o + 54) = o0_2;
+    *(o + 55) = o0_3;
+    *(o + os + 52) = o1_0;
+    *(o + os + 53) = o1_1;
+    *(o + os + 54) = o1_2;
+    *(o + os + 55) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 56)) * a0);
+    float o0_1 = ((*(o + 57)) * a0);
+    float o0_2 = ((*(o + 58)) * a0);
+    float o0_3 = ((*(o + 59)) * a0);
+    float o1_0 = ((*(o + os + 56)) * a1);
+    float o1_1 = ((*(o + os + 57)) * a1);
+    float o1_2 = ((*(o + os + 58)) * a1);
+    float o1_3 = ((*(o + os + 59)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 56));
+      const float v1 = (*(vj + 57));
+      const float v2 = (*(vj + 58));
+      const float v3 = (*(vj + 59));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 56) = o0_0;
+    *(o + 57) = o0_1;
+    *(o + 58) = o0_2;
+    *(o + 59) = o0_3;
+    *(o + os + 56) = o1_0;
+    *(o + os + 57) = o1_1;
+    *(o + os + 58) = o1_2;
+    *(o + os + 59) = o1_3;
+  }
+  {
+    const float a0 = (*(alpha));
+    const float a1 = (*(alpha + 1));
+    float o0_0 = ((*(o + 60)) * a0);
+    float o0_1 = ((*(o + 61)) * a0);
+    float o0_2 = ((*(o + 62)) * a0);
+    float o0_3 = ((*(o + 63)) * a0);
+    float o1_0 = ((*(o + os + 60)) * a1);
+    float o1_1 = ((*(o + os + 61)) * a1);
+    float o1_2 = ((*(o + os + 62)) * a1);
+    float o1_3 = ((*(o + os + 63)) * a1);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + 60));
+      const float v1 = (*(vj + 61));
+      const float v2 = (*(vj + 62));
+      const float v3 = (*(vj + 63));
+      {
+        const float p = (*(pj));
+        o0_0 = o0_0 + p * v0;
+        o0_1 = o0_1 + p * v1;
+        o0_2 = o0_2 + p * v2;
+        o0_3 = o0_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 64));
+        o1_0 = o1_0 + p * v0;
+        o1_1 = o1_1 + p * v1;
+        o1_2 = o1_2 + p * v2;
+        o1_3 = o1_3 + p * v3;
+      }
+    }
+    *(o + 60) = o0_0;
+    *(o + 61) = o0_1;
+    *(o + 62) = o0_2;
+    *(o + 63) = o0_3;
+    *(o + os + 60) = o1_0;
+    *(o + os + 61) = o1_1;
+    *(o + os + 62) = o1_2;
+    *(o + os + 63) = o1_3;
+  }
+}
+
 /* Work cut and scratch for attn_h32_kv8_d64_causal_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_prefill__scalar__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+static void attn_h32_kv8_d64_causal_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = 4 >= 64 ? 1 : 64 / 4, heads = 1;
+  const size_t mp = 64; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt_plan = 4 >= 64 ? 1 : 64 / 4;
-  const int qt = q_len < qt_plan ? q_len : qt_plan;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 4);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1, (size_t)heads);
 }
 
 static  void attn_h32_kv8_d64_causal_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_prefill__scalar__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 4);
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 1);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
   for (int kt = it->k0; kt < kend; kt += 64) {
     const int n = kend - kt < 64 ? kend - kt : 64;
@@ -6206,118 +6535,126 @@ static  void attn_h32_kv8_d64_causal_prefill__scalar(const attngen_shape *shape,
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 4) {
-      const float *krow[4];
-      for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        attngen_qk_d64_4x4__scalar(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_qk; r0 += 4)
+          attngen_qk_d64_4x4_s64__scalar(qt + r0, krow, st + j0 * mp + r0);
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 1) {
+        const float m_old = (*(m + r0));
+        float s_max = (-INFINITY);
+        const float vis = (*(lim + r0));
+        for (int j = 0; j < n; ++j) {
+          float s = (*(st + j * mp + r0));
+          if (masked) s = ((float)(j) < vis ? s : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf(m_old, s_max);
+        const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
+        const float a_r = attngen_exp_scalar((m_old - m_use));
+        float sum = 0.0f;
+        for (int j = 0; j < n; ++j) {
+          float s = (*(st + j * mp + r0));
+          if (masked) s = ((float)(j) < vis ? s : -INFINITY);
+          const float p = attngen_exp_scalar((s - m_use));
+          *(st + j * mp + r0) = p;
+          sum = (sum + p);
+        }
+        *(m + r0) = m_new;
+        *(l + r0) = sum + (*(l + r0)) * a_r;
+        *(alpha + r0) = a_r;
+      }
+
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 1) {
-      const float m_old = (*(m + r0));
-      float s_max = (-INFINITY);
-      const float vis = (*(lim + r0));
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        s_max = attngen_maxf(s_max, s);
-      }
-      const float m_new = attngen_maxf(m_old, s_max);
-      const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
-      const float a_r = attngen_exp_scalar((m_old - m_use));
-      float sum = 0.0f;
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        const float p = attngen_exp_scalar((s - m_use));
-        *(st + j * mp + r0) = p;
-        sum = (sum + p);
-      }
-      *(m + r0) = m_new;
-      *(l + r0) = sum + (*(l + r0)) * a_r;
-      *(alpha + r0) = a_r;
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 4)
-      attngen_pv_d64_4x4__scalar(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
 /* Work cut and scratch for attn_h32_kv8_d64_causal_padding_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_padding_prefill__scalar__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+static void attn_h32_kv8_d64_causal_padding_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = 4 >= 64 ? 1 : 64 / 4, heads = 1;
+  const size_t mp = 64; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt_plan = 4 >= 64 ? 1 : 64 / 4;
-  const int qt = q_len < qt_plan ? q_len : qt_plan;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 4);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1, (size_t)heads);
 }
 
 static  void attn_h32_kv8_d64_causal_padding_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_padding_prefill__scalar__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 4);
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 1);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
   for (int kt = it->k0; kt < kend; kt += 64) {
     const int n = kend - kt < 64 ? kend - kt : 64;
@@ -6327,297 +6664,312 @@ static  void attn_h32_kv8_d64_causal_padding_prefill__scalar(const attngen_shape
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 4) {
-      const float *krow[4];
-      for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        attngen_qk_d64_4x4__scalar(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_qk; r0 += 4)
+          attngen_qk_d64_4x4_s64__scalar(qt + r0, krow, st + j0 * mp + r0);
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 1) {
+        const float m_old = (*(m + r0));
+        float s_max = (-INFINITY);
+        const float vis = (*(lim + r0));
+        for (int j = 0; j < n; ++j) {
+          float s = (*(st + j * mp + r0));
+          if (masked) s = ((float)(j) < vis ? s : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf(m_old, s_max);
+        const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
+        const float a_r = attngen_exp_scalar((m_old - m_use));
+        float sum = 0.0f;
+        for (int j = 0; j < n; ++j) {
+          float s = (*(st + j * mp + r0));
+          if (masked) s = ((float)(j) < vis ? s : -INFINITY);
+          const float p = attngen_exp_scalar((s - m_use));
+          *(st + j * mp + r0) = p;
+          sum = (sum + p);
+        }
+        *(m + r0) = m_new;
+        *(l + r0) = sum + (*(l + r0)) * a_r;
+        *(alpha + r0) = a_r;
+      }
+
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 1) {
-      const float m_old = (*(m + r0));
-      float s_max = (-INFINITY);
-      const float vis = (*(lim + r0));
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        s_max = attngen_maxf(s_max, s);
-      }
-      const float m_new = attngen_maxf(m_old, s_max);
-      const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
-      const float a_r = attngen_exp_scalar((m_old - m_use));
-      float sum = 0.0f;
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        const float p = attngen_exp_scalar((s - m_use));
-        *(st + j * mp + r0) = p;
-        sum = (sum + p);
-      }
-      *(m + r0) = m_new;
-      *(l + r0) = sum + (*(l + r0)) * a_r;
-      *(alpha + r0) = a_r;
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 4)
-      attngen_pv_d64_4x4__scalar(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__scalar: all queries of a step and the whole group per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 256 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_decode__scalar__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d64_causal_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
+  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt = q_len < ATTNGEN_DECODE_MAX_Q ? q_len : ATTNGEN_DECODE_MAX_Q;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 4);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 256, 1);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1, (size_t)heads);
 }
 
 static  void attn_h32_kv8_d64_causal_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_decode__scalar__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 4);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 1);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)256 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 256) {
-    const int n = kend - kt < 256 ? kend - kt : 256;
+  for (int kt = it->k0; kt < kend; kt += 64) {
+    const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_pv; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 4) {
-      const float *krow[4];
-      for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        attngen_qk_d64_4x4__scalar(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        attngen_qkdot_d64_2x4_s64__scalar(qt, rows_pv, krow, st + j0);
+      }
+
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_pv; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_d64_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 1) {
-      const float m_old = (*(m + r0));
-      float s_max = (-INFINITY);
-      const float vis = (*(lim + r0));
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        s_max = attngen_maxf(s_max, s);
-      }
-      const float m_new = attngen_maxf(m_old, s_max);
-      const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
-      const float a_r = attngen_exp_scalar((m_old - m_use));
-      float sum = 0.0f;
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        const float p = attngen_exp_scalar((s - m_use));
-        *(st + j * mp + r0) = p;
-        sum = (sum + p);
-      }
-      *(m + r0) = m_new;
-      *(l + r0) = sum + (*(l + r0)) * a_r;
-      *(alpha + r0) = a_r;
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 4)
-      attngen_pv_d64_4x4__scalar(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__scalar: all queries of a step and the whole group per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 256 keys per tile, fully unrolled over head_dim */
-static void attn_h32_kv8_d64_causal_padding_decode__scalar__tile(const attngen_shape *shape, int q_len, int *q_tile, size_t *scratch_floats)
+/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d64_causal_padding_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
+  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
+  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
   (void)g; (void)d;
-  const int qt = q_len < ATTNGEN_DECODE_MAX_Q ? q_len : ATTNGEN_DECODE_MAX_Q;
-  const size_t mp = attngen_round_up((size_t)4 * (size_t)(qt > 0 ? qt : 1), 4);
-  *q_tile = qt > 0 ? qt : 1;
-  *scratch_floats = attngen_scratch_floats(mp, (size_t)64, 256, 1);
+  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
+  t->kv_heads_per_item = heads;
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1, (size_t)heads);
 }
 
 static  void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
+  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
   (void)shape;
-  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of this group) */
-  int qt_max; size_t scratch_floats;
-  attn_h32_kv8_d64_causal_padding_decode__scalar__tile(shape, a->q_len, &qt_max, &scratch_floats);
-  (void)scratch_floats;
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)qt_max, 4);
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 1);
-  float *restrict qt = scratch;                                  /* [d][mp]  scaled Q, transposed */
-  float *restrict st = qt + attngen_round_up((size_t)64 * (size_t)mp, 16);  /* [keys][mp] scores, then P */
-  float *restrict ot = st + attngen_round_up((size_t)256 * (size_t)mp, 16); /* [mp][dp] */
-  float *restrict m = ot + attngen_round_up((size_t)mp * (size_t)dp, 16); /* running max per row */
-  float *restrict l = m + mp;                                     /* running sum of exp per row */
-  float *restrict alpha = l + mp;                                 /* rescale factor of this tile */
-  float *restrict lim = alpha + mp;                               /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);                      /* exclusive key limit per row */
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict state = alpha + 4 * mp;
+  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
   const float scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)64);
-  const int b = it->b, kvh = it->kvh, q0 = it->q0;
-  const float *kbase = a->k + b * a->k_stride.batch + kvh * a->k_stride.head;
-  const float *vbase = a->v + b * a->v_stride.batch + kvh * a->v_stride.head;
+  const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed; padding rows are zero so they stay finite and are never stored. */
-  for (int r = 0; r < mp; ++r) {
-    const int live = r < rows;
-    const float *qrow = live ? a->q + b * a->q_stride.batch + (q0 + r / 4) * a->q_stride.seq +
-                                   (kvh * 4 + r % 4) * a->q_stride.head
-                             : NULL;
-    for (int k = 0; k < 64; ++k) qt[k * mp + r] = live ? qrow[k] * scale : 0.0f;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-    lim_abs[r] = live ? q0 + r / 4 + offset + 1 : INT_MAX;
+  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    for (int r = 0; r < mp; ++r) {
+      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+      if (r < rows)
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+      else
+        for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
   }
-  memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
-  if (it->q1 - 1 + offset + 1 < kend) kend = it->q1 - 1 + offset + 1;
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 256) {
-    const int n = kend - kt < 256 ? kend - kt : 256;
+  for (int kt = it->k0; kt < kend; kt += 64) {
+    const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_pv; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-    /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-    for (int j0 = 0; j0 < n; j0 += 4) {
-      const float *krow[4];
-      for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(kt + (j0 + j < n ? j0 + j : n - 1)) * ks;
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        attngen_qk_d64_4x4__scalar(qt + r0, mp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        attngen_qkdot_d64_2x4_s64__scalar(qt, rows_pv, krow, st + j0);
+      }
+
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_pv; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+      /* O = alpha·O + P·V */
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_d64_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs,
+            ot + r0 * dp, dp);
     }
-
-    /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-    for (int r0 = 0; r0 < rows_qk; r0 += 1) {
-      const float m_old = (*(m + r0));
-      float s_max = (-INFINITY);
-      const float vis = (*(lim + r0));
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        s_max = attngen_maxf(s_max, s);
-      }
-      const float m_new = attngen_maxf(m_old, s_max);
-      const float m_use = (m_new == -INFINITY ? 0.0f : m_new);
-      const float a_r = attngen_exp_scalar((m_old - m_use));
-      float sum = 0.0f;
-      for (int j = 0; j < n; ++j) {
-        float s = (*(st + j * mp + r0));
-        if (masked) s = ((float)(j) < vis ? s : -INFINITY);
-        const float p = attngen_exp_scalar((s - m_use));
-        *(st + j * mp + r0) = p;
-        sum = (sum + p);
-      }
-      *(m + r0) = m_new;
-      *(l + r0) = sum + (*(l + r0)) * a_r;
-      *(alpha + r0) = a_r;
-    }
-    for (int r = 0; r < rows_pv; ++r)
-      if (alpha[r] != 1.0f) {
-        float *restrict orow = ot + r * dp;
-        for (int c = 0; c < 64; ++c) orow[c] *= alpha[r];
-      }
-
-    /* O += P·V */
-    for (int r0 = 0; r0 < rows_pv; r0 += 4)
-      attngen_pv_d64_4x4__scalar(st + r0, mp, n, vbase + (ptrdiff_t)kt * vs, vs, ot + r0 * dp, dp);
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
-  for (int r = 0; r < rows; ++r) {
-    const int i = q0 + r / 4, h = r % 4;
-    float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-    for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-    if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+    }
   }
 }
 

@@ -33,3 +33,27 @@ static ATTNGEN_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
 {
   return _mm256_andnot_ps(_mm256_cmp_ps(m, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ), m);
 }
+
+static ATTNGEN_AVX2 float attngen_hsum_avx2(__m256 v)
+{
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+static ATTNGEN_AVX2 float attngen_hmax_avx2(__m256 v)
+{
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
+static ATTNGEN_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
+{
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
+  return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, _mm256_castsi256_ps(keep));
+}

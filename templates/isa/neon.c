@@ -34,3 +34,11 @@ static float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
   uint32x4_t is_inf = vceqq_f32(m, vdupq_n_f32(-INFINITY));
   return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(m), is_inf));
 }
+
+/* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
+static float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
+{
+  static const int32_t lanes[4] = { 0, 1, 2, 3 };
+  uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
+  return vbslq_f32(keep, v, vdupq_n_f32(-INFINITY));
+}

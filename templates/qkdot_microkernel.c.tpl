@@ -1,0 +1,58 @@
+@ -- Decode's Q·Kᵀ: few query rows, so dot products run along head_dim (no lanes wasted on missing rows).
+@ local V, W = isa.vtype, isa.width
+@ local RB, KB = mk.rb, mk.kb
+@ local DP = mk.D and I(mk.dp) or "dp"
+@ local function acc(r, j) return string.format("acc%d_%d", r, j) end
+/* S[r][j] = Q_r · K_j for $(I(RB)) query rows at a time and KB=$(I(KB)) keys: vector dot products along head_dim,
+ * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of $(I(RB))). */
+static $(isa.attr) void $(mk.qk_name)(const float *restrict qp, int rows, const float *const *restrict krow,
+    float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp"))
+{
+@ for j = 0, KB - 1 do
+  const float *restrict k$(I(j)) = krow[$(I(j))];
+@ end
+  for (int r = 0; r < rows; r += $(I(RB))) {
+@ for rr = 0, RB - 1 do
+    const float *restrict q$(I(rr)) = qp + $(add(mul("r", DP), mul(rr, DP)));
+@ end
+@ for rr = 0, RB - 1 do for j = 0, KB - 1 do
+    $(V) $(acc(rr, j)) = $(isa.zero());
+@ end end
+@ local function step(c)
+@   local qs = {}
+@   for rr = 0, RB - 1 do qs[#qs + 1] = string.format("const %s qv%d = %s;", V, rr, isa.load(add("q" .. I(rr), c))) end
+    $(table.concat(qs, " "))
+@   for j = 0, KB - 1 do
+@     local fm = {}
+@     for rr = 0, RB - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), "qv" .. I(rr), "kv")) end
+    { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm, " ")) }
+@   end
+@ end
+@ if mk.D then
+@   local full = math.floor(mk.D / W) * W
+@   for c = 0, full - 1, W do
+    {
+@     step(c)
+    }
+@   end
+@   for rr = 0, RB - 1 do for j = 0, KB - 1 do
+@     local tail = {}
+@     for c = full, mk.D - 1 do tail[#tail + 1] = string.format(" + q%d[%d] * k%d[%d]", rr, c, j, c) end
+    s[$(add(mul("r", mk.ss), mul(rr, mk.ss), j))] = $(isa.hsum(acc(rr, j)))$(table.concat(tail));
+@   end end
+@ else
+    int c = 0;
+    for (; c + $(I(W)) <= d; c += $(I(W))) {
+@   step("c")
+    }
+@   for rr = 0, RB - 1 do for j = 0, KB - 1 do
+    {
+      float t = $(isa.hsum(acc(rr, j)));
+      for (int cc = c; cc < d; ++cc) t += q$(I(rr))[cc] * k$(I(j))[cc];
+      s[$(add(mul("r", mk.ss), mul(rr, mk.ss), j))] = t;
+    }
+@   end end
+@ end
+  }
+}
+
