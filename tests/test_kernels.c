@@ -1,5 +1,7 @@
-/* Criterion suite over the shared case list (cases.c): one parameterized test, one parameter per case,
- * so every case runs in its own process and in parallel (criterion --jobs N; default: all CPUs).
+/* Criterion suite over the shared case list (cases.c): one parameterized test whose parameters are groups of
+ * consecutive cases of the same kernel (one process per kernel: a process per case would cost more than the
+ * cases themselves); groups run in parallel (criterion --jobs N; default: all CPUs). Every case of a group
+ * runs, each with its own cr_expect.
  *
  * A failing case reports its index and description (kernel name, lengths, mask, layout) and the reason
  * (max error with its position, the wrong status, ...). Environment:
@@ -22,6 +24,18 @@
 static test_case *g_cases;
 static int *g_sel, g_nsel = -1;
 
+typedef struct {
+  int begin, end; /* [begin, end) into g_sel */
+} case_group;
+static case_group *g_groups;
+static int g_ngroups;
+
+static int same_kernel(const test_case *a, const test_case *b) {
+  return a->kind == b->kind && a->table == b->table && a->kernel_index == b->kernel_index && a->isa == b->isa &&
+         a->shape.heads == b->shape.heads && a->shape.kv_heads == b->shape.kv_heads &&
+         a->shape.head_dim == b->shape.head_dim && a->shape.mask == b->shape.mask && a->shape.phase == b->shape.phase;
+}
+
 static void ensure_cases(void) {
   if (g_nsel >= 0) return;
   int n = cases_build(CASES_FULL, &g_cases);
@@ -32,6 +46,14 @@ static void ensure_cases(void) {
     char name[256];
     case_name(&g_cases[i], name, sizeof name);
     if (!filter || !filter[0] || strstr(name, filter)) g_sel[g_nsel++] = i;
+  }
+  g_groups = malloc(sizeof(case_group) * (size_t)(g_nsel + 1));
+  g_ngroups = 0;
+  for (int s = 0; s < g_nsel; s++) {
+    if (g_ngroups > 0 && same_kernel(&g_cases[g_sel[s]], &g_cases[g_sel[g_groups[g_ngroups - 1].begin]]))
+      g_groups[g_ngroups - 1].end = s + 1;
+    else
+      g_groups[g_ngroups++] = (case_group){s, s + 1};
   }
 }
 
@@ -99,21 +121,24 @@ static void free_params(struct criterion_test_params *p) { cr_free(p->params); }
 
 ParameterizedTestParameters(attngen, cases) {
   ensure_cases();
-  size_t n = g_nsel > 0 ? (size_t)g_nsel : 1;
-  int *idx = cr_malloc(sizeof(int) * n);
-  for (size_t i = 0; i < n; i++) idx[i] = g_nsel > 0 ? g_sel[i] : -1;
-  return cr_make_param_array(int, idx, n, free_params);
+  size_t n = g_ngroups > 0 ? (size_t)g_ngroups : 1;
+  case_group *p = cr_malloc(sizeof(case_group) * n);
+  for (size_t i = 0; i < n; i++) p[i] = g_ngroups > 0 ? g_groups[i] : (case_group){0, 0};
+  return cr_make_param_array(case_group, p, n, free_params);
 }
 
-ParameterizedTest(int *pi, attngen, cases, .timeout = 300.0) {
+ParameterizedTest(case_group *g, attngen, cases, .timeout = 600.0) {
   ensure_cases();
-  if (*pi < 0) cr_skip_test("no test cases selected");
-  const test_case *c = &g_cases[*pi];
-  char name[256];
-  case_name(c, name, sizeof name);
-  case_result r;
-  int fail = case_run(c, &r);
-  log_error(c, &r);
-  cr_expect(!fail, "case %d: %s: %s", *pi, name, r.msg);
-  if (!fail && r.checked) cr_log_info("case %d: %s: max error %.3g, lse %.3g", *pi, name, r.max_err, r.max_lse_err);
+  if (g->begin >= g->end) cr_skip_test("no test cases selected");
+  for (int s = g->begin; s < g->end; s++) {
+    const int idx = g_sel[s];
+    const test_case *c = &g_cases[idx];
+    char name[256];
+    case_name(c, name, sizeof name);
+    case_result r;
+    int fail = case_run(c, &r);
+    log_error(c, &r);
+    cr_expect(!fail, "case %d: %s: %s", idx, name, r.msg);
+    if (!fail && r.checked) cr_log_info("case %d: %s: max error %.3g, lse %.3g", idx, name, r.max_err, r.max_lse_err);
+  }
 }

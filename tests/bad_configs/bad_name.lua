@@ -1,0 +1,2 @@
+-- expect: field 'name': must be lowercase letters, digits and '-' (at most 64), got "Llama 3"
+return { name = "Llama 3", heads = 8, kv_heads = 8, head_dim = 64, masks = { "causal" }, phases = { "prefill" }, isas = { "scalar" } }

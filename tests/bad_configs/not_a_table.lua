@@ -1,0 +1,2 @@
+-- expect: must 'return { ... }' a table, returned number
+return 42

@@ -1,0 +1,2 @@
+-- expect: failed while running:
+return { name = "x", heads = os.getenv("HOME") }
