@@ -22,11 +22,10 @@ peak = STATS_max
 stats mcsv using 3 nooutput
 bw1 = STATS_max
 
-# Column `col` of the 1-thread "ok" row of phase PH, shape H/KVH/D, mask m, variant var; NaN otherwise.
-# (PH, H, KVH, D are set before each plot.)
-pick(m, var, col) = (strcol(C_PHASE) eq PH && column(C_HEADS) == H && column(C_KVH) == KVH && \
-                     column(C_D) == D && strcol(C_MASK) eq m && strcol(C_VARIANT) eq var && \
-                     column(C_THREADS) == 1 && strcol(C_STATUS) eq "ok") ? column(col) : NaN
+# The 1-thread "ok" rows of phase ph, shape h/kvh/d, mask m ("" = any), variant var, as an awk-filtered
+# data source (filtering in awk keeps each series' points consecutive, so its line is drawn unbroken).
+src(ph, h, kvh, d, m, var) = sprintf("< awk -F, 'NR > 1 && $%d == \"%s\" && $%d == %d && $%d == %d && $%d == %d && ($%d == \"%s\" || \"%s\" == \"\") && $%d == \"%s\" && $%d == 1 && $%d == \"ok\"' '%s'", \
+    C_PHASE, ph, C_HEADS, h, C_KVH, kvh, C_D, d, C_MASK, m, m, C_VARIANT, var, C_THREADS, C_STATUS, csv)
 
 set terminal pngcairo size 1000,650 enhanced font "sans,11"
 set key outside right top box opaque spacing 1.2
@@ -57,12 +56,12 @@ do for [cfg = 1:2] {
   set output out
   set title sprintf("attngen prefill h%d/kv%d/d%d, fp32: specialized vs generic vs naive (log-log)", H, KVH, D) noenhanced
   plot peak notitle ls 9, \
-       csv using (pick("causal", "special", C_Q)):(pick("causal", "special", C_GFLOPS)) with linespoints ls 1 title "specialized, causal", \
-       csv using (pick("none", "special", C_Q)):(pick("none", "special", C_GFLOPS)) with linespoints ls 2 title "specialized, none", \
-       csv using (pick("causal", "generic", C_Q)):(pick("causal", "generic", C_GFLOPS)) with linespoints ls 3 title "generic, causal", \
-       csv using (pick("none", "generic", C_Q)):(pick("none", "generic", C_GFLOPS)) with linespoints ls 4 title "generic, none", \
-       csv using (pick("causal", "naive", C_Q)):(pick("causal", "naive", C_GFLOPS)) with linespoints ls 5 title "naive C, causal", \
-       csv using (pick("none", "naive", C_Q)):(pick("none", "naive", C_GFLOPS)) with linespoints ls 6 title "naive C, none"
+       src(PH, H, KVH, D, "causal", "special") using C_Q:C_GFLOPS with linespoints ls 1 title "specialized, causal", \
+       src(PH, H, KVH, D, "none", "special") using C_Q:C_GFLOPS with linespoints ls 2 title "specialized, none", \
+       src(PH, H, KVH, D, "causal", "generic") using C_Q:C_GFLOPS with linespoints ls 3 title "generic, causal", \
+       src(PH, H, KVH, D, "none", "generic") using C_Q:C_GFLOPS with linespoints ls 4 title "generic, none", \
+       src(PH, H, KVH, D, "causal", "naive") using C_Q:C_GFLOPS with linespoints ls 5 title "naive C, causal", \
+       src(PH, H, KVH, D, "none", "naive") using C_Q:C_GFLOPS with linespoints ls 6 title "naive C, none"
   unset output
 }
 unset label 1
@@ -80,14 +79,11 @@ set yrange [0.1:*]
 set label 1 sprintf("1-thread read bandwidth %.1f GB/s", bw1) at graph 0.02, first bw1*1.12 tc rgb "#d62728"
 # GQA h32/kv8/d128 in blue/orange/grey solid, MHA h12/kv12/d64 dashed; specialized or not, what select ran
 # is in "special" or (when the table lacks a kernel) "fallback"
-pickd(h, kvh, d, var, col) = (strcol(C_PHASE) eq "decode" && column(C_HEADS) == h && column(C_KVH) == kvh && \
-                              column(C_D) == d && strcol(C_VARIANT) eq var && column(C_THREADS) == 1 && \
-                              strcol(C_STATUS) eq "ok") ? column(col) : NaN
 plot bw1 notitle ls 9, \
-     csv using (pickd(32, 8, 128, "special", C_KV)):(pickd(32, 8, 128, "special", C_GBS)) with linespoints ls 1 title "specialized, GQA h32/kv8/d128", \
-     csv using (pickd(12, 12, 64, "special", C_KV)):(pickd(12, 12, 64, "special", C_GBS)) with linespoints ls 2 title "specialized, MHA h12/kv12/d64", \
-     csv using (pickd(32, 8, 128, "generic", C_KV)):(pickd(32, 8, 128, "generic", C_GBS)) with linespoints ls 3 title "generic, GQA h32/kv8/d128", \
-     csv using (pickd(12, 12, 64, "generic", C_KV)):(pickd(12, 12, 64, "generic", C_GBS)) with linespoints ls 4 title "generic, MHA h12/kv12/d64", \
-     csv using (pickd(32, 8, 128, "naive", C_KV)):(pickd(32, 8, 128, "naive", C_GBS)) with linespoints ls 5 title "naive C, GQA h32/kv8/d128", \
-     csv using (pickd(12, 12, 64, "naive", C_KV)):(pickd(12, 12, 64, "naive", C_GBS)) with linespoints ls 6 title "naive C, MHA h12/kv12/d64"
+     src("decode", 32, 8, 128, "", "special") using C_KV:C_GBS with linespoints ls 1 title "specialized, GQA h32/kv8/d128", \
+     src("decode", 12, 12, 64, "", "special") using C_KV:C_GBS with linespoints ls 2 title "specialized, MHA h12/kv12/d64", \
+     src("decode", 32, 8, 128, "", "generic") using C_KV:C_GBS with linespoints ls 3 title "generic, GQA h32/kv8/d128", \
+     src("decode", 12, 12, 64, "", "generic") using C_KV:C_GBS with linespoints ls 4 title "generic, MHA h12/kv12/d64", \
+     src("decode", 32, 8, 128, "", "naive") using C_KV:C_GBS with linespoints ls 5 title "naive C, GQA h32/kv8/d128", \
+     src("decode", 12, 12, 64, "", "naive") using C_KV:C_GBS with linespoints ls 6 title "naive C, MHA h12/kv12/d64"
 unset output

@@ -27,11 +27,12 @@ static inline size_t attngen_state_floats(size_t mp, size_t d, size_t width)
          attngen_round_up(2 * mp, 16);
 }
 
-/* Per-thread scratch of one work item: score tile [keys][mp], four per-row arrays (rescale, visible keys,
- * key limit, spare), then one state per kv head of the item. mp is a multiple of 4. */
+/* Per-thread scratch of one work item: score tile [keys][mp], packed V tile [keys][dp], four per-row arrays
+ * (rescale, visible keys, key limit, spare), then one state per kv head of the item. mp is a multiple of 4. */
 static inline size_t attngen_scratch_floats(size_t mp, size_t d, size_t keys, size_t width, size_t heads)
 {
-  return attngen_round_up(keys * mp, 16) + 4 * mp + heads * attngen_state_floats(mp, d, width);
+  return attngen_round_up(keys * mp, 16) + attngen_round_up(keys * attngen_round_up(d, width), 16) + 4 * mp +
+         heads * attngen_state_floats(mp, d, width);
 }
 
 #endif /* ATTNGEN_KERNEL_H */

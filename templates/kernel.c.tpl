@@ -59,7 +59,8 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: $(decode and "[mp][keys]" or "[keys][mp]") */
-  float *restrict alpha = st + attngen_round_up((size_t)$(I(plan.keys_padded)) * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)$(I(plan.keys_padded)) * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)$(I(plan.keys_padded)) * (size_t)dp, 16); /* rescale */
 @ if causal ~= false then
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
@@ -221,10 +222,19 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
       }
 
 @ end
+@ if decode then
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
+      for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
+        $(mk.pv_name)(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
+      (void)vt;
+@ else
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)$(D));
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-        $(mk.pv_name)(st + $(decode and "r0 * ss" or "r0")$((plan.mp or decode) and "" or ", mp"), alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp$(kern.D and "" or ", d"));
+        $(mk.pv_name)(st + r0$(plan.mp and "" or ", mp"), alpha + r0, n, vt, dp, ot + r0 * dp, dp$(kern.D and "" or ", d"));
+@ end
     }
   }
 

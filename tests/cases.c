@@ -875,9 +875,10 @@ static void mk(vec *v, test_case base, int batch, int q, int kv, int cap, case_k
   push(v, c);
 }
 
-/* The numeric cases for one kernel. heavy = 0 drops the longest prefills (for the generic kernel on shapes
- * the specialized kernels already cover at full length). */
-static void add_numeric(vec *v, test_case b, case_subset subset, int heavy) {
+/* The numeric cases for one kernel. level 2: the specialized kernels (every pair of lengths); 1: the generic
+ * kernel on its extra shapes; 0: the generic kernel on the test tables' shapes (fewer long prefills). */
+static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
+  static const int L[] = {1, 7, 33, 130, 257};
   b.kind = CK_NUMERIC;
   if (subset == CASES_QEMU) {
     if (b.shape.phase == ATTNGEN_PHASE_PREFILL) {
@@ -900,23 +901,33 @@ static void add_numeric(vec *v, test_case b, case_subset subset, int heavy) {
     return;
   }
   if (b.shape.phase == ATTNGEN_PHASE_PREFILL) {
-    static const int L[] = {1, 7, 33, 130, 257};
-    for (int i = 0; i < 5; i++)
-      if (heavy || L[i] <= 33) mk(v, b, 1, L[i], L[i], 0, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, i & 1);
-    mk(v, b, 1, 7, 33, 0, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 1); /* chunked prefill */
-    mk(v, b, 1, 1, 257, 0, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 0);
-    if (heavy) mk(v, b, 1, 130, 257, 0, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 1);
+    /* prefill (q_len == kv_len) and chunked prefill (q_len < kv_len) */
+    int n = 0;
+    for (int qi = 0; qi < 5; qi++)
+      for (int ki = qi; ki < 5; ki++) {
+        int keep = level == 2 || qi == ki || (qi == 1 && ki == 2) || (qi == 0 && ki == 4);
+        if (level == 0 && L[ki] > 33 && !(qi == 0 && ki == 4)) keep = 0;
+        if (keep) mk(v, b, 1, L[qi], L[ki], 0, qi == ki ? KVL_NULL : KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, n++ & 1);
+      }
     mk(v, b, 1, 33, 130, 140, KVL_FULL, LAYOUT_PADDED, RANGE_UNIT, 1); /* spare capacity, padded strides */
     mk(v, b, 1, 33, 7, 0, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 1);      /* q_len > kv_len */
+    if (level == 2) mk(v, b, 1, 130, 1, 0, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 0);
     mk(v, b, 3, 33, 33, 40, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1); /* kv_lens 33, 0, 17 */
     mk(v, b, 4, 7, 130, 0, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 0);   /* kv_lens 130, 0, 66, 1 */
-    mk(v, b, 2, heavy ? 130 : 33, heavy ? 130 : 33, 0, KVL_VARIED, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1);
+    mk(v, b, 2, level ? 130 : 33, level ? 130 : 33, 0, KVL_VARIED, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1);
     mk(v, b, 2, 33, 33, 0, KVL_VARIED, LAYOUT_DENSE, RANGE_LARGE, 1);
     mk(v, b, 1, 7, 130, 0, KVL_FULL, LAYOUT_PADDED, RANGE_LARGE, 1);
   } else {
+    /* decode: q_len 1..8 against a cache with spare capacity */
     static const int P[][2] = {{1, 1}, {2, 7}, {3, 33}, {4, 130}, {5, 257}, {6, 7}, {7, 33}, {8, 1}, {8, 257}, {1, 130}};
-    for (int i = 0; i < 10; i++)
-      mk(v, b, 1, P[i][0], P[i][1], P[i][1] + 9, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, i & 1);
+    if (level == 2) {
+      for (int q = 1; q <= ATTNGEN_DECODE_MAX_Q; q++)
+        for (int ki = 0; ki < 5; ki++)
+          mk(v, b, 1, q, L[ki], L[ki] + 9, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, (q + ki) & 1);
+    } else {
+      for (int i = 0; i < 10; i++)
+        mk(v, b, 1, P[i][0], P[i][1], P[i][1] + 9, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, i & 1);
+    }
     mk(v, b, 3, 4, 130, 160, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);
     mk(v, b, 5, 1, 33, 40, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 0);
     mk(v, b, 2, 3, 33, 48, KVL_FULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1);
@@ -975,7 +986,7 @@ int cases_build(case_subset subset, test_case **out) {
       b.kernel_index = i;
       b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase};
       b.isa = ki->isa;
-      add_numeric(&v, b, subset, 1);
+      add_numeric(&v, b, subset, 2);
       int *bp = &best[ki->phase][ki->mask];
       if (*bp < 0 || isa_rank(ki->isa) > isa_rank(tab->kernels[*bp].isa)) *bp = i;
       int known = 0;
@@ -1020,7 +1031,7 @@ int cases_build(case_subset subset, test_case **out) {
           b.model = "generic";
           b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p};
           b.isa = (attngen_isa)isa;
-          add_numeric(&v, b, subset, s >= nshapes && sp[2] <= 64);
+          add_numeric(&v, b, subset, s >= nshapes && sp[2] <= 64 ? 1 : 0);
         }
     }
   }

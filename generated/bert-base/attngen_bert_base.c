@@ -860,7 +860,8 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attngen_shap
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -938,10 +939,12 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attngen_shap
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -983,7 +986,8 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const attngen_s
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -1062,10 +1066,12 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const attngen_s
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -2358,7 +2364,8 @@ static  void attn_h12_kv12_d64_none_prefill__neon(const attngen_shape *shape, co
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -2436,10 +2443,12 @@ static  void attn_h12_kv12_d64_none_prefill__neon(const attngen_shape *shape, co
         vst1q_f32(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -2481,7 +2490,8 @@ static  void attn_h12_kv12_d64_padding_prefill__neon(const attngen_shape *shape,
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -2560,10 +2570,12 @@ static  void attn_h12_kv12_d64_padding_prefill__neon(const attngen_shape *shape,
         vst1q_f32(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -4296,7 +4308,8 @@ static  void attn_h12_kv12_d64_none_prefill__scalar(const attngen_shape *shape, 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -4364,10 +4377,12 @@ static  void attn_h12_kv12_d64_none_prefill__scalar(const attngen_shape *shape, 
         *(alpha + r0) = a_r;
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -4409,7 +4424,8 @@ static  void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_shape *shap
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -4478,10 +4494,12 @@ static  void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_shape *shap
         *(alpha + r0) = a_r;
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 

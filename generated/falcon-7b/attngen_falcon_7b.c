@@ -1039,7 +1039,8 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attngen_sha
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -1132,10 +1133,12 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attngen_sha
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d64_6x16_s72__avx2(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_6x16_s72__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -1177,7 +1180,8 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attngen_shap
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -1255,10 +1259,10 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attngen_shap
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 
@@ -2856,7 +2860,8 @@ static  void attn_h71_kv1_d64_causal_prefill__neon(const attngen_shape *shape, c
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -2949,10 +2954,12 @@ static  void attn_h71_kv1_d64_causal_prefill__neon(const attngen_shape *shape, c
         vst1q_f32(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d64_8x12_s80__neon(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_8x12_s80__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -2994,7 +3001,8 @@ static  void attn_h71_kv1_d64_causal_decode__neon(const attngen_shape *shape, co
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -3072,10 +3080,10 @@ static  void attn_h71_kv1_d64_causal_decode__neon(const attngen_shape *shape, co
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 
@@ -5967,7 +5975,8 @@ static  void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_shape *shape,
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -6050,10 +6059,12 @@ static  void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_shape *shape,
         *(alpha + r0) = a_r;
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_s72__scalar(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_s72__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -6095,7 +6106,8 @@ static  void attn_h71_kv1_d64_causal_decode__scalar(const attngen_shape *shape, 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -6173,10 +6185,10 @@ static  void attn_h71_kv1_d64_causal_decode__scalar(const attngen_shape *shape, 
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 

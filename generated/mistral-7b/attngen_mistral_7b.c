@@ -1899,7 +1899,8 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const attngen_sh
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -1992,10 +1993,12 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const attngen_sh
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)128);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d128_6x16_s96__avx2(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -2037,7 +2040,8 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(const at
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -2131,10 +2135,12 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(const at
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)128);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d128_6x16_s96__avx2(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -2176,7 +2182,8 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_sha
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -2254,10 +2261,10 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_sha
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 
@@ -2299,7 +2306,8 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const att
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -2378,10 +2386,10 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const att
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 
@@ -5347,7 +5355,8 @@ static  void attn_h32_kv8_d128_causal_prefill__neon(const attngen_shape *shape, 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -5440,10 +5449,12 @@ static  void attn_h32_kv8_d128_causal_prefill__neon(const attngen_shape *shape, 
         vst1q_f32(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)128);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d128_8x12_s96__neon(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -5485,7 +5496,8 @@ static  void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_shape 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -5579,10 +5591,12 @@ static  void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_shape 
         vst1q_f32(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)128);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d128_8x12_s96__neon(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -5624,7 +5638,8 @@ static  void attn_h32_kv8_d128_causal_decode__neon(const attngen_shape *shape, c
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -5702,10 +5717,10 @@ static  void attn_h32_kv8_d128_causal_decode__neon(const attngen_shape *shape, c
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 
@@ -5747,7 +5762,8 @@ static  void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_shape *
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -5826,10 +5842,10 @@ static  void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_shape *
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 
@@ -11473,7 +11489,8 @@ static  void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_shape *shape
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -11556,10 +11573,12 @@ static  void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_shape *shape
         *(alpha + r0) = a_r;
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)128);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x4_s64__scalar(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -11601,7 +11620,8 @@ static  void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_shap
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -11685,10 +11705,12 @@ static  void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_shap
         *(alpha + r0) = a_r;
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)128);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x4_s64__scalar(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -11730,7 +11752,8 @@ static  void attn_h32_kv8_d128_causal_decode__scalar(const attngen_shape *shape,
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -11808,10 +11831,10 @@ static  void attn_h32_kv8_d128_causal_decode__scalar(const attngen_shape *shape,
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 
@@ -11853,7 +11876,8 @@ static  void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_shape
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -11932,10 +11956,10 @@ static  void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_shape
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d128_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 

@@ -1039,7 +1039,8 @@ static ATTNGEN_AVX2 void attn_h8_kv8_d64_cross_prefill__avx2(const attngen_shape
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -1118,10 +1119,12 @@ static ATTNGEN_AVX2 void attn_h8_kv8_d64_cross_prefill__avx2(const attngen_shape
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -1163,7 +1166,8 @@ static ATTNGEN_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen_shape 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -1230,10 +1234,10 @@ static ATTNGEN_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen_shape 
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 
@@ -2831,7 +2835,8 @@ static  void attn_h8_kv8_d64_cross_prefill__neon(const attngen_shape *shape, con
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -2910,10 +2915,12 @@ static  void attn_h8_kv8_d64_cross_prefill__neon(const attngen_shape *shape, con
         vst1q_f32(alpha + r0, a_r);
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -2955,7 +2962,8 @@ static  void attn_h8_kv8_d64_cross_decode__neon(const attngen_shape *shape, cons
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -3022,10 +3030,10 @@ static  void attn_h8_kv8_d64_cross_decode__neon(const attngen_shape *shape, cons
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 
@@ -5917,7 +5925,8 @@ static  void attn_h8_kv8_d64_cross_prefill__scalar(const attngen_shape *shape, c
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -5986,10 +5995,12 @@ static  void attn_h8_kv8_d64_cross_prefill__scalar(const attngen_shape *shape, c
         *(alpha + r0) = a_r;
       }
 
+      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
+      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
     }
   }
 
@@ -6031,7 +6042,8 @@ static  void attn_h8_kv8_d64_cross_decode__scalar(const attngen_shape *shape, co
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -6098,10 +6110,10 @@ static  void attn_h8_kv8_d64_cross_decode__scalar(const attngen_shape *shape, co
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V */
+      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs,
-            ot + r0 * dp, dp);
+        attngen_pv_d64_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      (void)vt;
     }
   }
 
