@@ -1,0 +1,61 @@
+# bench/bench.mk: benchmark targets, included by the top-level Makefile (which defines CC, BUILD, LUA,
+# RUNTIME_SRC, RUNTIME_HDR).
+#
+#   make bench          full run (< 10 min): machine peak + bandwidth, every case, CSV, PNG plots
+#   make bench-quick    a few cases (< 30 s), same outputs
+#   make bench-machine  only the machine measurement (FMA peak, read bandwidth)
+#   make bench-plot     redraw the plots from an existing $(BUILD)/bench/results.csv
+#
+# Outputs in $(BUILD)/bench/: results.csv, machine.csv, results.txt (the printed table), prefill_d128.png,
+# prefill_d64.png, decode.png. Built with -O2 and no ISA flags: the AVX2 code of the kernels and of
+# bench/machine.c carries per-function target attributes.
+
+BENCH_DIR    := $(BUILD)/bench
+BENCH_BIN    := $(BENCH_DIR)/bench
+BENCH_MBIN   := $(BENCH_DIR)/machine
+BENCH_CFLAGS := -O2 -std=c99 -Wall -Wextra -pedantic -pthread -Iruntime -Ibench
+
+# Generated tables the bench uses when present; a missing one means those cases run the generic kernel.
+BENCH_MODELS := llama-3-8b gpt2 bert-base
+BENCH_GEN_SRC := $(foreach m,$(BENCH_MODELS),$(wildcard generated/$(m)/attngen_$(subst -,_,$(m)).c))
+BENCH_GEN_DEF := $(foreach f,$(BENCH_GEN_SRC),-I$(dir $(f)) \
+                   -DBENCH_HAVE_$(shell echo '$(basename $(notdir $(f)))' | sed 's/^attngen_//' | tr a-z A-Z))
+BENCH_SRC    := bench/bench.c bench/machine.c bench/naive.c
+BENCH_HDR    := bench/machine.h bench/naive.h $(wildcard runtime/*.h) $(BENCH_GEN_SRC:.c=.h)
+
+.PHONY: bench bench-quick bench-machine bench-plot
+
+$(BENCH_BIN): $(BENCH_SRC) $(BENCH_HDR) $(RUNTIME_SRC) $(BENCH_GEN_SRC) bench/bench.mk
+	@mkdir -p $(BENCH_DIR)
+	$(CC) $(BENCH_CFLAGS) $(BENCH_GEN_DEF) $(BENCH_SRC) $(RUNTIME_SRC) $(BENCH_GEN_SRC) -o $@ -lm
+
+$(BENCH_MBIN): bench/machine.c bench/machine.h bench/bench.mk
+	@mkdir -p $(BENCH_DIR)
+	$(CC) $(BENCH_CFLAGS) -DBENCH_MACHINE_MAIN bench/machine.c -o $@
+
+# $(call bench_run,MODE): run the bench (table to stdout and results.txt, exit status kept), then plot.
+define bench_run
+	@echo "bench: BENCH_MODE=$(1) $(BENCH_BIN) $(BENCH_DIR)"
+	@{ BENCH_MODE=$(1) $(BENCH_BIN) $(BENCH_DIR); echo $$? > $(BENCH_DIR)/.status; } | tee $(BENCH_DIR)/results.txt; \
+	  st=$$(cat $(BENCH_DIR)/.status); rm -f $(BENCH_DIR)/.status; \
+	  $(MAKE) --no-print-directory bench-plot || st=1; \
+	  echo "bench: table  $(BENCH_DIR)/results.txt"; \
+	  echo "bench: CSV    $(BENCH_DIR)/results.csv (machine: $(BENCH_DIR)/machine.csv)"; \
+	  exit $$st
+endef
+
+bench: deps-bench $(BENCH_BIN)
+	$(call bench_run,full)
+
+bench-quick: $(BENCH_BIN)
+	$(call bench_run,quick)
+
+bench-machine: $(BENCH_MBIN)
+	$(BENCH_MBIN)
+
+bench-plot:
+	@if ! command -v gnuplot >/dev/null 2>&1; then \
+	  echo "bench: gnuplot not found (make deps-bench installs it): no plots"; exit 1; fi
+	@test -f $(BENCH_DIR)/results.csv || { echo "bench: no $(BENCH_DIR)/results.csv: run make bench first"; exit 1; }
+	@gnuplot -e "dir='$(BENCH_DIR)'" bench/plot.gp 2>&1 | grep -v 'Skipping data file with no valid points' || true
+	@echo "bench: plots  $(BENCH_DIR)/prefill_d128.png $(BENCH_DIR)/prefill_d64.png $(BENCH_DIR)/decode.png"
