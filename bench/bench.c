@@ -10,10 +10,12 @@
  * same run (bench/machine.c); percentages are against them. The machine is shared and noisy: compare ratios
  * inside one run, not numbers across runs.
  *
- * Time: every sample is a run of `inner` back-to-back calls timed with clock_gettime(CLOCK_MONOTONIC)
- * (inner chosen so a sample lasts >= 1 ms); the reported time is the median per-call time over the samples;
- * the number of samples adapts so each variant takes about BENCH_CASE_SECONDS (quick 0.07 s, full 0.3 s,
- * i.e. ~0.2 s / ~1 s per case), with at least 3 samples (1 for naive) after two warm-up calls.
+ * Time: the three kernel variants of a case are timed interleaved (one sample of each per round), so a slow
+ * spell of this shared machine hits them alike. A sample is `inner` back-to-back calls timed with
+ * clock_gettime(CLOCK_MONOTONIC) (inner chosen so a sample lasts >= 1 ms); the reported time is the median
+ * per-call time over the rounds; the ratios spec/gen and 2T/1T are medians of the per-round ratios. The number
+ * of rounds adapts so each variant takes about BENCH_CASE_SECONDS/3 (quick 0.07 s, full 0.3 s, i.e. ~0.2 s /
+ * ~1 s per case), at least 3 (naive, timed on its own: 1), after two warm-up calls.
  *
  * Useful flops = 4 * head_dim * heads * batch * (visible query/key pairs per head), the pairs counted
  * exactly for the mask (causal: query i sees keys j <= i + kv_len - q_len). Decode bandwidth counts the K and
@@ -163,35 +165,60 @@ typedef struct {
   int samples;
 } timing;
 
-static timing measure(const job *j, double budget, int min_samples) {
-  timing r = {ATTNGEN_OK, 0.0, 0, 0};
-  double t0 = now_s();
-  r.status = job_run(j); /* warm-up 1 (also produces the output we compare) */
-  double tw = now_s() - t0;
-  if (r.status != ATTNGEN_OK) return r;
-  if (tw < budget / 4) { /* warm-up 2, for calibration with warm caches */
-    t0 = now_s();
-    job_run(j);
-    tw = now_s() - t0;
+#define MAX_SAMPLES 301
+
+/* Times n jobs interleaved: each round runs one sample of every job in turn, so a slow spell of this shared
+ * machine hits all of them alike and their ratios (taken per round, see paired_ratio) stay meaningful.
+ * Each job: two warm-up calls (the first produces the output that is compared), then samples of `inner`
+ * back-to-back calls (inner such that a sample lasts >= 1 ms). Rounds: enough for ~budget seconds per job,
+ * at least min_samples. samples[j][r] = seconds per call of job j in round r. */
+static void measure_set(const job *jobs, int n, double budget, int min_samples, timing *out,
+                        double samples[][MAX_SAMPLES]) {
+  double tw[8];
+  int inner[8];
+  int rounds = MAX_SAMPLES;
+  for (int j = 0; j < n; j++) {
+    out[j].status = ATTNGEN_OK;
+    out[j].sec = 0.0;
+    out[j].calls = out[j].samples = 0;
+    double t0 = now_s();
+    out[j].status = job_run(&jobs[j]);
+    tw[j] = now_s() - t0;
+    if (out[j].status != ATTNGEN_OK) continue;
+    if (tw[j] < budget / 4) { /* warm-up 2, for calibration with warm caches */
+      t0 = now_s();
+      job_run(&jobs[j]);
+      tw[j] = now_s() - t0;
+    }
+    if (tw[j] < 1e-7) tw[j] = 1e-7;
+    inner[j] = tw[j] < 1e-3 ? (int)ceil(1e-3 / tw[j]) : 1;
+    if (inner[j] > 100000) inner[j] = 100000;
+    int r = (int)(budget / (tw[j] * inner[j]));
+    if (r < rounds) rounds = r;
   }
-  if (tw < 1e-7) tw = 1e-7;
-  int inner = 1;
-  if (tw < 1e-3) inner = (int)ceil(1e-3 / tw);
-  if (inner > 100000) inner = 100000;
-  int samples = (int)(budget / (tw * inner));
-  if (samples < min_samples) samples = min_samples;
-  if (samples > 301) samples = 301;
-  double *t = (double *)malloc(sizeof(double) * (size_t)samples);
-  for (int s = 0; s < samples; s++) {
-    t0 = now_s();
-    for (int i = 0; i < inner; i++) job_run(j);
-    t[s] = (now_s() - t0) / inner;
+  if (rounds < min_samples) rounds = min_samples;
+  for (int r = 0; r < rounds; r++)
+    for (int j = 0; j < n; j++) {
+      if (out[j].status != ATTNGEN_OK) continue;
+      double t0 = now_s();
+      for (int i = 0; i < inner[j]; i++) job_run(&jobs[j]);
+      samples[j][r] = (now_s() - t0) / inner[j];
+    }
+  for (int j = 0; j < n; j++) {
+    if (out[j].status != ATTNGEN_OK) continue;
+    double tmp[MAX_SAMPLES];
+    memcpy(tmp, samples[j], sizeof(double) * (size_t)rounds);
+    out[j].sec = median(tmp, rounds);
+    out[j].samples = rounds;
+    out[j].calls = rounds * inner[j];
   }
-  r.sec = median(t, samples);
-  r.calls = samples * inner;
-  r.samples = samples;
-  free(t);
-  return r;
+}
+
+/* Median over rounds of num[r] / den[r]. */
+static double paired_ratio(const double *num, const double *den, int rounds) {
+  double tmp[MAX_SAMPLES];
+  for (int r = 0; r < rounds; r++) tmp[r] = num[r] / den[r];
+  return median(tmp, rounds);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -362,39 +389,41 @@ static void run_case(bench_state *st, const bcase *c0) {
   a.lse = NULL;
   a.kv_lens = NULL;
 
-  /* 1. selected kernel, 1 thread */
-  a.o = o1;
-  job j1 = {RUN_KERNEL, &ksel, sh, &a, 1};
-  timing t1 = measure(&j1, st->budget, 3);
-
-  /* 2. generic, 1 thread */
-  timing tg = none;
+  /* Interleaved: selected kernel 1 thread, generic 1 thread (unless select already ran it), selected kernel
+   * 2 threads. Each job has its own output buffer. */
+  attngen_args a1 = a, ag = a, a2 = a;
+  a1.o = o1;
+  ag.o = og;
+  a2.o = o2;
   const int gen_separate = rcg == ATTNGEN_OK && !sel_generic;
-  if (gen_separate) {
-    a.o = og;
-    job jg = {RUN_KERNEL, &kgen, sh, &a, 1};
-    tg = measure(&jg, st->budget, 3);
-  } else if (rcg != ATTNGEN_OK) {
+  job jobs[3];
+  int nj = 0, i1, ig = -1, i2;
+  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1};
+  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1};
+  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2};
+  static double samples[3][MAX_SAMPLES];
+  timing tt[3];
+  measure_set(jobs, nj, st->budget, 3, tt, samples);
+  timing t1 = tt[i1], t2 = tt[i2], tg = none;
+  if (gen_separate)
+    tg = tt[ig];
+  else if (rcg != ATTNGEN_OK)
     tg.status = rcg;
-  } else {
+  else
     tg = t1; /* select ran the generic kernel itself */
-  }
 
-  /* 3. selected kernel, 2 threads */
-  a.o = o2;
-  job j2 = {RUN_PARALLEL, &ksel, sh, &a, 2};
-  timing t2 = measure(&j2, st->budget, 3);
-
-  /* 4. naive, small sizes */
+  /* naive, small sizes only, timed on its own (it is only there for the plots) */
   const double flop = 4.0 * D * H * c->batch * visible_pairs(sh->mask, c->q_len, c->kv_len);
   timing tn = none;
   float *on = NULL;
   const int do_naive = flop <= st->naive_max_flop;
   if (do_naive) {
+    attngen_args an = a;
     on = alloc_floats(nq);
-    a.o = on;
-    job jn = {RUN_NAIVE, NULL, sh, &a, 1};
-    tn = measure(&jn, st->budget, 1);
+    an.o = on;
+    job jn = {RUN_NAIVE, NULL, sh, &an, 1};
+    static double nsamples[1][MAX_SAMPLES];
+    measure_set(&jn, 1, st->budget, 1, &tn, nsamples);
   }
 
   /* accuracy of what ran (all against the selected kernel's 1-thread output) */
@@ -424,11 +453,11 @@ static void run_case(bench_state *st, const bcase *c0) {
   const char *variant = sel_generic ? "fallback" : "special";
   double ratio_sg = -1, ratio_par = -1;
   if (t1.status == ATTNGEN_OK && tg.status == ATTNGEN_OK && gen_separate) {
-    ratio_sg = tg.sec / t1.sec;
+    ratio_sg = paired_ratio(samples[ig], samples[i1], t1.samples);
     st->log_spec_gen_sum += log(ratio_sg);
     st->spec_gen_n++;
   }
-  if (t1.status == ATTNGEN_OK && t2.status == ATTNGEN_OK) ratio_par = t1.sec / t2.sec;
+  if (t1.status == ATTNGEN_OK && t2.status == ATTNGEN_OK) ratio_par = paired_ratio(samples[i1], samples[i2], t1.samples);
 
   emit(st, c, label, variant, kernel_name(&ksel), !sel_generic, isa_sel, 1, &t1, ratio_sg, -1, err_ref, ref_name,
        note);
@@ -488,6 +517,17 @@ static int machine_in_child(bench_machine *m, int quick) {
   return (got == sizeof *m && WIFEXITED(status) && WEXITSTATUS(status) == 0) ? 0 : -1;
 }
 
+/* 1-minute load average ("?" if unknown): another busy process on this 2-vCPU machine skews 2-thread rows. */
+static double loadavg1(void) {
+  double l = -1.0;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (fscanf(f, "%lf", &l) != 1) l = -1.0;
+    fclose(f);
+  }
+  return l;
+}
+
 static void mkdir_p(const char *path) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s", path);
@@ -535,6 +575,10 @@ int main(int argc, char **argv) {
   unsigned isas = attngen_cpu_isas();
   printf("cpu isas usable by attngen:%s%s%s\n", (isas & (1u << ATTNGEN_ISA_SCALAR)) ? " scalar" : "",
          (isas & (1u << ATTNGEN_ISA_AVX2)) ? " avx2" : "", (isas & (1u << ATTNGEN_ISA_NEON)) ? " neon" : "");
+  const double load0 = loadavg1();
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  printf("online cpus %ld, 1-min load average before the run %.2f%s\n", ncpu, load0,
+         load0 > 0.5 ? "  (other work is running: expect noise, 2-thread rows especially)" : "");
   if (machine_in_child(&st.m, st.quick) != 0) fprintf(stderr, "bench: machine measurement failed\n");
   bench_machine_print(&st.m);
   printf("\n");
@@ -544,9 +588,10 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/machine.csv", outdir);
   FILE *mf = fopen(path, "w");
   if (mf) {
-    fprintf(mf, "mode,fma_gflops_1core,read_gbs_1thread,read_gbs_2threads,buffer_mib,repeats\n");
-    fprintf(mf, "%s,%.3f,%.3f,%.3f,%.0f,%d\n", st.quick ? "quick" : "full", st.m.fma_gflops, st.m.bw1_gbs,
-            st.m.bw2_gbs, st.m.buf_mib, st.m.repeats);
+    fprintf(mf, "mode,fma_gflops_1core,read_gbs_1thread,read_gbs_2threads,buffer_mib,repeats,fma_gflops_2threads,"
+                "loadavg_before\n");
+    fprintf(mf, "%s,%.3f,%.3f,%.3f,%.0f,%d,%.3f,%.2f\n", st.quick ? "quick" : "full", st.m.fma_gflops, st.m.bw1_gbs,
+            st.m.bw2_gbs, st.m.buf_mib, st.m.repeats, st.m.fma2_gflops, load0);
     fclose(mf);
   }
   snprintf(path, sizeof path, "%s/results.csv", outdir);
@@ -601,7 +646,8 @@ int main(int argc, char **argv) {
     n = m;
   }
 
-  printf("spec/gen = generic time / selected time (1 thread); 2T/1T = 1-thread time / 2-thread time;\n"
+  printf("spec/gen = generic time / selected time (1 thread); 2T/1T = 1-thread time / 2-thread time (both the\n"
+         "median of per-round ratios, the variants being timed in interleaved rounds);\n"
          "%%peak is against threads x the 1-core FMA peak; %%bw against the measured read bandwidth for that\n"
          "thread count; maxerr = max |out - reference| (select row: vs naive if run, else vs generic;\n"
          "2-thread row: vs 1 thread, expected 0).\n\n");
@@ -620,7 +666,8 @@ int main(int argc, char **argv) {
          st.worst_err_naive, st.worst_err_generic, st.worst_err_parallel);
   printf("summary: peak memory (ru_maxrss, bench process; machine measurement ran in a child) %.1f MiB\n",
          ru.ru_maxrss / 1024.0);
-  printf("summary: wall time %.1f s\n", now_s() - t_start);
+  printf("summary: wall time %.1f s; 1-min load average before %.2f, after %.2f (this run itself adds up to 2)\n",
+         now_s() - t_start, load0, loadavg1());
   printf("results: %s/results.csv, %s/machine.csv\n", outdir, outdir);
   return st.errors ? 1 : 0;
 }

@@ -94,6 +94,47 @@ __attribute__((target("avx2,fma"), noinline)) static float read_sum(const float 
   return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
 }
 
+typedef struct {
+  pthread_barrier_t *start, *stop;
+  long iters;
+  int rounds;
+} fma_worker;
+
+static void *fma_thread(void *arg) {
+  fma_worker *w = (fma_worker *)arg;
+  float acc = 0.0f;
+  for (int r = 0; r < w->rounds; r++) {
+    pthread_barrier_wait(w->start);
+    acc += fma_loop(w->iters);
+    pthread_barrier_wait(w->stop);
+  }
+  g_sink = acc;
+  return NULL;
+}
+
+/* Median wall time of rounds in which 2 threads each run fma_loop(iters). */
+static double fma_time_2threads(long iters, int rounds) {
+  pthread_barrier_t start, stop;
+  pthread_t tid[2];
+  fma_worker w = {&start, &stop, iters, rounds};
+  double t[64];
+  if (rounds > 64) rounds = 64;
+  w.rounds = rounds;
+  pthread_barrier_init(&start, NULL, 3);
+  pthread_barrier_init(&stop, NULL, 3);
+  for (int i = 0; i < 2; i++) pthread_create(&tid[i], NULL, fma_thread, &w);
+  for (int r = 0; r < rounds; r++) {
+    pthread_barrier_wait(&start);
+    double t0 = now_s();
+    pthread_barrier_wait(&stop);
+    t[r] = now_s() - t0;
+  }
+  for (int i = 0; i < 2; i++) pthread_join(tid[i], NULL);
+  pthread_barrier_destroy(&start);
+  pthread_barrier_destroy(&stop);
+  return median(t, rounds);
+}
+
 static int have_avx2_fma(void) {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -194,6 +235,7 @@ int bench_machine_measure(bench_machine *m, int quick) {
   double tf = median(t, reps);
   m->fma_gflops = (double)iters * FMA_ACCS * 16.0 / tf * 1e-9;
   m->fma_ghz_est = m->fma_gflops / 32.0;
+  m->fma2_gflops = 2.0 * (double)iters * FMA_ACCS * 16.0 / fma_time_2threads(iters, reps) * 1e-9;
 
   /* (b) read bandwidth, 256 MiB (BENCH_BW_MIB overrides) */
   size_t mib = 256;
@@ -228,6 +270,10 @@ void bench_machine_print(const bench_machine *m) {
   }
   printf("machine: fp32 FMA peak, 1 core (AVX2, 12 accumulators, 16 flop/FMA): %.1f GFLOP/s  (~%.2f GHz if 2 FMA/cycle)\n",
          m->fma_gflops, m->fma_ghz_est);
+  printf("machine: same FMA loop on 2 threads: %.1f GFLOP/s total = %.2fx one thread%s\n", m->fma2_gflops,
+         m->fma2_gflops / m->fma_gflops,
+         m->fma2_gflops < 1.6 * m->fma_gflops ? "  (the second core is busy with other work: 2-thread rows are skewed)"
+                                              : "");
   printf("machine: streaming read (AVX2 sum of %.0f MiB): 1 thread %.1f GB/s, 2 threads %.1f GB/s  (medians of %d)\n",
          m->buf_mib, m->bw1_gbs, m->bw2_gbs, m->repeats);
 }

@@ -26,6 +26,8 @@ bw1 = STATS_max
 # data source (filtering in awk keeps each series' points consecutive, so its line is drawn unbroken).
 src(ph, h, kvh, d, m, var) = sprintf("< awk -F, 'NR > 1 && $%d == \"%s\" && $%d == %d && $%d == %d && $%d == %d && ($%d == \"%s\" || \"%s\" == \"\") && $%d == \"%s\" && $%d == 1 && $%d == \"ok\"' '%s'", \
     C_PHASE, ph, C_HEADS, h, C_KVH, kvh, C_D, d, C_MASK, m, m, C_VARIANT, var, C_THREADS, C_STATUS, csv)
+# number of rows such a source has
+count(ph, h, kvh, d, m, var) = int(system(src(ph, h, kvh, d, m, var)[3:]." | wc -l"))
 
 set terminal pngcairo size 1000,650 enhanced font "sans,11"
 set key outside right top box opaque spacing 1.2
@@ -48,14 +50,20 @@ set ylabel "useful GFLOP/s, 1 thread (causal counts visible pairs only)"
 set xrange [100:2600]
 set xtics ("128" 128, "256" 256, "512" 512, "1024" 1024, "2048" 2048)
 set yrange [0.5:peak*2]
-set label 1 sprintf("FMA peak %.0f", peak) at graph 0.02, first peak*1.25 tc rgb "#d62728"
 
 do for [cfg = 1:2] {
   if (cfg == 1) { H = 32; KVH = 8; D = 128; out = dir."/prefill_d128.png" } \
   else          { H = 12; KVH = 12; D = 64; out = dir."/prefill_d64.png" }
   set output out
   set title sprintf("attngen prefill h%d/kv%d/d%d, fp32: specialized vs generic vs naive (log-log)", H, KVH, D) noenhanced
-  plot peak notitle ls 9, \
+  missing = ""
+  if (count(PH, H, KVH, D, "causal", "special") == 0) { missing = missing." causal" }
+  if (count(PH, H, KVH, D, "none", "special") == 0) { missing = missing." none" }
+  if (strlen(missing) > 0) {
+    set label 2 "no specialized kernel generated for mask:".missing."\n(attngen_select ran generic)" \
+        at graph 0.98, graph 0.06 right front tc rgb "#444444" noenhanced
+  } else { unset label 2 }
+  plot peak title sprintf("FMA peak, 1 core (%.0f)", peak) ls 9, \
        src(PH, H, KVH, D, "causal", "special") using C_Q:C_GFLOPS with linespoints ls 1 title "specialized, causal", \
        src(PH, H, KVH, D, "none", "special") using C_Q:C_GFLOPS with linespoints ls 2 title "specialized, none", \
        src(PH, H, KVH, D, "causal", "generic") using C_Q:C_GFLOPS with linespoints ls 3 title "generic, causal", \
@@ -64,7 +72,7 @@ do for [cfg = 1:2] {
        src(PH, H, KVH, D, "none", "naive") using C_Q:C_GFLOPS with linespoints ls 6 title "naive C, none"
   unset output
 }
-unset label 1
+unset label 2
 
 # ---- decode: GB/s against kv_len -------------------------------------------------------------------
 PH = "decode"
@@ -75,11 +83,10 @@ set ylabel "GB/s, 1 thread (2*kv_len*kv_heads*d*4 bytes / time)" noenhanced
 set xrange [400:21000]
 set xtics ("512" 512, "1024" 1024, "2048" 2048, "4096" 4096, "8192" 8192, "16384" 16384)
 set autoscale y
-set yrange [0.5:*]
-set label 1 sprintf("1-thread read bandwidth %.1f GB/s", bw1) at graph 0.02, first bw1*1.25 tc rgb "#d62728"
+set yrange [0.2:*]
 # GQA h32/kv8/d128 in blue/orange/grey solid, MHA h12/kv12/d64 dashed; specialized or not, what select ran
 # is in "special" or (when the table lacks a kernel) "fallback"
-plot bw1 notitle ls 9, \
+plot bw1 title sprintf("read bandwidth, 1 thread (%.1f)", bw1) ls 9, \
      src("decode", 32, 8, 128, "", "special") using C_KV:C_GBS with linespoints ls 1 title "specialized, GQA h32/kv8/d128", \
      src("decode", 12, 12, 64, "", "special") using C_KV:C_GBS with linespoints ls 2 title "specialized, MHA h12/kv12/d64", \
      src("decode", 32, 8, 128, "", "generic") using C_KV:C_GBS with linespoints ls 3 title "generic, GQA h32/kv8/d128", \

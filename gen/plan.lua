@@ -28,7 +28,6 @@ function plan.for_kernel(isa, phase, D, G)
     p.keys_padded = round_up(p.keys, p.kb)
     p.row_align = lcm(lcm(p.rv * W, p.pr), 4)
     p.unroll = (D and D <= plan.max_full_unroll) and D or 64
-    p.prefetch_keys = 2 * p.kb -- prefetch K rows this many keys ahead, V rows of the keys being scored
   else
     -- few query rows: dot products along head_dim, rb rows x kb keys at a time; keys along the lanes
     -- in the softmax; one work item covers every kv head so K/V rows are read page after page

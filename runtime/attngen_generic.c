@@ -13,7 +13,7 @@
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static ATTNGEN_AVX2 __m256 attngen_exp_avx2(__m256 x)
+static inline ATTNGEN_AVX2 __m256 attngen_exp_avx2(__m256 x)
 {
   const __m256 lo = _mm256_set1_ps(-87.33654f);
   const __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
@@ -34,19 +34,19 @@ static ATTNGEN_AVX2 __m256 attngen_exp_avx2(__m256 x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static ATTNGEN_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
+static inline ATTNGEN_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
 {
   __m256 visible = _mm256_cmp_ps(_mm256_set1_ps((float)j), lim, _CMP_LT_OQ);
   return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, visible);
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static ATTNGEN_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
+static inline ATTNGEN_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
 {
   return _mm256_andnot_ps(_mm256_cmp_ps(m, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ), m);
 }
 
-static ATTNGEN_AVX2 float attngen_hsum_avx2(__m256 v)
+static inline ATTNGEN_AVX2 float attngen_hsum_avx2(__m256 v)
 {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -54,7 +54,7 @@ static ATTNGEN_AVX2 float attngen_hsum_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
-static ATTNGEN_AVX2 float attngen_hmax_avx2(__m256 v)
+static inline ATTNGEN_AVX2 float attngen_hmax_avx2(__m256 v)
 {
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
@@ -63,7 +63,7 @@ static ATTNGEN_AVX2 float attngen_hmax_avx2(__m256 v)
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static ATTNGEN_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
+static inline ATTNGEN_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
@@ -277,18 +277,18 @@ static ATTNGEN_AVX2 void attngen_pv_dany_6x16__avx2(const float *restrict pt, pt
     }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
- * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
-static ATTNGEN_AVX2 void attngen_qkdot_dany_2x4_s64__avx2(const float *restrict qp, int rows, const float *const *restrict krow,
-    float *restrict s, int d, ptrdiff_t dp)
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_AVX2 void attngen_qkdot_dany_2x4_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  for (int r = 0; r < rows; r += 2) {
-    const float *restrict q0 = qp + r * dp;
-    const float *restrict q1 = qp + r * dp + dp;
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
     __m256 acc0_0 = _mm256_setzero_ps();
     __m256 acc0_1 = _mm256_setzero_ps();
     __m256 acc0_2 = _mm256_setzero_ps();
@@ -308,42 +308,42 @@ static ATTNGEN_AVX2 void attngen_qkdot_dany_2x4_s64__avx2(const float *restrict 
     {
       float t = attngen_hsum_avx2(acc0_0);
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k0[cc];
-      s[r * 64] = t;
+      s[0] = t;
     }
     {
       float t = attngen_hsum_avx2(acc0_1);
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k1[cc];
-      s[r * 64 + 1] = t;
+      s[1] = t;
     }
     {
       float t = attngen_hsum_avx2(acc0_2);
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k2[cc];
-      s[r * 64 + 2] = t;
+      s[2] = t;
     }
     {
       float t = attngen_hsum_avx2(acc0_3);
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k3[cc];
-      s[r * 64 + 3] = t;
+      s[3] = t;
     }
     {
       float t = attngen_hsum_avx2(acc1_0);
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k0[cc];
-      s[r * 64 + 64] = t;
+      s[64] = t;
     }
     {
       float t = attngen_hsum_avx2(acc1_1);
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k1[cc];
-      s[r * 64 + 65] = t;
+      s[65] = t;
     }
     {
       float t = attngen_hsum_avx2(acc1_2);
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k2[cc];
-      s[r * 64 + 66] = t;
+      s[66] = t;
     }
     {
       float t = attngen_hsum_avx2(acc1_3);
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k3[cc];
-      s[r * 64 + 67] = t;
+      s[67] = t;
     }
   }
 }
@@ -508,23 +508,14 @@ static ATTNGEN_AVX2 void attn_generic_prefill__avx2(const attngen_shape *shape, 
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        /* Rows of one head are a head-stride apart; ask early for the K rows 8 keys ahead
-         * and for the V rows that P·V reads after this tile. */
-        for (int j = j0; j < j0 + 4 && j < n; ++j) {
-          const float *kp = kbase + (ptrdiff_t)(j + 8) * ks, *vp = vbase + (ptrdiff_t)j * vs;
-          const int k_ahead = kt + j + 8 < kend;
-          for (int c = 0; c < d; c += 16) {
-            if (k_ahead) _mm_prefetch((const char *)(kp + c), _MM_HINT_T0);
-            _mm_prefetch((const char *)(vp + c), _MM_HINT_T0);
-          }
-        }
-        for (int r0 = 0; r0 < rows_qk; r0 += 24)
+      /* S = Q·Kᵀ: blocks of 24 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 24)
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_dany_24x4__avx2(qt + r0, mp, krow, st + j0 * mp + r0, d);
-      }
+        }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -553,7 +544,13 @@ static ATTNGEN_AVX2 void attn_generic_prefill__avx2(const attngen_shape *shape, 
       }
 
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)d);
+      for (int j = 0; j < n; ++j) {
+        const float *restrict src = vbase + (ptrdiff_t)j * vs;
+        float *restrict dst = vt + j * dp;
+        int c = 0;
+        for (; c + 8 <= d; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        for (; c < d; ++c) dst[c] = src[c];
+      }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
@@ -659,7 +656,8 @@ static ATTNGEN_AVX2 void attn_generic_decode__avx2(const attngen_shape *shape, c
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        attngen_qkdot_dany_2x4_s64__avx2(qt, rows_pv, krow, st + j0, d, dp);
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_dany_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -714,7 +712,7 @@ static ATTNGEN_AVX2 void attn_generic_decode__avx2(const attngen_shape *shape, c
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static float32x4_t attngen_exp_neon(float32x4_t x)
+static inline float32x4_t attngen_exp_neon(float32x4_t x)
 {
   const float32x4_t lo = vdupq_n_f32(-87.33654f);
   const uint32x4_t keep = vcgeq_f32(x, lo);
@@ -735,21 +733,21 @@ static float32x4_t attngen_exp_neon(float32x4_t x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
+static inline float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
 {
   uint32x4_t visible = vcltq_f32(vdupq_n_f32((float)j), lim);
   return vbslq_f32(visible, v, vdupq_n_f32(-INFINITY));
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
+static inline float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
 {
   uint32x4_t is_inf = vceqq_f32(m, vdupq_n_f32(-INFINITY));
   return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(m), is_inf));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
+static inline float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
 {
   static const int32_t lanes[4] = { 0, 1, 2, 3 };
   uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
@@ -1044,18 +1042,18 @@ static  void attngen_pv_dany_8x12__neon(const float *restrict pt, ptrdiff_t qs, 
     }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
- * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
-static  void attngen_qkdot_dany_2x4_s64__neon(const float *restrict qp, int rows, const float *const *restrict krow,
-    float *restrict s, int d, ptrdiff_t dp)
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static  void attngen_qkdot_dany_2x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  for (int r = 0; r < rows; r += 2) {
-    const float *restrict q0 = qp + r * dp;
-    const float *restrict q1 = qp + r * dp + dp;
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
     float32x4_t acc0_0 = vdupq_n_f32(0.0f);
     float32x4_t acc0_1 = vdupq_n_f32(0.0f);
     float32x4_t acc0_2 = vdupq_n_f32(0.0f);
@@ -1075,42 +1073,42 @@ static  void attngen_qkdot_dany_2x4_s64__neon(const float *restrict qp, int rows
     {
       float t = vaddvq_f32(acc0_0);
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k0[cc];
-      s[r * 64] = t;
+      s[0] = t;
     }
     {
       float t = vaddvq_f32(acc0_1);
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k1[cc];
-      s[r * 64 + 1] = t;
+      s[1] = t;
     }
     {
       float t = vaddvq_f32(acc0_2);
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k2[cc];
-      s[r * 64 + 2] = t;
+      s[2] = t;
     }
     {
       float t = vaddvq_f32(acc0_3);
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k3[cc];
-      s[r * 64 + 3] = t;
+      s[3] = t;
     }
     {
       float t = vaddvq_f32(acc1_0);
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k0[cc];
-      s[r * 64 + 64] = t;
+      s[64] = t;
     }
     {
       float t = vaddvq_f32(acc1_1);
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k1[cc];
-      s[r * 64 + 65] = t;
+      s[65] = t;
     }
     {
       float t = vaddvq_f32(acc1_2);
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k2[cc];
-      s[r * 64 + 66] = t;
+      s[66] = t;
     }
     {
       float t = vaddvq_f32(acc1_3);
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k3[cc];
-      s[r * 64 + 67] = t;
+      s[67] = t;
     }
   }
 }
@@ -1289,23 +1287,14 @@ static  void attn_generic_prefill__neon(const attngen_shape *shape, const attnge
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 5 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 5) {
-        const float *krow[5];
-        for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        /* Rows of one head are a head-stride apart; ask early for the K rows 10 keys ahead
-         * and for the V rows that P·V reads after this tile. */
-        for (int j = j0; j < j0 + 5 && j < n; ++j) {
-          const float *kp = kbase + (ptrdiff_t)(j + 10) * ks, *vp = vbase + (ptrdiff_t)j * vs;
-          const int k_ahead = kt + j + 10 < kend;
-          for (int c = 0; c < d; c += 16) {
-            if (k_ahead) __builtin_prefetch(kp + c);
-            __builtin_prefetch(vp + c);
-          }
-        }
-        for (int r0 = 0; r0 < rows_qk; r0 += 16)
+      /* S = Q·Kᵀ: blocks of 16 rows (their Qᵀ slice stays in L1) x 5 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 16)
+        for (int j0 = 0; j0 < n; j0 += 5) {
+          const float *krow[5];
+          for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_dany_16x5__neon(qt + r0, mp, krow, st + j0 * mp + r0, d);
-      }
+        }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -1334,7 +1323,13 @@ static  void attn_generic_prefill__neon(const attngen_shape *shape, const attnge
       }
 
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)d);
+      for (int j = 0; j < n; ++j) {
+        const float *restrict src = vbase + (ptrdiff_t)j * vs;
+        float *restrict dst = vt + j * dp;
+        int c = 0;
+        for (; c + 4 <= d; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+        for (; c < d; ++c) dst[c] = src[c];
+      }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
@@ -1440,7 +1435,8 @@ static  void attn_generic_decode__neon(const attngen_shape *shape, const attngen
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        attngen_qkdot_dany_2x4_s64__neon(qt, rows_pv, krow, st + j0, d, dp);
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1491,8 +1487,8 @@ static  void attn_generic_decode__neon(const attngen_shape *shape, const attngen
 /* ==== scalar ==== */
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
-static float attngen_exp_scalar(float x) { return expf(x); }
-static float attngen_maxf(float a, float b) { return a > b ? a : b; }
+static inline float attngen_exp_scalar(float x) { return expf(x); }
+static inline float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
@@ -1701,18 +1697,18 @@ static  void attngen_pv_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs,
     }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
- * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
-static  void attngen_qkdot_dany_2x4_s64__scalar(const float *restrict qp, int rows, const float *const *restrict krow,
-    float *restrict s, int d, ptrdiff_t dp)
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static  void attngen_qkdot_dany_2x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  for (int r = 0; r < rows; r += 2) {
-    const float *restrict q0 = qp + r * dp;
-    const float *restrict q1 = qp + r * dp + dp;
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
     float acc0_0 = 0.0f;
     float acc0_1 = 0.0f;
     float acc0_2 = 0.0f;
@@ -1732,42 +1728,42 @@ static  void attngen_qkdot_dany_2x4_s64__scalar(const float *restrict qp, int ro
     {
       float t = acc0_0;
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k0[cc];
-      s[r * 64] = t;
+      s[0] = t;
     }
     {
       float t = acc0_1;
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k1[cc];
-      s[r * 64 + 1] = t;
+      s[1] = t;
     }
     {
       float t = acc0_2;
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k2[cc];
-      s[r * 64 + 2] = t;
+      s[2] = t;
     }
     {
       float t = acc0_3;
       for (int cc = c; cc < d; ++cc) t += q0[cc] * k3[cc];
-      s[r * 64 + 3] = t;
+      s[3] = t;
     }
     {
       float t = acc1_0;
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k0[cc];
-      s[r * 64 + 64] = t;
+      s[64] = t;
     }
     {
       float t = acc1_1;
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k1[cc];
-      s[r * 64 + 65] = t;
+      s[65] = t;
     }
     {
       float t = acc1_2;
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k2[cc];
-      s[r * 64 + 66] = t;
+      s[66] = t;
     }
     {
       float t = acc1_3;
       for (int cc = c; cc < d; ++cc) t += q1[cc] * k3[cc];
-      s[r * 64 + 67] = t;
+      s[67] = t;
     }
   }
 }
@@ -1932,13 +1928,14 @@ static  void attn_generic_prefill__scalar(const attngen_shape *shape, const attn
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_qk; r0 += 4)
+      /* S = Q·Kᵀ: blocks of 4 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4)
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_dany_4x4__scalar(qt + r0, mp, krow, st + j0 * mp + r0, d);
-      }
+        }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
@@ -1967,7 +1964,13 @@ static  void attn_generic_prefill__scalar(const attngen_shape *shape, const attn
       }
 
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)d);
+      for (int j = 0; j < n; ++j) {
+        const float *restrict src = vbase + (ptrdiff_t)j * vs;
+        float *restrict dst = vt + j * dp;
+        int c = 0;
+        for (; c + 1 <= d; c += 1) *(dst + c) = (*(src + c));
+        for (; c < d; ++c) dst[c] = src[c];
+      }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
@@ -2073,7 +2076,8 @@ static  void attn_generic_decode__scalar(const attngen_shape *shape, const attng
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        attngen_qkdot_dany_2x4_s64__scalar(qt, rows_pv, krow, st + j0, d, dp);
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */

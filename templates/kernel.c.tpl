@@ -137,7 +137,8 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
       for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
         const float *krow[$(I(plan.kb))];
         for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        $(mk.qk_name)(qt, rows_pv, krow, st + j0$(kern.D and "" or ", d, dp"));
+        for (int r0 = 0; r0 < rows_pv; r0 += $(I(plan.rb)))
+          $(mk.qk_name)(qt + r0 * dp, krow, st + r0 * ss + j0$(kern.D and "" or ", d, dp"));
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -169,25 +170,14 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
         m[r] = m_new;
       }
 @ else
-      /* S = Q·Kᵀ: blocks of $(I(plan.kb)) keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
-        const float *krow[$(I(plan.kb))];
-        for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-@ if isa.prefetch("p") ~= "" then
-        /* Rows of one head are a head-stride apart; ask early for the K rows $(I(plan.prefetch_keys)) keys ahead
-         * and for the V rows that P·V reads after this tile. */
-        for (int j = j0; j < j0 + $(I(plan.kb)) && j < n; ++j) {
-          const float *kp = kbase + (ptrdiff_t)(j + $(I(plan.prefetch_keys))) * ks, *vp = vbase + (ptrdiff_t)j * vs;
-          const int k_ahead = kt + j + $(I(plan.prefetch_keys)) < kend;
-          for (int c = 0; c < $(D); c += 16) {
-            if (k_ahead) $(isa.prefetch("kp + c"))
-            $(isa.prefetch("vp + c"))
-          }
-        }
-@ end
-        for (int r0 = 0; r0 < rows_qk; r0 += $(I(RQK)))
+      /* S = Q·Kᵀ: blocks of $(I(RQK)) rows (their Qᵀ slice stays in L1) x $(I(plan.kb)) keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += $(I(RQK)))
+        for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
+          const float *krow[$(I(plan.kb))];
+          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           $(mk.qk_name)(qt + r0$(plan.mp and "" or ", mp"), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
-      }
+        }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += $(I(W))) {
@@ -229,7 +219,13 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
       (void)vt;
 @ else
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)$(D));
+      for (int j = 0; j < n; ++j) {
+        const float *restrict src = vbase + (ptrdiff_t)j * vs;
+        float *restrict dst = vt + j * dp;
+        int c = 0;
+        for (; c + $(I(W)) <= $(D); c += $(I(W))) $(isa.store("dst + c", isa.load("src + c")))
+        for (; c < $(D); ++c) dst[c] = src[c];
+      }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))

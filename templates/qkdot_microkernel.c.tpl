@@ -3,17 +3,17 @@
 @ local RB, KB = mk.rb, mk.kb
 @ local DP = mk.D and I(mk.dp) or "dp"
 @ local function acc(r, j) return string.format("acc%d_%d", r, j) end
-/* S[r][j] = Q_r · K_j for $(I(RB)) query rows at a time and KB=$(I(KB)) keys: vector dot products along head_dim,
- * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of $(I(RB))). */
-static $(isa.attr) void $(mk.qk_name)(const float *restrict qp, int rows, const float *const *restrict krow,
-    float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp"))
+/* S[r][j] = Q_r · K_j for $(I(RB)) query rows and KB=$(I(KB)) keys: vector dot products along head_dim, then one
+ * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static $(isa.attr) void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp"))
 {
 @ for j = 0, KB - 1 do
   const float *restrict k$(I(j)) = krow[$(I(j))];
 @ end
-  for (int r = 0; r < rows; r += $(I(RB))) {
+  {
 @ for rr = 0, RB - 1 do
-    const float *restrict q$(I(rr)) = qp + $(add(mul("r", DP), mul(rr, DP)));
+    const float *restrict q$(I(rr)) = qp + $(mul(rr, DP));
 @ end
 @ for rr = 0, RB - 1 do for j = 0, KB - 1 do
     $(V) $(acc(rr, j)) = $(isa.zero());
@@ -38,7 +38,7 @@ static $(isa.attr) void $(mk.qk_name)(const float *restrict qp, int rows, const 
 @   for rr = 0, RB - 1 do for j = 0, KB - 1 do
 @     local tail = {}
 @     for c = full, mk.D - 1 do tail[#tail + 1] = string.format(" + q%d[%d] * k%d[%d]", rr, c, j, c) end
-    s[$(add(mul("r", mk.ss), mul(rr, mk.ss), j))] = $(isa.hsum(acc(rr, j)))$(table.concat(tail));
+    s[$(add(mul(rr, mk.ss), j))] = $(isa.hsum(acc(rr, j)))$(table.concat(tail));
 @   end end
 @ else
     int c = 0;
@@ -49,7 +49,7 @@ static $(isa.attr) void $(mk.qk_name)(const float *restrict qp, int rows, const 
     {
       float t = $(isa.hsum(acc(rr, j)));
       for (int cc = c; cc < d; ++cc) t += q$(I(rr))[cc] * k$(I(j))[cc];
-      s[$(add(mul("r", mk.ss), mul(rr, mk.ss), j))] = t;
+      s[$(add(mul(rr, mk.ss), j))] = t;
     }
 @   end end
 @ end

@@ -103,19 +103,22 @@ static const uint32_t SENTINEL = 0x7FBADBADu; /* outputs: an NaN pattern no kern
 static const uint32_t POISON = 0x7FC0DEADu;   /* inputs never to be read: quiet NaN */
 
 typedef struct {
-  float *base; /* total floats, p = base + GUARD */
+  float *base; /* total floats; p = base + guard */
   size_t total;
   float *p;
-  size_t n;
+  size_t n, guard;
 } fbuf;
 
-static int fbuf_alloc(fbuf *b, size_t n, uint32_t fill) {
+/* Outputs get GUARD sentinel floats on each side (writes there are detected). Inputs get none: their exact
+ * size lets AddressSanitizer (make test-sanitize) see any read past the tensor. */
+static int fbuf_alloc(fbuf *b, size_t n, size_t guard, uint32_t fill) {
   b->n = n;
-  b->total = n + 2 * GUARD;
+  b->guard = guard;
+  b->total = n + 2 * guard;
   b->base = malloc(b->total * sizeof(float));
   if (!b->base) return -1;
   for (size_t i = 0; i < b->total; i++) memcpy(&b->base[i], &fill, sizeof fill);
-  b->p = b->base + GUARD;
+  b->p = b->base + guard;
   return 0;
 }
 static void fbuf_free(fbuf *b) {
@@ -127,7 +130,7 @@ static int fbuf_clone(fbuf *dst, const fbuf *src) {
   dst->base = malloc(src->total * sizeof(float));
   if (!dst->base) return -1;
   memcpy(dst->base, src->base, src->total * sizeof(float));
-  dst->p = dst->base + GUARD;
+  dst->p = dst->base + src->guard;
   return 0;
 }
 
@@ -205,15 +208,16 @@ static int fixture_init(fixture *f, const test_case *c, int slack_rows) {
   f->ks = ref_strides(a->k_stride, cap, KVH, D);
   f->vs = ref_strides(a->v_stride, cap, KVH, D);
   f->os = ref_strides(a->o_stride, c->q_len, H, D);
-  /* allocation sizes: what the strides address, plus slack rows (and slack batches' worth for dense) */
-  size_t qn = tensor_extent(ref_strides(a->q_stride, qa, H, D), B + 1, qa, H, D);
-  size_t kn = tensor_extent(ref_strides(a->k_stride, ka, KVH, D), B + 1, ka, KVH, D);
-  size_t vn = tensor_extent(ref_strides(a->v_stride, ka, KVH, D), B + 1, ka, KVH, D);
+  /* allocation sizes: exactly what the strides address (error cases: plus slack rows and a slack batch) */
+  const int Ba = slack_rows ? B + 1 : B;
+  size_t qn = tensor_extent(ref_strides(a->q_stride, qa, H, D), Ba, qa, H, D);
+  size_t kn = tensor_extent(ref_strides(a->k_stride, ka, KVH, D), Ba, ka, KVH, D);
+  size_t vn = tensor_extent(ref_strides(a->v_stride, ka, KVH, D), Ba, ka, KVH, D);
   size_t on = tensor_extent(f->os, B, c->q_len, H, D);
   if (slack_rows) on = tensor_extent(ref_strides(a->o_stride, qa, H, D), B + 1, qa, H, D);
   size_t ln = (size_t)B * H * (c->q_len + slack_rows);
-  if (fbuf_alloc(&f->q, qn, POISON) || fbuf_alloc(&f->k, kn, POISON) || fbuf_alloc(&f->v, vn, POISON) ||
-      fbuf_alloc(&f->o, on, SENTINEL) || fbuf_alloc(&f->lse, ln, SENTINEL))
+  if (fbuf_alloc(&f->q, qn, 0, POISON) || fbuf_alloc(&f->k, kn, 0, POISON) || fbuf_alloc(&f->v, vn, 0, POISON) ||
+      fbuf_alloc(&f->o, on, GUARD, SENTINEL) || fbuf_alloc(&f->lse, ln, GUARD, SENTINEL))
     return -1;
   f->kv_lens = malloc(sizeof(int32_t) * (size_t)(B + 1));
   if (!f->kv_lens) return -1;
@@ -884,6 +888,7 @@ static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
     if (b.shape.phase == ATTNGEN_PHASE_PREFILL) {
       mk(v, b, 1, 1, 1, 0, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1);
       mk(v, b, 1, 33, 33, 0, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 0);
+      mk(v, b, 1, 130, 130, 0, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1); /* several query tiles */
       mk(v, b, 1, 7, 130, 0, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 1);   /* chunked prefill, kv past a tile */
       mk(v, b, 1, 33, 7, 0, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 1);    /* q_len > kv_len */
       mk(v, b, 3, 7, 33, 40, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1); /* incl. a sequence with 0 keys */
@@ -894,6 +899,7 @@ static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
       mk(v, b, 1, 8, 7, 16, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 0);
       mk(v, b, 1, 3, 33, 42, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 1);
       mk(v, b, 1, 2, 130, 139, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 0);
+      mk(v, b, 1, 5, 257, 266, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1);
       mk(v, b, 3, 4, 33, 40, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);
       mk(v, b, 2, 3, 7, 16, KVL_FULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1);
       mk(v, b, 1, 8, 33, 40, KVL_FULL, LAYOUT_DENSE, RANGE_LARGE, 1);

@@ -21,7 +21,6 @@ return {
   add = function(a, b) return "_mm256_add_ps(" .. a .. ", " .. b .. ")" end,
   sub = function(a, b) return "_mm256_sub_ps(" .. a .. ", " .. b .. ")" end,
   max = function(a, b) return "_mm256_max_ps(" .. a .. ", " .. b .. ")" end,
-  prefetch = function(p) return "_mm_prefetch((const char *)(" .. p .. "), _MM_HINT_T0);" end,
   hsum = function(v) return "attngen_hsum_avx2(" .. v .. ")" end,
   hmax = function(v) return "attngen_hmax_avx2(" .. v .. ")" end,
   -- keys along the lanes: lane k (key j0 + k) of v becomes -inf unless j0 + k < lim

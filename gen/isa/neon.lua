@@ -19,7 +19,6 @@ return {
   add = function(a, b) return "vaddq_f32(" .. a .. ", " .. b .. ")" end,
   sub = function(a, b) return "vsubq_f32(" .. a .. ", " .. b .. ")" end,
   max = function(a, b) return "vmaxq_f32(" .. a .. ", " .. b .. ")" end,
-  prefetch = function(p) return "__builtin_prefetch(" .. p .. ");" end,
   hsum = function(v) return "vaddvq_f32(" .. v .. ")" end,
   hmax = function(v) return "vmaxvq_f32(" .. v .. ")" end,
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_neon(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,

@@ -19,7 +19,6 @@ return {
   add = function(a, b) return "(" .. a .. " + " .. b .. ")" end,
   sub = function(a, b) return "(" .. a .. " - " .. b .. ")" end,
   max = function(a, b) return "attngen_maxf(" .. a .. ", " .. b .. ")" end,
-  prefetch = function(p) return "" end,
   hsum = function(v) return v end,
   hmax = function(v) return v end,
   mask_lanes = function(v, j0, lim) return "(" .. j0 .. " < " .. lim .. " ? " .. v .. " : -INFINITY)" end,

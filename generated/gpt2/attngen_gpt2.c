@@ -16,7 +16,7 @@
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static ATTNGEN_AVX2 __m256 attngen_exp_avx2(__m256 x)
+static inline ATTNGEN_AVX2 __m256 attngen_exp_avx2(__m256 x)
 {
   const __m256 lo = _mm256_set1_ps(-87.33654f);
   const __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
@@ -37,19 +37,19 @@ static ATTNGEN_AVX2 __m256 attngen_exp_avx2(__m256 x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static ATTNGEN_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
+static inline ATTNGEN_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
 {
   __m256 visible = _mm256_cmp_ps(_mm256_set1_ps((float)j), lim, _CMP_LT_OQ);
   return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, visible);
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static ATTNGEN_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
+static inline ATTNGEN_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
 {
   return _mm256_andnot_ps(_mm256_cmp_ps(m, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ), m);
 }
 
-static ATTNGEN_AVX2 float attngen_hsum_avx2(__m256 v)
+static inline ATTNGEN_AVX2 float attngen_hsum_avx2(__m256 v)
 {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -57,7 +57,7 @@ static ATTNGEN_AVX2 float attngen_hsum_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
-static ATTNGEN_AVX2 float attngen_hmax_avx2(__m256 v)
+static inline ATTNGEN_AVX2 float attngen_hmax_avx2(__m256 v)
 {
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
@@ -66,7 +66,7 @@ static ATTNGEN_AVX2 float attngen_hmax_avx2(__m256 v)
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static ATTNGEN_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
+static inline ATTNGEN_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
@@ -836,18 +836,18 @@ static ATTNGEN_AVX2 void attngen_pv_d64_6x16_s96__avx2(const float *restrict pt,
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
- * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
-static ATTNGEN_AVX2 void attngen_qkdot_d64_2x4_s64__avx2(const float *restrict qp, int rows, const float *const *restrict krow,
-    float *restrict s)
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_AVX2 void attngen_qkdot_d64_2x4_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  for (int r = 0; r < rows; r += 2) {
-    const float *restrict q0 = qp + r * 64;
-    const float *restrict q1 = qp + r * 64 + 64;
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 64;
     __m256 acc0_0 = _mm256_setzero_ps();
     __m256 acc0_1 = _mm256_setzero_ps();
     __m256 acc0_2 = _mm256_setzero_ps();
@@ -912,14 +912,14 @@ static ATTNGEN_AVX2 void attngen_qkdot_d64_2x4_s64__avx2(const float *restrict q
     { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
     { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
-    s[r * 64] = attngen_hsum_avx2(acc0_0);
-    s[r * 64 + 1] = attngen_hsum_avx2(acc0_1);
-    s[r * 64 + 2] = attngen_hsum_avx2(acc0_2);
-    s[r * 64 + 3] = attngen_hsum_avx2(acc0_3);
-    s[r * 64 + 64] = attngen_hsum_avx2(acc1_0);
-    s[r * 64 + 65] = attngen_hsum_avx2(acc1_1);
-    s[r * 64 + 66] = attngen_hsum_avx2(acc1_2);
-    s[r * 64 + 67] = attngen_hsum_avx2(acc1_3);
+    s[0] = attngen_hsum_avx2(acc0_0);
+    s[1] = attngen_hsum_avx2(acc0_1);
+    s[2] = attngen_hsum_avx2(acc0_2);
+    s[3] = attngen_hsum_avx2(acc0_3);
+    s[64] = attngen_hsum_avx2(acc1_0);
+    s[65] = attngen_hsum_avx2(acc1_1);
+    s[66] = attngen_hsum_avx2(acc1_2);
+    s[67] = attngen_hsum_avx2(acc1_3);
   }
 }
 
@@ -1089,23 +1089,14 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const attngen_sh
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        /* Rows of one head are a head-stride apart; ask early for the K rows 8 keys ahead
-         * and for the V rows that P·V reads after this tile. */
-        for (int j = j0; j < j0 + 4 && j < n; ++j) {
-          const float *kp = kbase + (ptrdiff_t)(j + 8) * ks, *vp = vbase + (ptrdiff_t)j * vs;
-          const int k_ahead = kt + j + 8 < kend;
-          for (int c = 0; c < 64; c += 16) {
-            if (k_ahead) _mm_prefetch((const char *)(kp + c), _MM_HINT_T0);
-            _mm_prefetch((const char *)(vp + c), _MM_HINT_T0);
-          }
-        }
-        for (int r0 = 0; r0 < rows_qk; r0 += 24)
+      /* S = Q·Kᵀ: blocks of 24 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 24)
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d64_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
-      }
+        }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -1134,7 +1125,13 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const attngen_sh
       }
 
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+      for (int j = 0; j < n; ++j) {
+        const float *restrict src = vbase + (ptrdiff_t)j * vs;
+        float *restrict dst = vt + j * dp;
+        int c = 0;
+        for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        for (; c < 64; ++c) dst[c] = src[c];
+      }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
@@ -1231,23 +1228,14 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(const at
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        /* Rows of one head are a head-stride apart; ask early for the K rows 8 keys ahead
-         * and for the V rows that P·V reads after this tile. */
-        for (int j = j0; j < j0 + 4 && j < n; ++j) {
-          const float *kp = kbase + (ptrdiff_t)(j + 8) * ks, *vp = vbase + (ptrdiff_t)j * vs;
-          const int k_ahead = kt + j + 8 < kend;
-          for (int c = 0; c < 64; c += 16) {
-            if (k_ahead) _mm_prefetch((const char *)(kp + c), _MM_HINT_T0);
-            _mm_prefetch((const char *)(vp + c), _MM_HINT_T0);
-          }
-        }
-        for (int r0 = 0; r0 < rows_qk; r0 += 24)
+      /* S = Q·Kᵀ: blocks of 24 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 24)
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d64_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
-      }
+        }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -1276,7 +1264,13 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(const at
       }
 
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+      for (int j = 0; j < n; ++j) {
+        const float *restrict src = vbase + (ptrdiff_t)j * vs;
+        float *restrict dst = vt + j * dp;
+        int c = 0;
+        for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+        for (; c < 64; ++c) dst[c] = src[c];
+      }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
@@ -1376,7 +1370,8 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attngen_sha
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        attngen_qkdot_d64_2x4_s64__avx2(qt, rows_pv, krow, st + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_d64_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1501,7 +1496,8 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(const att
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        attngen_qkdot_d64_2x4_s64__avx2(qt, rows_pv, krow, st + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_d64_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1556,7 +1552,7 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(const att
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static float32x4_t attngen_exp_neon(float32x4_t x)
+static inline float32x4_t attngen_exp_neon(float32x4_t x)
 {
   const float32x4_t lo = vdupq_n_f32(-87.33654f);
   const uint32x4_t keep = vcgeq_f32(x, lo);
@@ -1577,21 +1573,21 @@ static float32x4_t attngen_exp_neon(float32x4_t x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
+static inline float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
 {
   uint32x4_t visible = vcltq_f32(vdupq_n_f32((float)j), lim);
   return vbslq_f32(visible, v, vdupq_n_f32(-INFINITY));
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
+static inline float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
 {
   uint32x4_t is_inf = vceqq_f32(m, vdupq_n_f32(-INFINITY));
   return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(m), is_inf));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
+static inline float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
 {
   static const int32_t lanes[4] = { 0, 1, 2, 3 };
   uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
@@ -2798,18 +2794,18 @@ static  void attngen_pv_d64_8x12_s96__neon(const float *restrict pt, const float
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
- * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
-static  void attngen_qkdot_d64_2x4_s64__neon(const float *restrict qp, int rows, const float *const *restrict krow,
-    float *restrict s)
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static  void attngen_qkdot_d64_2x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  for (int r = 0; r < rows; r += 2) {
-    const float *restrict q0 = qp + r * 64;
-    const float *restrict q1 = qp + r * 64 + 64;
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 64;
     float32x4_t acc0_0 = vdupq_n_f32(0.0f);
     float32x4_t acc0_1 = vdupq_n_f32(0.0f);
     float32x4_t acc0_2 = vdupq_n_f32(0.0f);
@@ -2930,14 +2926,14 @@ static  void attngen_qkdot_d64_2x4_s64__neon(const float *restrict qp, int rows,
     { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
     }
-    s[r * 64] = vaddvq_f32(acc0_0);
-    s[r * 64 + 1] = vaddvq_f32(acc0_1);
-    s[r * 64 + 2] = vaddvq_f32(acc0_2);
-    s[r * 64 + 3] = vaddvq_f32(acc0_3);
-    s[r * 64 + 64] = vaddvq_f32(acc1_0);
-    s[r * 64 + 65] = vaddvq_f32(acc1_1);
-    s[r * 64 + 66] = vaddvq_f32(acc1_2);
-    s[r * 64 + 67] = vaddvq_f32(acc1_3);
+    s[0] = vaddvq_f32(acc0_0);
+    s[1] = vaddvq_f32(acc0_1);
+    s[2] = vaddvq_f32(acc0_2);
+    s[3] = vaddvq_f32(acc0_3);
+    s[64] = vaddvq_f32(acc1_0);
+    s[65] = vaddvq_f32(acc1_1);
+    s[66] = vaddvq_f32(acc1_2);
+    s[67] = vaddvq_f32(acc1_3);
   }
 }
 
@@ -3177,23 +3173,14 @@ static  void attn_h12_kv12_d64_causal_prefill__neon(const attngen_shape *shape, 
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 5 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 5) {
-        const float *krow[5];
-        for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        /* Rows of one head are a head-stride apart; ask early for the K rows 10 keys ahead
-         * and for the V rows that P·V reads after this tile. */
-        for (int j = j0; j < j0 + 5 && j < n; ++j) {
-          const float *kp = kbase + (ptrdiff_t)(j + 10) * ks, *vp = vbase + (ptrdiff_t)j * vs;
-          const int k_ahead = kt + j + 10 < kend;
-          for (int c = 0; c < 64; c += 16) {
-            if (k_ahead) __builtin_prefetch(kp + c);
-            __builtin_prefetch(vp + c);
-          }
-        }
-        for (int r0 = 0; r0 < rows_qk; r0 += 16)
+      /* S = Q·Kᵀ: blocks of 16 rows (their Qᵀ slice stays in L1) x 5 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 16)
+        for (int j0 = 0; j0 < n; j0 += 5) {
+          const float *krow[5];
+          for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d64_16x5_s96__neon(qt + r0, krow, st + j0 * mp + r0);
-      }
+        }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -3222,7 +3209,13 @@ static  void attn_h12_kv12_d64_causal_prefill__neon(const attngen_shape *shape, 
       }
 
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+      for (int j = 0; j < n; ++j) {
+        const float *restrict src = vbase + (ptrdiff_t)j * vs;
+        float *restrict dst = vt + j * dp;
+        int c = 0;
+        for (; c + 4 <= 64; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+        for (; c < 64; ++c) dst[c] = src[c];
+      }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
@@ -3319,23 +3312,14 @@ static  void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_shape 
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 5 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 5) {
-        const float *krow[5];
-        for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        /* Rows of one head are a head-stride apart; ask early for the K rows 10 keys ahead
-         * and for the V rows that P·V reads after this tile. */
-        for (int j = j0; j < j0 + 5 && j < n; ++j) {
-          const float *kp = kbase + (ptrdiff_t)(j + 10) * ks, *vp = vbase + (ptrdiff_t)j * vs;
-          const int k_ahead = kt + j + 10 < kend;
-          for (int c = 0; c < 64; c += 16) {
-            if (k_ahead) __builtin_prefetch(kp + c);
-            __builtin_prefetch(vp + c);
-          }
-        }
-        for (int r0 = 0; r0 < rows_qk; r0 += 16)
+      /* S = Q·Kᵀ: blocks of 16 rows (their Qᵀ slice stays in L1) x 5 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 16)
+        for (int j0 = 0; j0 < n; j0 += 5) {
+          const float *krow[5];
+          for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d64_16x5_s96__neon(qt + r0, krow, st + j0 * mp + r0);
-      }
+        }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -3364,7 +3348,13 @@ static  void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_shape 
       }
 
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+      for (int j = 0; j < n; ++j) {
+        const float *restrict src = vbase + (ptrdiff_t)j * vs;
+        float *restrict dst = vt + j * dp;
+        int c = 0;
+        for (; c + 4 <= 64; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+        for (; c < 64; ++c) dst[c] = src[c];
+      }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
@@ -3464,7 +3454,8 @@ static  void attn_h12_kv12_d64_causal_decode__neon(const attngen_shape *shape, c
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        attngen_qkdot_d64_2x4_s64__neon(qt, rows_pv, krow, st + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_d64_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -3589,7 +3580,8 @@ static  void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_shape *
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        attngen_qkdot_d64_2x4_s64__neon(qt, rows_pv, krow, st + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_d64_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -3640,8 +3632,8 @@ static  void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_shape *
 /* ==== scalar ==== */
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
-static float attngen_exp_scalar(float x) { return expf(x); }
-static float attngen_maxf(float a, float b) { return a > b ? a : b; }
+static inline float attngen_exp_scalar(float x) { return expf(x); }
+static inline float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
@@ -5326,18 +5318,18 @@ static  void attngen_pv_d64_4x4_s64__scalar(const float *restrict pt, const floa
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows at a time and KB=4 keys: vector dot products along head_dim,
- * then one horizontal sum each. Q is packed row-major (scaled, zero rows up to a multiple of 2). */
-static  void attngen_qkdot_d64_2x4_s64__scalar(const float *restrict qp, int rows, const float *const *restrict krow,
-    float *restrict s)
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static  void attngen_qkdot_d64_2x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  for (int r = 0; r < rows; r += 2) {
-    const float *restrict q0 = qp + r * 64;
-    const float *restrict q1 = qp + r * 64 + 64;
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 64;
     float acc0_0 = 0.0f;
     float acc0_1 = 0.0f;
     float acc0_2 = 0.0f;
@@ -5794,14 +5786,14 @@ static  void attngen_qkdot_d64_2x4_s64__scalar(const float *restrict qp, int row
     { const float kv = (*(k2 + 63)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
     { const float kv = (*(k3 + 63)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
     }
-    s[r * 64] = acc0_0;
-    s[r * 64 + 1] = acc0_1;
-    s[r * 64 + 2] = acc0_2;
-    s[r * 64 + 3] = acc0_3;
-    s[r * 64 + 64] = acc1_0;
-    s[r * 64 + 65] = acc1_1;
-    s[r * 64 + 66] = acc1_2;
-    s[r * 64 + 67] = acc1_3;
+    s[0] = acc0_0;
+    s[1] = acc0_1;
+    s[2] = acc0_2;
+    s[3] = acc0_3;
+    s[64] = acc1_0;
+    s[65] = acc1_1;
+    s[66] = acc1_2;
+    s[67] = acc1_3;
   }
 }
 
@@ -6559,13 +6551,14 @@ static  void attn_h12_kv12_d64_causal_prefill__scalar(const attngen_shape *shape
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_qk; r0 += 4)
+      /* S = Q·Kᵀ: blocks of 4 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4)
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d64_4x4_s64__scalar(qt + r0, krow, st + j0 * mp + r0);
-      }
+        }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
@@ -6594,7 +6587,13 @@ static  void attn_h12_kv12_d64_causal_prefill__scalar(const attngen_shape *shape
       }
 
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+      for (int j = 0; j < n; ++j) {
+        const float *restrict src = vbase + (ptrdiff_t)j * vs;
+        float *restrict dst = vt + j * dp;
+        int c = 0;
+        for (; c + 1 <= 64; c += 1) *(dst + c) = (*(src + c));
+        for (; c < 64; ++c) dst[c] = src[c];
+      }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
@@ -6691,13 +6690,14 @@ static  void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_shap
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_qk; r0 += 4)
+      /* S = Q·Kᵀ: blocks of 4 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4)
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d64_4x4_s64__scalar(qt + r0, krow, st + j0 * mp + r0);
-      }
+        }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
@@ -6726,7 +6726,13 @@ static  void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_shap
       }
 
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) memcpy(vt + j * dp, vbase + (ptrdiff_t)j * vs, sizeof(float) * (size_t)64);
+      for (int j = 0; j < n; ++j) {
+        const float *restrict src = vbase + (ptrdiff_t)j * vs;
+        float *restrict dst = vt + j * dp;
+        int c = 0;
+        for (; c + 1 <= 64; c += 1) *(dst + c) = (*(src + c));
+        for (; c < 64; ++c) dst[c] = src[c];
+      }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
@@ -6826,7 +6832,8 @@ static  void attn_h12_kv12_d64_causal_decode__scalar(const attngen_shape *shape,
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        attngen_qkdot_d64_2x4_s64__scalar(qt, rows_pv, krow, st + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_d64_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -6951,7 +6958,8 @@ static  void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_shape
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        attngen_qkdot_d64_2x4_s64__scalar(qt, rows_pv, krow, st + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_d64_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
