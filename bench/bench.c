@@ -21,7 +21,8 @@
  * exactly for the mask (causal: query i sees keys j <= i + kv_len - q_len). Decode bandwidth counts the K and
  * V bytes once: 2 * kv_len * kv_heads * head_dim * 4 * batch.
  *
- * Environment: BENCH_MODE=quick|full (default full), BENCH_CASE_SECONDS, BENCH_BW_MIB (machine.c).
+ * Environment: BENCH_MODE=quick|full (default full), BENCH_CASE_SECONDS (per case, split over its 3 variants),
+ * BENCH_FILTER (only cases whose label contains it, e.g. "decode h32"), BENCH_BW_MIB (machine.c).
  * Usage: bench [OUTDIR]   (default build/bench; writes OUTDIR/results.csv and OUTDIR/machine.csv) */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -652,7 +653,13 @@ int main(int argc, char **argv) {
          "thread count; maxerr = max |out - reference| (select row: vs naive if run, else vs generic;\n"
          "2-thread row: vs 1 thread, expected 0).\n\n");
   print_header();
-  for (int i = 0; i < n; i++) run_case(&st, &cases[i]);
+  const char *filter = getenv("BENCH_FILTER"); /* run only cases whose label contains this */
+  for (int i = 0; i < n; i++) {
+    char label[96];
+    case_label(&cases[i], label, sizeof label);
+    if (filter && *filter && !strstr(label, filter)) continue;
+    run_case(&st, &cases[i]);
+  }
   fclose(st.csv);
 
   struct rusage ru;

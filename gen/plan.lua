@@ -16,6 +16,16 @@ plan.decode_max_q = 8 -- ATTNGEN_DECODE_MAX_Q
 function plan.for_kernel(isa, phase, D, G)
   local blk = isa[phase]
   local W = isa.width
+  if phase == "decode" then
+    -- a decode step has G query rows per kv head (x q_len): pick the blocking made for that many rows
+    local choice = blk.generic
+    if G then
+      for _, b in ipairs(blk.by_group) do
+        if G >= b.min_g then choice = b break end
+      end
+    end
+    blk = { keys = blk.keys, rb = choice.rb, kb = choice.kb, pr = choice.pr, pvv = choice.pvv }
+  end
   local p = {
     phase = phase,
     kb = blk.kb,                              -- keys per Q·Kᵀ block

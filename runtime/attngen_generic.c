@@ -469,23 +469,25 @@ static ATTNGEN_AVX2 void attn_generic_prefill__avx2(const attngen_shape *shape, 
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -613,23 +615,25 @@ static ATTNGEN_AVX2 void attn_generic_decode__avx2(const attngen_shape *shape, c
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -682,10 +686,9 @@ static ATTNGEN_AVX2 void attn_generic_decode__avx2(const attngen_shape *shape, c
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
         attngen_pv_dany_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp, d);
-      (void)vt;
     }
   }
 
@@ -1248,23 +1251,25 @@ static  void attn_generic_prefill__neon(const attngen_shape *shape, const attnge
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1392,23 +1397,25 @@ static  void attn_generic_decode__neon(const attngen_shape *shape, const attngen
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1461,10 +1468,9 @@ static  void attn_generic_decode__neon(const attngen_shape *shape, const attngen
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
         attngen_pv_dany_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp, d);
-      (void)vt;
     }
   }
 
@@ -1889,23 +1895,25 @@ static  void attn_generic_prefill__scalar(const attngen_shape *shape, const attn
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2033,23 +2041,25 @@ static  void attn_generic_decode__scalar(const attngen_shape *shape, const attng
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + d * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2102,10 +2112,9 @@ static  void attn_generic_decode__scalar(const attngen_shape *shape, const attng
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
         attngen_pv_dany_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp, d);
-      (void)vt;
     }
   }
 

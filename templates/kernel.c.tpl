@@ -75,25 +75,28 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 @ end
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+@ local rows_used = decode and "rows_pv" or "rows_qk"
+  /* Pack Q·scale per kv head ($(decode and "row-major, for dot products" or "transposed: rows along the lanes")). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + $(D) * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * $(G) * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / $(G)) * a->q_stride.seq + (r % $(G)) * a->q_stride.head;
-@ local qix = decode and "r * dp + k" or "k * mp + r" -- decode: row-major for dot products; prefill: transposed
-      if (r < rows)
+@ local qix = decode and "r * dp + k" or "k * mp + r"
+    for (int r = 0; r < $(rows_used); ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / $(G)) * a->q_stride.seq + (r % $(G)) * a->q_stride.head;
         for (int k = 0; k < $(D); ++k) qt[$(qix)] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < $(D); ++k) qt[$(qix)] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
 @ if causal ~= false then
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / $(G) + offset + 1 : INT_MAX;
+  for (int r = 0; r < $(rows_used); ++r) lim_abs[r] = r < rows ? q0 + r / $(G) + offset + 1 : INT_MAX;
 @ end
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
@@ -213,10 +216,9 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
 
 @ end
 @ if decode then
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
         $(mk.pv_name)(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
-      (void)vt;
 @ else
       /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
       for (int j = 0; j < n; ++j) {

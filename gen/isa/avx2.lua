@@ -10,7 +10,12 @@ return {
   attr = "ATTNGEN_AVX2", -- defined in runtime/attngen_kernel.h as target("avx2,fma")
   -- register blocking: prefill QK block = rv row-vectors x kb keys (rv*kb accumulators of 16 ymm)
   prefill = { rv = 3, kb = 4, rows = 96, keys = 64, pr = 6, pvv = 2 },
-  decode = { rb = 2, kb = 4, keys = 64, pr = 2, pvv = 4 },
+  -- decode: blocking follows the group size (query rows of one step), so no lanes or registers idle
+  decode = { keys = 64,
+    by_group = { { min_g = 4, rb = 4, kb = 2, pr = 4, pvv = 2 },   -- 8 + 8 ymm accumulators
+                 { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4 },
+                 { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8 } },
+    generic = { rb = 2, kb = 4, pr = 2, pvv = 4 } },
   zero = function() return "_mm256_setzero_ps()" end,
   set1 = function(x) return "_mm256_set1_ps(" .. x .. ")" end,
   load = function(p) return "_mm256_loadu_ps(" .. p .. ")" end,

@@ -8,7 +8,11 @@ return {
   includes = { "<arm_neon.h>" },
   attr = "",
   prefill = { rv = 4, kb = 5, rows = 96, keys = 64, pr = 8, pvv = 3 }, -- 20 + 24 of 32 q registers
-  decode = { rb = 2, kb = 4, keys = 64, pr = 2, pvv = 6 },
+  decode = { keys = 64,
+    by_group = { { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 4 },   -- 16 + 16 q accumulators
+                 { min_g = 2, rb = 2, kb = 6, pr = 2, pvv = 8 },
+                 { min_g = 1, rb = 1, kb = 12, pr = 1, pvv = 12 } },
+    generic = { rb = 2, kb = 4, pr = 2, pvv = 6 } },
   zero = function() return "vdupq_n_f32(0.0f)" end,
   set1 = function(x) return "vdupq_n_f32(" .. x .. ")" end,
   load = function(p) return "vld1q_f32(" .. p .. ")" end,

@@ -869,21 +869,23 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attngen_shap
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
@@ -992,21 +994,23 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const attngen_s
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
@@ -2367,21 +2371,23 @@ static  void attn_h12_kv12_d64_none_prefill__neon(const attngen_shape *shape, co
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
@@ -2490,21 +2496,23 @@ static  void attn_h12_kv12_d64_padding_prefill__neon(const attngen_shape *shape,
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
@@ -4305,21 +4313,23 @@ static  void attn_h12_kv12_d64_none_prefill__scalar(const attngen_shape *shape, 
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
@@ -4428,21 +4438,23 @@ static  void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_shape *shap
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */

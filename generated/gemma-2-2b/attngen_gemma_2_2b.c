@@ -3631,23 +3631,25 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attngen_sha
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3769,23 +3771,25 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(const att
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3908,23 +3912,25 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attngen_shap
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3976,10 +3982,9 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attngen_shap
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
         attngen_pv_d256_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
     }
   }
 
@@ -4033,23 +4038,25 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(const attn
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -4102,10 +4109,9 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(const attn
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
         attngen_pv_d256_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
     }
   }
 
@@ -8718,15 +8724,17 @@ static  void attngen_pv_d256_8x12_s96__neon(const float *restrict pt, const floa
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=6 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static  void attngen_qkdot_d256_2x6_s72__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 256;
@@ -8734,16 +8742,22 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     float32x4_t acc0_1 = vdupq_n_f32(0.0f);
     float32x4_t acc0_2 = vdupq_n_f32(0.0f);
     float32x4_t acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_4 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_5 = vdupq_n_f32(0.0f);
     float32x4_t acc1_0 = vdupq_n_f32(0.0f);
     float32x4_t acc1_1 = vdupq_n_f32(0.0f);
     float32x4_t acc1_2 = vdupq_n_f32(0.0f);
     float32x4_t acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_4 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_5 = vdupq_n_f32(0.0f);
     {
     const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1);
     { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4);
@@ -8751,6 +8765,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 4); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 4); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8);
@@ -8758,6 +8774,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 8); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 8); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12);
@@ -8765,6 +8783,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 12); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 12); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16);
@@ -8772,6 +8792,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 16); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 16); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20);
@@ -8779,6 +8801,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 20); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 20); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24);
@@ -8786,6 +8810,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 24); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 24); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28);
@@ -8793,6 +8819,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 28); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 28); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32);
@@ -8800,6 +8828,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 32); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 32); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36);
@@ -8807,6 +8837,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 36); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 36); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40);
@@ -8814,6 +8846,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 40); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 40); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44);
@@ -8821,6 +8855,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 44); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 44); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48);
@@ -8828,6 +8864,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 48); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 48); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52);
@@ -8835,6 +8873,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 52); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 52); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56);
@@ -8842,6 +8882,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 56); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 56); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60);
@@ -8849,6 +8891,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 60); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 60); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 64); const float32x4_t qv1 = vld1q_f32(q1 + 64);
@@ -8856,6 +8900,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 64); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 64); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 64); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 64); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 64); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 68); const float32x4_t qv1 = vld1q_f32(q1 + 68);
@@ -8863,6 +8909,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 68); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 68); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 68); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 68); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 68); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 72); const float32x4_t qv1 = vld1q_f32(q1 + 72);
@@ -8870,6 +8918,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 72); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 72); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 72); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 72); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 72); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 76); const float32x4_t qv1 = vld1q_f32(q1 + 76);
@@ -8877,6 +8927,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 76); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 76); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 76); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 76); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 76); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 80); const float32x4_t qv1 = vld1q_f32(q1 + 80);
@@ -8884,6 +8936,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 80); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 80); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 80); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 80); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 80); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 84); const float32x4_t qv1 = vld1q_f32(q1 + 84);
@@ -8891,6 +8945,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 84); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 84); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 84); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 84); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 84); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 88); const float32x4_t qv1 = vld1q_f32(q1 + 88);
@@ -8898,6 +8954,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 88); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 88); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 88); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 88); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 88); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 92); const float32x4_t qv1 = vld1q_f32(q1 + 92);
@@ -8905,6 +8963,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 92); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 92); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 92); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 92); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 92); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 96); const float32x4_t qv1 = vld1q_f32(q1 + 96);
@@ -8912,6 +8972,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 96); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 96); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 96); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 96); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 96); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 100); const float32x4_t qv1 = vld1q_f32(q1 + 100);
@@ -8919,6 +8981,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 100); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 100); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 100); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 100); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 100); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 104); const float32x4_t qv1 = vld1q_f32(q1 + 104);
@@ -8926,6 +8990,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 104); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 104); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 104); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 104); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 104); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 108); const float32x4_t qv1 = vld1q_f32(q1 + 108);
@@ -8933,6 +8999,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 108); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 108); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 108); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 108); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 108); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 112); const float32x4_t qv1 = vld1q_f32(q1 + 112);
@@ -8940,6 +9008,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 112); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 112); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 112); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 112); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 112); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 116); const float32x4_t qv1 = vld1q_f32(q1 + 116);
@@ -8947,6 +9017,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 116); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 116); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 116); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 116); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 116); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 120); const float32x4_t qv1 = vld1q_f32(q1 + 120);
@@ -8954,6 +9026,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 120); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 120); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 120); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 120); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 120); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 124); const float32x4_t qv1 = vld1q_f32(q1 + 124);
@@ -8961,6 +9035,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 124); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 124); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 124); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 124); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 124); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 128); const float32x4_t qv1 = vld1q_f32(q1 + 128);
@@ -8968,6 +9044,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 128); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 128); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 128); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 128); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 128); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 132); const float32x4_t qv1 = vld1q_f32(q1 + 132);
@@ -8975,6 +9053,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 132); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 132); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 132); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 132); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 132); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 136); const float32x4_t qv1 = vld1q_f32(q1 + 136);
@@ -8982,6 +9062,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 136); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 136); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 136); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 136); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 136); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 140); const float32x4_t qv1 = vld1q_f32(q1 + 140);
@@ -8989,6 +9071,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 140); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 140); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 140); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 140); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 140); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 144); const float32x4_t qv1 = vld1q_f32(q1 + 144);
@@ -8996,6 +9080,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 144); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 144); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 144); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 144); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 144); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 148); const float32x4_t qv1 = vld1q_f32(q1 + 148);
@@ -9003,6 +9089,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 148); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 148); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 148); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 148); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 148); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 152); const float32x4_t qv1 = vld1q_f32(q1 + 152);
@@ -9010,6 +9098,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 152); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 152); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 152); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 152); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 152); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 156); const float32x4_t qv1 = vld1q_f32(q1 + 156);
@@ -9017,6 +9107,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 156); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 156); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 156); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 156); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 156); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 160); const float32x4_t qv1 = vld1q_f32(q1 + 160);
@@ -9024,6 +9116,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 160); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 160); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 160); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 160); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 160); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 164); const float32x4_t qv1 = vld1q_f32(q1 + 164);
@@ -9031,6 +9125,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 164); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 164); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 164); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 164); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 164); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 168); const float32x4_t qv1 = vld1q_f32(q1 + 168);
@@ -9038,6 +9134,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 168); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 168); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 168); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 168); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 168); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 172); const float32x4_t qv1 = vld1q_f32(q1 + 172);
@@ -9045,6 +9143,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 172); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 172); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 172); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 172); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 172); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 176); const float32x4_t qv1 = vld1q_f32(q1 + 176);
@@ -9052,6 +9152,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 176); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 176); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 176); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 176); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 176); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 180); const float32x4_t qv1 = vld1q_f32(q1 + 180);
@@ -9059,6 +9161,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 180); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 180); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 180); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 180); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 180); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 184); const float32x4_t qv1 = vld1q_f32(q1 + 184);
@@ -9066,6 +9170,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 184); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 184); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 184); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 184); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 184); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 188); const float32x4_t qv1 = vld1q_f32(q1 + 188);
@@ -9073,6 +9179,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 188); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 188); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 188); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 188); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 188); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 192); const float32x4_t qv1 = vld1q_f32(q1 + 192);
@@ -9080,6 +9188,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 192); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 192); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 192); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 192); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 192); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 196); const float32x4_t qv1 = vld1q_f32(q1 + 196);
@@ -9087,6 +9197,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 196); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 196); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 196); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 196); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 196); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 200); const float32x4_t qv1 = vld1q_f32(q1 + 200);
@@ -9094,6 +9206,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 200); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 200); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 200); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 200); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 200); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 204); const float32x4_t qv1 = vld1q_f32(q1 + 204);
@@ -9101,6 +9215,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 204); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 204); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 204); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 204); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 204); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 208); const float32x4_t qv1 = vld1q_f32(q1 + 208);
@@ -9108,6 +9224,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 208); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 208); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 208); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 208); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 208); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 212); const float32x4_t qv1 = vld1q_f32(q1 + 212);
@@ -9115,6 +9233,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 212); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 212); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 212); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 212); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 212); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 216); const float32x4_t qv1 = vld1q_f32(q1 + 216);
@@ -9122,6 +9242,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 216); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 216); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 216); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 216); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 216); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 220); const float32x4_t qv1 = vld1q_f32(q1 + 220);
@@ -9129,6 +9251,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 220); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 220); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 220); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 220); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 220); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 224); const float32x4_t qv1 = vld1q_f32(q1 + 224);
@@ -9136,6 +9260,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 224); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 224); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 224); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 224); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 224); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 228); const float32x4_t qv1 = vld1q_f32(q1 + 228);
@@ -9143,6 +9269,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 228); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 228); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 228); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 228); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 228); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 232); const float32x4_t qv1 = vld1q_f32(q1 + 232);
@@ -9150,6 +9278,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 232); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 232); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 232); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 232); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 232); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 236); const float32x4_t qv1 = vld1q_f32(q1 + 236);
@@ -9157,6 +9287,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 236); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 236); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 236); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 236); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 236); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 240); const float32x4_t qv1 = vld1q_f32(q1 + 240);
@@ -9164,6 +9296,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 240); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 240); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 240); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 240); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 240); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 244); const float32x4_t qv1 = vld1q_f32(q1 + 244);
@@ -9171,6 +9305,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 244); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 244); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 244); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 244); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 244); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 248); const float32x4_t qv1 = vld1q_f32(q1 + 248);
@@ -9178,6 +9314,8 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 248); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 248); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 248); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 248); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 248); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     {
     const float32x4_t qv0 = vld1q_f32(q0 + 252); const float32x4_t qv1 = vld1q_f32(q1 + 252);
@@ -9185,22 +9323,28 @@ static  void attngen_qkdot_d256_2x4_s64__neon(const float *restrict qp, const fl
     { const float32x4_t kv = vld1q_f32(k1 + 252); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k2 + 252); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
     { const float32x4_t kv = vld1q_f32(k3 + 252); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 252); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 252); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
     }
     s[0] = vaddvq_f32(acc0_0);
     s[1] = vaddvq_f32(acc0_1);
     s[2] = vaddvq_f32(acc0_2);
     s[3] = vaddvq_f32(acc0_3);
-    s[64] = vaddvq_f32(acc1_0);
-    s[65] = vaddvq_f32(acc1_1);
-    s[66] = vaddvq_f32(acc1_2);
-    s[67] = vaddvq_f32(acc1_3);
+    s[4] = vaddvq_f32(acc0_4);
+    s[5] = vaddvq_f32(acc0_5);
+    s[72] = vaddvq_f32(acc1_0);
+    s[73] = vaddvq_f32(acc1_1);
+    s[74] = vaddvq_f32(acc1_2);
+    s[75] = vaddvq_f32(acc1_3);
+    s[76] = vaddvq_f32(acc1_4);
+    s[77] = vaddvq_f32(acc1_5);
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 72].
+ * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
+static  void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -9212,12 +9356,16 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
     float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 12), a0);
     float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 16), a0);
     float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 20), a0);
+    float32x4_t o0_6 = vmulq_f32(vld1q_f32(o + 24), a0);
+    float32x4_t o0_7 = vmulq_f32(vld1q_f32(o + 28), a0);
     float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), a1);
     float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 4), a1);
     float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 8), a1);
     float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 12), a1);
     float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 16), a1);
     float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 20), a1);
+    float32x4_t o1_6 = vmulq_f32(vld1q_f32(o + os + 24), a1);
+    float32x4_t o1_7 = vmulq_f32(vld1q_f32(o + os + 28), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -9227,6 +9375,8 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
       const float32x4_t v3 = vld1q_f32(vj + 12);
       const float32x4_t v4 = vld1q_f32(vj + 16);
       const float32x4_t v5 = vld1q_f32(vj + 20);
+      const float32x4_t v6 = vld1q_f32(vj + 24);
+      const float32x4_t v7 = vld1q_f32(vj + 28);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
@@ -9235,15 +9385,19 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
         o0_3 = vfmaq_f32(o0_3, p, v3);
         o0_4 = vfmaq_f32(o0_4, p, v4);
         o0_5 = vfmaq_f32(o0_5, p, v5);
+        o0_6 = vfmaq_f32(o0_6, p, v6);
+        o0_7 = vfmaq_f32(o0_7, p, v7);
       }
       {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        const float32x4_t p = vld1q_dup_f32(pj + 72);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
         o1_4 = vfmaq_f32(o1_4, p, v4);
         o1_5 = vfmaq_f32(o1_5, p, v5);
+        o1_6 = vfmaq_f32(o1_6, p, v6);
+        o1_7 = vfmaq_f32(o1_7, p, v7);
       }
     }
     vst1q_f32(o, o0_0);
@@ -9252,37 +9406,47 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
     vst1q_f32(o + 12, o0_3);
     vst1q_f32(o + 16, o0_4);
     vst1q_f32(o + 20, o0_5);
+    vst1q_f32(o + 24, o0_6);
+    vst1q_f32(o + 28, o0_7);
     vst1q_f32(o + os, o1_0);
     vst1q_f32(o + os + 4, o1_1);
     vst1q_f32(o + os + 8, o1_2);
     vst1q_f32(o + os + 12, o1_3);
     vst1q_f32(o + os + 16, o1_4);
     vst1q_f32(o + os + 20, o1_5);
+    vst1q_f32(o + os + 24, o1_6);
+    vst1q_f32(o + os + 28, o1_7);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 24), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 28), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 32), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 36), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 40), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 44), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 24), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 28), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 32), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 36), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 40), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 44), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 36), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 40), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 44), a0);
+    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 48), a0);
+    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 52), a0);
+    float32x4_t o0_6 = vmulq_f32(vld1q_f32(o + 56), a0);
+    float32x4_t o0_7 = vmulq_f32(vld1q_f32(o + 60), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 36), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 40), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 44), a1);
+    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 48), a1);
+    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 52), a1);
+    float32x4_t o1_6 = vmulq_f32(vld1q_f32(o + os + 56), a1);
+    float32x4_t o1_7 = vmulq_f32(vld1q_f32(o + os + 60), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 24);
-      const float32x4_t v1 = vld1q_f32(vj + 28);
-      const float32x4_t v2 = vld1q_f32(vj + 32);
-      const float32x4_t v3 = vld1q_f32(vj + 36);
-      const float32x4_t v4 = vld1q_f32(vj + 40);
-      const float32x4_t v5 = vld1q_f32(vj + 44);
+      const float32x4_t v0 = vld1q_f32(vj + 32);
+      const float32x4_t v1 = vld1q_f32(vj + 36);
+      const float32x4_t v2 = vld1q_f32(vj + 40);
+      const float32x4_t v3 = vld1q_f32(vj + 44);
+      const float32x4_t v4 = vld1q_f32(vj + 48);
+      const float32x4_t v5 = vld1q_f32(vj + 52);
+      const float32x4_t v6 = vld1q_f32(vj + 56);
+      const float32x4_t v7 = vld1q_f32(vj + 60);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
@@ -9291,54 +9455,68 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
         o0_3 = vfmaq_f32(o0_3, p, v3);
         o0_4 = vfmaq_f32(o0_4, p, v4);
         o0_5 = vfmaq_f32(o0_5, p, v5);
+        o0_6 = vfmaq_f32(o0_6, p, v6);
+        o0_7 = vfmaq_f32(o0_7, p, v7);
       }
       {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        const float32x4_t p = vld1q_dup_f32(pj + 72);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
         o1_4 = vfmaq_f32(o1_4, p, v4);
         o1_5 = vfmaq_f32(o1_5, p, v5);
+        o1_6 = vfmaq_f32(o1_6, p, v6);
+        o1_7 = vfmaq_f32(o1_7, p, v7);
       }
     }
-    vst1q_f32(o + 24, o0_0);
-    vst1q_f32(o + 28, o0_1);
-    vst1q_f32(o + 32, o0_2);
-    vst1q_f32(o + 36, o0_3);
-    vst1q_f32(o + 40, o0_4);
-    vst1q_f32(o + 44, o0_5);
-    vst1q_f32(o + os + 24, o1_0);
-    vst1q_f32(o + os + 28, o1_1);
-    vst1q_f32(o + os + 32, o1_2);
-    vst1q_f32(o + os + 36, o1_3);
-    vst1q_f32(o + os + 40, o1_4);
-    vst1q_f32(o + os + 44, o1_5);
+    vst1q_f32(o + 32, o0_0);
+    vst1q_f32(o + 36, o0_1);
+    vst1q_f32(o + 40, o0_2);
+    vst1q_f32(o + 44, o0_3);
+    vst1q_f32(o + 48, o0_4);
+    vst1q_f32(o + 52, o0_5);
+    vst1q_f32(o + 56, o0_6);
+    vst1q_f32(o + 60, o0_7);
+    vst1q_f32(o + os + 32, o1_0);
+    vst1q_f32(o + os + 36, o1_1);
+    vst1q_f32(o + os + 40, o1_2);
+    vst1q_f32(o + os + 44, o1_3);
+    vst1q_f32(o + os + 48, o1_4);
+    vst1q_f32(o + os + 52, o1_5);
+    vst1q_f32(o + os + 56, o1_6);
+    vst1q_f32(o + os + 60, o1_7);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 52), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 56), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 60), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 64), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 68), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 52), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 56), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 60), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 64), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 68), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 68), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 72), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 76), a0);
+    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 80), a0);
+    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 84), a0);
+    float32x4_t o0_6 = vmulq_f32(vld1q_f32(o + 88), a0);
+    float32x4_t o0_7 = vmulq_f32(vld1q_f32(o + 92), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 68), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 72), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 76), a1);
+    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 80), a1);
+    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 84), a1);
+    float32x4_t o1_6 = vmulq_f32(vld1q_f32(o + os + 88), a1);
+    float32x4_t o1_7 = vmulq_f32(vld1q_f32(o + os + 92), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 48);
-      const float32x4_t v1 = vld1q_f32(vj + 52);
-      const float32x4_t v2 = vld1q_f32(vj + 56);
-      const float32x4_t v3 = vld1q_f32(vj + 60);
-      const float32x4_t v4 = vld1q_f32(vj + 64);
-      const float32x4_t v5 = vld1q_f32(vj + 68);
+      const float32x4_t v0 = vld1q_f32(vj + 64);
+      const float32x4_t v1 = vld1q_f32(vj + 68);
+      const float32x4_t v2 = vld1q_f32(vj + 72);
+      const float32x4_t v3 = vld1q_f32(vj + 76);
+      const float32x4_t v4 = vld1q_f32(vj + 80);
+      const float32x4_t v5 = vld1q_f32(vj + 84);
+      const float32x4_t v6 = vld1q_f32(vj + 88);
+      const float32x4_t v7 = vld1q_f32(vj + 92);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
@@ -9347,85 +9525,37 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
         o0_3 = vfmaq_f32(o0_3, p, v3);
         o0_4 = vfmaq_f32(o0_4, p, v4);
         o0_5 = vfmaq_f32(o0_5, p, v5);
+        o0_6 = vfmaq_f32(o0_6, p, v6);
+        o0_7 = vfmaq_f32(o0_7, p, v7);
       }
       {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        const float32x4_t p = vld1q_dup_f32(pj + 72);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
         o1_4 = vfmaq_f32(o1_4, p, v4);
         o1_5 = vfmaq_f32(o1_5, p, v5);
+        o1_6 = vfmaq_f32(o1_6, p, v6);
+        o1_7 = vfmaq_f32(o1_7, p, v7);
       }
     }
-    vst1q_f32(o + 48, o0_0);
-    vst1q_f32(o + 52, o0_1);
-    vst1q_f32(o + 56, o0_2);
-    vst1q_f32(o + 60, o0_3);
-    vst1q_f32(o + 64, o0_4);
-    vst1q_f32(o + 68, o0_5);
-    vst1q_f32(o + os + 48, o1_0);
-    vst1q_f32(o + os + 52, o1_1);
-    vst1q_f32(o + os + 56, o1_2);
-    vst1q_f32(o + os + 60, o1_3);
-    vst1q_f32(o + os + 64, o1_4);
-    vst1q_f32(o + os + 68, o1_5);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha);
-    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 72), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 76), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 80), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 84), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 88), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 92), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 72), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 76), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 80), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 84), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 88), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 92), a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 72);
-      const float32x4_t v1 = vld1q_f32(vj + 76);
-      const float32x4_t v2 = vld1q_f32(vj + 80);
-      const float32x4_t v3 = vld1q_f32(vj + 84);
-      const float32x4_t v4 = vld1q_f32(vj + 88);
-      const float32x4_t v5 = vld1q_f32(vj + 92);
-      {
-        const float32x4_t p = vld1q_dup_f32(pj);
-        o0_0 = vfmaq_f32(o0_0, p, v0);
-        o0_1 = vfmaq_f32(o0_1, p, v1);
-        o0_2 = vfmaq_f32(o0_2, p, v2);
-        o0_3 = vfmaq_f32(o0_3, p, v3);
-        o0_4 = vfmaq_f32(o0_4, p, v4);
-        o0_5 = vfmaq_f32(o0_5, p, v5);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
-        o1_0 = vfmaq_f32(o1_0, p, v0);
-        o1_1 = vfmaq_f32(o1_1, p, v1);
-        o1_2 = vfmaq_f32(o1_2, p, v2);
-        o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
-      }
-    }
-    vst1q_f32(o + 72, o0_0);
-    vst1q_f32(o + 76, o0_1);
-    vst1q_f32(o + 80, o0_2);
-    vst1q_f32(o + 84, o0_3);
-    vst1q_f32(o + 88, o0_4);
-    vst1q_f32(o + 92, o0_5);
-    vst1q_f32(o + os + 72, o1_0);
-    vst1q_f32(o + os + 76, o1_1);
-    vst1q_f32(o + os + 80, o1_2);
-    vst1q_f32(o + os + 84, o1_3);
-    vst1q_f32(o + os + 88, o1_4);
-    vst1q_f32(o + os + 92, o1_5);
+    vst1q_f32(o + 64, o0_0);
+    vst1q_f32(o + 68, o0_1);
+    vst1q_f32(o + 72, o0_2);
+    vst1q_f32(o + 76, o0_3);
+    vst1q_f32(o + 80, o0_4);
+    vst1q_f32(o + 84, o0_5);
+    vst1q_f32(o + 88, o0_6);
+    vst1q_f32(o + 92, o0_7);
+    vst1q_f32(o + os + 64, o1_0);
+    vst1q_f32(o + os + 68, o1_1);
+    vst1q_f32(o + os + 72, o1_2);
+    vst1q_f32(o + os + 76, o1_3);
+    vst1q_f32(o + os + 80, o1_4);
+    vst1q_f32(o + os + 84, o1_5);
+    vst1q_f32(o + os + 88, o1_6);
+    vst1q_f32(o + os + 92, o1_7);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
@@ -9436,12 +9566,16 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
     float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 108), a0);
     float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 112), a0);
     float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 116), a0);
+    float32x4_t o0_6 = vmulq_f32(vld1q_f32(o + 120), a0);
+    float32x4_t o0_7 = vmulq_f32(vld1q_f32(o + 124), a0);
     float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), a1);
     float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 100), a1);
     float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 104), a1);
     float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 108), a1);
     float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 112), a1);
     float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 116), a1);
+    float32x4_t o1_6 = vmulq_f32(vld1q_f32(o + os + 120), a1);
+    float32x4_t o1_7 = vmulq_f32(vld1q_f32(o + os + 124), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -9451,6 +9585,8 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
       const float32x4_t v3 = vld1q_f32(vj + 108);
       const float32x4_t v4 = vld1q_f32(vj + 112);
       const float32x4_t v5 = vld1q_f32(vj + 116);
+      const float32x4_t v6 = vld1q_f32(vj + 120);
+      const float32x4_t v7 = vld1q_f32(vj + 124);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
@@ -9459,15 +9595,19 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
         o0_3 = vfmaq_f32(o0_3, p, v3);
         o0_4 = vfmaq_f32(o0_4, p, v4);
         o0_5 = vfmaq_f32(o0_5, p, v5);
+        o0_6 = vfmaq_f32(o0_6, p, v6);
+        o0_7 = vfmaq_f32(o0_7, p, v7);
       }
       {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        const float32x4_t p = vld1q_dup_f32(pj + 72);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
         o1_4 = vfmaq_f32(o1_4, p, v4);
         o1_5 = vfmaq_f32(o1_5, p, v5);
+        o1_6 = vfmaq_f32(o1_6, p, v6);
+        o1_7 = vfmaq_f32(o1_7, p, v7);
       }
     }
     vst1q_f32(o + 96, o0_0);
@@ -9476,37 +9616,47 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
     vst1q_f32(o + 108, o0_3);
     vst1q_f32(o + 112, o0_4);
     vst1q_f32(o + 116, o0_5);
+    vst1q_f32(o + 120, o0_6);
+    vst1q_f32(o + 124, o0_7);
     vst1q_f32(o + os + 96, o1_0);
     vst1q_f32(o + os + 100, o1_1);
     vst1q_f32(o + os + 104, o1_2);
     vst1q_f32(o + os + 108, o1_3);
     vst1q_f32(o + os + 112, o1_4);
     vst1q_f32(o + os + 116, o1_5);
+    vst1q_f32(o + os + 120, o1_6);
+    vst1q_f32(o + os + 124, o1_7);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 120), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 124), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 128), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 132), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 136), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 140), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 120), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 124), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 128), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 132), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 136), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 140), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 128), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 132), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 136), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 140), a0);
+    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 144), a0);
+    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 148), a0);
+    float32x4_t o0_6 = vmulq_f32(vld1q_f32(o + 152), a0);
+    float32x4_t o0_7 = vmulq_f32(vld1q_f32(o + 156), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 128), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 132), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 136), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 140), a1);
+    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 144), a1);
+    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 148), a1);
+    float32x4_t o1_6 = vmulq_f32(vld1q_f32(o + os + 152), a1);
+    float32x4_t o1_7 = vmulq_f32(vld1q_f32(o + os + 156), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 120);
-      const float32x4_t v1 = vld1q_f32(vj + 124);
-      const float32x4_t v2 = vld1q_f32(vj + 128);
-      const float32x4_t v3 = vld1q_f32(vj + 132);
-      const float32x4_t v4 = vld1q_f32(vj + 136);
-      const float32x4_t v5 = vld1q_f32(vj + 140);
+      const float32x4_t v0 = vld1q_f32(vj + 128);
+      const float32x4_t v1 = vld1q_f32(vj + 132);
+      const float32x4_t v2 = vld1q_f32(vj + 136);
+      const float32x4_t v3 = vld1q_f32(vj + 140);
+      const float32x4_t v4 = vld1q_f32(vj + 144);
+      const float32x4_t v5 = vld1q_f32(vj + 148);
+      const float32x4_t v6 = vld1q_f32(vj + 152);
+      const float32x4_t v7 = vld1q_f32(vj + 156);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
@@ -9515,54 +9665,68 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
         o0_3 = vfmaq_f32(o0_3, p, v3);
         o0_4 = vfmaq_f32(o0_4, p, v4);
         o0_5 = vfmaq_f32(o0_5, p, v5);
+        o0_6 = vfmaq_f32(o0_6, p, v6);
+        o0_7 = vfmaq_f32(o0_7, p, v7);
       }
       {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        const float32x4_t p = vld1q_dup_f32(pj + 72);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
         o1_4 = vfmaq_f32(o1_4, p, v4);
         o1_5 = vfmaq_f32(o1_5, p, v5);
+        o1_6 = vfmaq_f32(o1_6, p, v6);
+        o1_7 = vfmaq_f32(o1_7, p, v7);
       }
     }
-    vst1q_f32(o + 120, o0_0);
-    vst1q_f32(o + 124, o0_1);
-    vst1q_f32(o + 128, o0_2);
-    vst1q_f32(o + 132, o0_3);
-    vst1q_f32(o + 136, o0_4);
-    vst1q_f32(o + 140, o0_5);
-    vst1q_f32(o + os + 120, o1_0);
-    vst1q_f32(o + os + 124, o1_1);
-    vst1q_f32(o + os + 128, o1_2);
-    vst1q_f32(o + os + 132, o1_3);
-    vst1q_f32(o + os + 136, o1_4);
-    vst1q_f32(o + os + 140, o1_5);
+    vst1q_f32(o + 128, o0_0);
+    vst1q_f32(o + 132, o0_1);
+    vst1q_f32(o + 136, o0_2);
+    vst1q_f32(o + 140, o0_3);
+    vst1q_f32(o + 144, o0_4);
+    vst1q_f32(o + 148, o0_5);
+    vst1q_f32(o + 152, o0_6);
+    vst1q_f32(o + 156, o0_7);
+    vst1q_f32(o + os + 128, o1_0);
+    vst1q_f32(o + os + 132, o1_1);
+    vst1q_f32(o + os + 136, o1_2);
+    vst1q_f32(o + os + 140, o1_3);
+    vst1q_f32(o + os + 144, o1_4);
+    vst1q_f32(o + os + 148, o1_5);
+    vst1q_f32(o + os + 152, o1_6);
+    vst1q_f32(o + os + 156, o1_7);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 144), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 148), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 152), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 156), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 160), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 164), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 144), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 148), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 152), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 156), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 160), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 164), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 160), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 164), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 168), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 172), a0);
+    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 176), a0);
+    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 180), a0);
+    float32x4_t o0_6 = vmulq_f32(vld1q_f32(o + 184), a0);
+    float32x4_t o0_7 = vmulq_f32(vld1q_f32(o + 188), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 160), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 164), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 168), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 172), a1);
+    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 176), a1);
+    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 180), a1);
+    float32x4_t o1_6 = vmulq_f32(vld1q_f32(o + os + 184), a1);
+    float32x4_t o1_7 = vmulq_f32(vld1q_f32(o + os + 188), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 144);
-      const float32x4_t v1 = vld1q_f32(vj + 148);
-      const float32x4_t v2 = vld1q_f32(vj + 152);
-      const float32x4_t v3 = vld1q_f32(vj + 156);
-      const float32x4_t v4 = vld1q_f32(vj + 160);
-      const float32x4_t v5 = vld1q_f32(vj + 164);
+      const float32x4_t v0 = vld1q_f32(vj + 160);
+      const float32x4_t v1 = vld1q_f32(vj + 164);
+      const float32x4_t v2 = vld1q_f32(vj + 168);
+      const float32x4_t v3 = vld1q_f32(vj + 172);
+      const float32x4_t v4 = vld1q_f32(vj + 176);
+      const float32x4_t v5 = vld1q_f32(vj + 180);
+      const float32x4_t v6 = vld1q_f32(vj + 184);
+      const float32x4_t v7 = vld1q_f32(vj + 188);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
@@ -9571,85 +9735,37 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
         o0_3 = vfmaq_f32(o0_3, p, v3);
         o0_4 = vfmaq_f32(o0_4, p, v4);
         o0_5 = vfmaq_f32(o0_5, p, v5);
+        o0_6 = vfmaq_f32(o0_6, p, v6);
+        o0_7 = vfmaq_f32(o0_7, p, v7);
       }
       {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        const float32x4_t p = vld1q_dup_f32(pj + 72);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
         o1_4 = vfmaq_f32(o1_4, p, v4);
         o1_5 = vfmaq_f32(o1_5, p, v5);
+        o1_6 = vfmaq_f32(o1_6, p, v6);
+        o1_7 = vfmaq_f32(o1_7, p, v7);
       }
     }
-    vst1q_f32(o + 144, o0_0);
-    vst1q_f32(o + 148, o0_1);
-    vst1q_f32(o + 152, o0_2);
-    vst1q_f32(o + 156, o0_3);
-    vst1q_f32(o + 160, o0_4);
-    vst1q_f32(o + 164, o0_5);
-    vst1q_f32(o + os + 144, o1_0);
-    vst1q_f32(o + os + 148, o1_1);
-    vst1q_f32(o + os + 152, o1_2);
-    vst1q_f32(o + os + 156, o1_3);
-    vst1q_f32(o + os + 160, o1_4);
-    vst1q_f32(o + os + 164, o1_5);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha);
-    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 168), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 172), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 176), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 180), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 184), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 188), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 168), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 172), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 176), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 180), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 184), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 188), a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 168);
-      const float32x4_t v1 = vld1q_f32(vj + 172);
-      const float32x4_t v2 = vld1q_f32(vj + 176);
-      const float32x4_t v3 = vld1q_f32(vj + 180);
-      const float32x4_t v4 = vld1q_f32(vj + 184);
-      const float32x4_t v5 = vld1q_f32(vj + 188);
-      {
-        const float32x4_t p = vld1q_dup_f32(pj);
-        o0_0 = vfmaq_f32(o0_0, p, v0);
-        o0_1 = vfmaq_f32(o0_1, p, v1);
-        o0_2 = vfmaq_f32(o0_2, p, v2);
-        o0_3 = vfmaq_f32(o0_3, p, v3);
-        o0_4 = vfmaq_f32(o0_4, p, v4);
-        o0_5 = vfmaq_f32(o0_5, p, v5);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
-        o1_0 = vfmaq_f32(o1_0, p, v0);
-        o1_1 = vfmaq_f32(o1_1, p, v1);
-        o1_2 = vfmaq_f32(o1_2, p, v2);
-        o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
-      }
-    }
-    vst1q_f32(o + 168, o0_0);
-    vst1q_f32(o + 172, o0_1);
-    vst1q_f32(o + 176, o0_2);
-    vst1q_f32(o + 180, o0_3);
-    vst1q_f32(o + 184, o0_4);
-    vst1q_f32(o + 188, o0_5);
-    vst1q_f32(o + os + 168, o1_0);
-    vst1q_f32(o + os + 172, o1_1);
-    vst1q_f32(o + os + 176, o1_2);
-    vst1q_f32(o + os + 180, o1_3);
-    vst1q_f32(o + os + 184, o1_4);
-    vst1q_f32(o + os + 188, o1_5);
+    vst1q_f32(o + 160, o0_0);
+    vst1q_f32(o + 164, o0_1);
+    vst1q_f32(o + 168, o0_2);
+    vst1q_f32(o + 172, o0_3);
+    vst1q_f32(o + 176, o0_4);
+    vst1q_f32(o + 180, o0_5);
+    vst1q_f32(o + 184, o0_6);
+    vst1q_f32(o + 188, o0_7);
+    vst1q_f32(o + os + 160, o1_0);
+    vst1q_f32(o + os + 164, o1_1);
+    vst1q_f32(o + os + 168, o1_2);
+    vst1q_f32(o + os + 172, o1_3);
+    vst1q_f32(o + os + 176, o1_4);
+    vst1q_f32(o + os + 180, o1_5);
+    vst1q_f32(o + os + 184, o1_6);
+    vst1q_f32(o + os + 188, o1_7);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
@@ -9660,12 +9776,16 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
     float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 204), a0);
     float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 208), a0);
     float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 212), a0);
+    float32x4_t o0_6 = vmulq_f32(vld1q_f32(o + 216), a0);
+    float32x4_t o0_7 = vmulq_f32(vld1q_f32(o + 220), a0);
     float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 192), a1);
     float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 196), a1);
     float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 200), a1);
     float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 204), a1);
     float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 208), a1);
     float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 212), a1);
+    float32x4_t o1_6 = vmulq_f32(vld1q_f32(o + os + 216), a1);
+    float32x4_t o1_7 = vmulq_f32(vld1q_f32(o + os + 220), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -9675,6 +9795,8 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
       const float32x4_t v3 = vld1q_f32(vj + 204);
       const float32x4_t v4 = vld1q_f32(vj + 208);
       const float32x4_t v5 = vld1q_f32(vj + 212);
+      const float32x4_t v6 = vld1q_f32(vj + 216);
+      const float32x4_t v7 = vld1q_f32(vj + 220);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
@@ -9683,15 +9805,19 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
         o0_3 = vfmaq_f32(o0_3, p, v3);
         o0_4 = vfmaq_f32(o0_4, p, v4);
         o0_5 = vfmaq_f32(o0_5, p, v5);
+        o0_6 = vfmaq_f32(o0_6, p, v6);
+        o0_7 = vfmaq_f32(o0_7, p, v7);
       }
       {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        const float32x4_t p = vld1q_dup_f32(pj + 72);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
         o1_4 = vfmaq_f32(o1_4, p, v4);
         o1_5 = vfmaq_f32(o1_5, p, v5);
+        o1_6 = vfmaq_f32(o1_6, p, v6);
+        o1_7 = vfmaq_f32(o1_7, p, v7);
       }
     }
     vst1q_f32(o + 192, o0_0);
@@ -9700,37 +9826,47 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
     vst1q_f32(o + 204, o0_3);
     vst1q_f32(o + 208, o0_4);
     vst1q_f32(o + 212, o0_5);
+    vst1q_f32(o + 216, o0_6);
+    vst1q_f32(o + 220, o0_7);
     vst1q_f32(o + os + 192, o1_0);
     vst1q_f32(o + os + 196, o1_1);
     vst1q_f32(o + os + 200, o1_2);
     vst1q_f32(o + os + 204, o1_3);
     vst1q_f32(o + os + 208, o1_4);
     vst1q_f32(o + os + 212, o1_5);
+    vst1q_f32(o + os + 216, o1_6);
+    vst1q_f32(o + os + 220, o1_7);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 216), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 220), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 224), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 228), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 232), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 236), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 216), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 220), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 224), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 228), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 232), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 236), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 224), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 228), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 232), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 236), a0);
+    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 240), a0);
+    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 244), a0);
+    float32x4_t o0_6 = vmulq_f32(vld1q_f32(o + 248), a0);
+    float32x4_t o0_7 = vmulq_f32(vld1q_f32(o + 252), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 224), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 228), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 232), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 236), a1);
+    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 240), a1);
+    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 244), a1);
+    float32x4_t o1_6 = vmulq_f32(vld1q_f32(o + os + 248), a1);
+    float32x4_t o1_7 = vmulq_f32(vld1q_f32(o + os + 252), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 216);
-      const float32x4_t v1 = vld1q_f32(vj + 220);
-      const float32x4_t v2 = vld1q_f32(vj + 224);
-      const float32x4_t v3 = vld1q_f32(vj + 228);
-      const float32x4_t v4 = vld1q_f32(vj + 232);
-      const float32x4_t v5 = vld1q_f32(vj + 236);
+      const float32x4_t v0 = vld1q_f32(vj + 224);
+      const float32x4_t v1 = vld1q_f32(vj + 228);
+      const float32x4_t v2 = vld1q_f32(vj + 232);
+      const float32x4_t v3 = vld1q_f32(vj + 236);
+      const float32x4_t v4 = vld1q_f32(vj + 240);
+      const float32x4_t v5 = vld1q_f32(vj + 244);
+      const float32x4_t v6 = vld1q_f32(vj + 248);
+      const float32x4_t v7 = vld1q_f32(vj + 252);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
@@ -9739,71 +9875,37 @@ static  void attngen_pv_d256_2x24_p64__neon(const float *restrict pt, const floa
         o0_3 = vfmaq_f32(o0_3, p, v3);
         o0_4 = vfmaq_f32(o0_4, p, v4);
         o0_5 = vfmaq_f32(o0_5, p, v5);
+        o0_6 = vfmaq_f32(o0_6, p, v6);
+        o0_7 = vfmaq_f32(o0_7, p, v7);
       }
       {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        const float32x4_t p = vld1q_dup_f32(pj + 72);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
         o1_4 = vfmaq_f32(o1_4, p, v4);
         o1_5 = vfmaq_f32(o1_5, p, v5);
+        o1_6 = vfmaq_f32(o1_6, p, v6);
+        o1_7 = vfmaq_f32(o1_7, p, v7);
       }
     }
-    vst1q_f32(o + 216, o0_0);
-    vst1q_f32(o + 220, o0_1);
-    vst1q_f32(o + 224, o0_2);
-    vst1q_f32(o + 228, o0_3);
-    vst1q_f32(o + 232, o0_4);
-    vst1q_f32(o + 236, o0_5);
-    vst1q_f32(o + os + 216, o1_0);
-    vst1q_f32(o + os + 220, o1_1);
-    vst1q_f32(o + os + 224, o1_2);
-    vst1q_f32(o + os + 228, o1_3);
-    vst1q_f32(o + os + 232, o1_4);
-    vst1q_f32(o + os + 236, o1_5);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha);
-    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 240), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 244), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 248), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 252), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 240), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 244), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 248), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 252), a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 240);
-      const float32x4_t v1 = vld1q_f32(vj + 244);
-      const float32x4_t v2 = vld1q_f32(vj + 248);
-      const float32x4_t v3 = vld1q_f32(vj + 252);
-      {
-        const float32x4_t p = vld1q_dup_f32(pj);
-        o0_0 = vfmaq_f32(o0_0, p, v0);
-        o0_1 = vfmaq_f32(o0_1, p, v1);
-        o0_2 = vfmaq_f32(o0_2, p, v2);
-        o0_3 = vfmaq_f32(o0_3, p, v3);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
-        o1_0 = vfmaq_f32(o1_0, p, v0);
-        o1_1 = vfmaq_f32(o1_1, p, v1);
-        o1_2 = vfmaq_f32(o1_2, p, v2);
-        o1_3 = vfmaq_f32(o1_3, p, v3);
-      }
-    }
-    vst1q_f32(o + 240, o0_0);
-    vst1q_f32(o + 244, o0_1);
-    vst1q_f32(o + 248, o0_2);
-    vst1q_f32(o + 252, o0_3);
-    vst1q_f32(o + os + 240, o1_0);
-    vst1q_f32(o + os + 244, o1_1);
-    vst1q_f32(o + os + 248, o1_2);
-    vst1q_f32(o + os + 252, o1_3);
+    vst1q_f32(o + 224, o0_0);
+    vst1q_f32(o + 228, o0_1);
+    vst1q_f32(o + 232, o0_2);
+    vst1q_f32(o + 236, o0_3);
+    vst1q_f32(o + 240, o0_4);
+    vst1q_f32(o + 244, o0_5);
+    vst1q_f32(o + 248, o0_6);
+    vst1q_f32(o + 252, o0_7);
+    vst1q_f32(o + os + 224, o1_0);
+    vst1q_f32(o + os + 228, o1_1);
+    vst1q_f32(o + os + 232, o1_2);
+    vst1q_f32(o + os + 236, o1_3);
+    vst1q_f32(o + os + 240, o1_4);
+    vst1q_f32(o + os + 244, o1_5);
+    vst1q_f32(o + os + 248, o1_6);
+    vst1q_f32(o + os + 252, o1_7);
   }
 }
 
@@ -9843,23 +9945,25 @@ static  void attn_h8_kv4_d256_causal_prefill__neon(const attngen_shape *shape, c
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -9981,23 +10085,25 @@ static  void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_shape *
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -10084,7 +10190,7 @@ static  void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_shape *
   }
 }
 
-/* Work cut and scratch for attn_h8_kv4_d256_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv4_d256_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x6 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -10093,7 +10199,7 @@ static void attn_h8_kv4_d256_causal_decode__neon__tile(const attngen_shape *shap
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 64, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 72, 4, (size_t)heads);
 }
 
 static  void attn_h8_kv4_d256_causal_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -10103,13 +10209,13 @@ static  void attn_h8_kv4_d256_causal_decode__neon(const attngen_shape *shape, co
   (void)shape;
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)256, 4);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)72 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)72 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -10120,23 +10226,25 @@ static  void attn_h8_kv4_d256_causal_decode__neon(const attngen_shape *shape, co
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -10158,12 +10266,12 @@ static  void attn_h8_kv4_d256_causal_decode__neon(const attngen_shape *shape, co
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      /* S = Q·Kᵀ: blocks of 6 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 6) {
+        const float *krow[6];
+        for (int j = 0; j < 6; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d256_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d256_2x6_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -10188,10 +10296,9 @@ static  void attn_h8_kv4_d256_causal_decode__neon(const attngen_shape *shape, co
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d256_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+        attngen_pv_d256_2x32_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -10209,7 +10316,7 @@ static  void attn_h8_kv4_d256_causal_decode__neon(const attngen_shape *shape, co
   }
 }
 
-/* Work cut and scratch for attn_h8_kv4_d256_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv4_d256_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x6 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_padding_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -10218,7 +10325,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon__tile(const attngen_sha
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 64, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 72, 4, (size_t)heads);
 }
 
 static  void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -10228,13 +10335,13 @@ static  void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_shape *s
   (void)shape;
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)256, 4);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)72 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)72 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -10245,23 +10352,25 @@ static  void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_shape *s
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -10284,12 +10393,12 @@ static  void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_shape *s
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      /* S = Q·Kᵀ: blocks of 6 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 6) {
+        const float *krow[6];
+        for (int j = 0; j < 6; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d256_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d256_2x6_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -10314,10 +10423,9 @@ static  void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_shape *s
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d256_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+        attngen_pv_d256_2x32_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -16922,1846 +17030,2872 @@ static  void attngen_pv_d256_4x4_s64__scalar(const float *restrict pt, const flo
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static  void attngen_qkdot_d256_2x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static  void attngen_qkdot_d256_1x8_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    const float *restrict q1 = qp + 256;
     float acc0_0 = 0.0f;
     float acc0_1 = 0.0f;
     float acc0_2 = 0.0f;
     float acc0_3 = 0.0f;
-    float acc1_0 = 0.0f;
-    float acc1_1 = 0.0f;
-    float acc1_2 = 0.0f;
-    float acc1_3 = 0.0f;
-    {
-    const float qv0 = (*(q0)); const float qv1 = (*(q1));
-    { const float kv = (*(k0)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 1)); const float qv1 = (*(q1 + 1));
-    { const float kv = (*(k0 + 1)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 1)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 1)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 2)); const float qv1 = (*(q1 + 2));
-    { const float kv = (*(k0 + 2)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 2)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 2)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 3)); const float qv1 = (*(q1 + 3));
-    { const float kv = (*(k0 + 3)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 3)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 3)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 4)); const float qv1 = (*(q1 + 4));
-    { const float kv = (*(k0 + 4)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 4)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 4)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 4)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 5)); const float qv1 = (*(q1 + 5));
-    { const float kv = (*(k0 + 5)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 5)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 5)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 5)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 6)); const float qv1 = (*(q1 + 6));
-    { const float kv = (*(k0 + 6)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 6)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 6)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 6)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 7)); const float qv1 = (*(q1 + 7));
-    { const float kv = (*(k0 + 7)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 7)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 7)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 7)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 8)); const float qv1 = (*(q1 + 8));
-    { const float kv = (*(k0 + 8)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 8)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 8)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 8)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 9)); const float qv1 = (*(q1 + 9));
-    { const float kv = (*(k0 + 9)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 9)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 9)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 9)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 10)); const float qv1 = (*(q1 + 10));
-    { const float kv = (*(k0 + 10)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 10)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 10)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 10)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 11)); const float qv1 = (*(q1 + 11));
-    { const float kv = (*(k0 + 11)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 11)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 11)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 11)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 12)); const float qv1 = (*(q1 + 12));
-    { const float kv = (*(k0 + 12)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 12)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 12)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 12)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 13)); const float qv1 = (*(q1 + 13));
-    { const float kv = (*(k0 + 13)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 13)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 13)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 13)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 14)); const float qv1 = (*(q1 + 14));
-    { const float kv = (*(k0 + 14)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 14)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 14)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 14)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 15)); const float qv1 = (*(q1 + 15));
-    { const float kv = (*(k0 + 15)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 15)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 15)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 15)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 16)); const float qv1 = (*(q1 + 16));
-    { const float kv = (*(k0 + 16)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 16)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 16)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 16)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 17)); const float qv1 = (*(q1 + 17));
-    { const float kv = (*(k0 + 17)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 17)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 17)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 17)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 18)); const float qv1 = (*(q1 + 18));
-    { const float kv = (*(k0 + 18)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 18)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 18)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 18)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 19)); const float qv1 = (*(q1 + 19));
-    { const float kv = (*(k0 + 19)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 19)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 19)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 19)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 20)); const float qv1 = (*(q1 + 20));
-    { const float kv = (*(k0 + 20)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 20)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 20)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 20)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 21)); const float qv1 = (*(q1 + 21));
-    { const float kv = (*(k0 + 21)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 21)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 21)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 21)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 22)); const float qv1 = (*(q1 + 22));
-    { const float kv = (*(k0 + 22)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 22)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 22)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 22)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 23)); const float qv1 = (*(q1 + 23));
-    { const float kv = (*(k0 + 23)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 23)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 23)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 23)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 24)); const float qv1 = (*(q1 + 24));
-    { const float kv = (*(k0 + 24)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 24)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 24)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 24)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 25)); const float qv1 = (*(q1 + 25));
-    { const float kv = (*(k0 + 25)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 25)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 25)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 25)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 26)); const float qv1 = (*(q1 + 26));
-    { const float kv = (*(k0 + 26)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 26)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 26)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 26)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 27)); const float qv1 = (*(q1 + 27));
-    { const float kv = (*(k0 + 27)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 27)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 27)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 27)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 28)); const float qv1 = (*(q1 + 28));
-    { const float kv = (*(k0 + 28)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 28)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 28)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 28)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 29)); const float qv1 = (*(q1 + 29));
-    { const float kv = (*(k0 + 29)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 29)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 29)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 29)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 30)); const float qv1 = (*(q1 + 30));
-    { const float kv = (*(k0 + 30)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 30)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 30)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 30)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 31)); const float qv1 = (*(q1 + 31));
-    { const float kv = (*(k0 + 31)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 31)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 31)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 31)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 32)); const float qv1 = (*(q1 + 32));
-    { const float kv = (*(k0 + 32)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 32)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 32)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 32)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 33)); const float qv1 = (*(q1 + 33));
-    { const float kv = (*(k0 + 33)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 33)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 33)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 33)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 34)); const float qv1 = (*(q1 + 34));
-    { const float kv = (*(k0 + 34)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 34)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 34)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 34)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 35)); const float qv1 = (*(q1 + 35));
-    { const float kv = (*(k0 + 35)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 35)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 35)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 35)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 36)); const float qv1 = (*(q1 + 36));
-    { const float kv = (*(k0 + 36)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 36)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 36)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 36)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 37)); const float qv1 = (*(q1 + 37));
-    { const float kv = (*(k0 + 37)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 37)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 37)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 37)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 38)); const float qv1 = (*(q1 + 38));
-    { const float kv = (*(k0 + 38)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 38)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 38)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 38)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 39)); const float qv1 = (*(q1 + 39));
-    { const float kv = (*(k0 + 39)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 39)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 39)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 39)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 40)); const float qv1 = (*(q1 + 40));
-    { const float kv = (*(k0 + 40)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 40)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 40)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 40)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 41)); const float qv1 = (*(q1 + 41));
-    { const float kv = (*(k0 + 41)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 41)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 41)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 41)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 42)); const float qv1 = (*(q1 + 42));
-    { const float kv = (*(k0 + 42)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 42)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 42)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 42)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 43)); const float qv1 = (*(q1 + 43));
-    { const float kv = (*(k0 + 43)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 43)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 43)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 43)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 44)); const float qv1 = (*(q1 + 44));
-    { const float kv = (*(k0 + 44)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 44)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 44)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 44)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 45)); const float qv1 = (*(q1 + 45));
-    { const float kv = (*(k0 + 45)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 45)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 45)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 45)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 46)); const float qv1 = (*(q1 + 46));
-    { const float kv = (*(k0 + 46)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 46)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 46)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 46)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 47)); const float qv1 = (*(q1 + 47));
-    { const float kv = (*(k0 + 47)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 47)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 47)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 47)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 48)); const float qv1 = (*(q1 + 48));
-    { const float kv = (*(k0 + 48)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 48)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 48)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 48)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 49)); const float qv1 = (*(q1 + 49));
-    { const float kv = (*(k0 + 49)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 49)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 49)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 49)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 50)); const float qv1 = (*(q1 + 50));
-    { const float kv = (*(k0 + 50)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 50)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 50)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 50)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 51)); const float qv1 = (*(q1 + 51));
-    { const float kv = (*(k0 + 51)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 51)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 51)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 51)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 52)); const float qv1 = (*(q1 + 52));
-    { const float kv = (*(k0 + 52)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 52)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 52)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 52)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 53)); const float qv1 = (*(q1 + 53));
-    { const float kv = (*(k0 + 53)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 53)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 53)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 53)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 54)); const float qv1 = (*(q1 + 54));
-    { const float kv = (*(k0 + 54)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 54)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 54)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 54)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 55)); const float qv1 = (*(q1 + 55));
-    { const float kv = (*(k0 + 55)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 55)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 55)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 55)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 56)); const float qv1 = (*(q1 + 56));
-    { const float kv = (*(k0 + 56)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 56)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 56)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 56)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 57)); const float qv1 = (*(q1 + 57));
-    { const float kv = (*(k0 + 57)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 57)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 57)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 57)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 58)); const float qv1 = (*(q1 + 58));
-    { const float kv = (*(k0 + 58)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 58)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 58)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 58)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 59)); const float qv1 = (*(q1 + 59));
-    { const float kv = (*(k0 + 59)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 59)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 59)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 59)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 60)); const float qv1 = (*(q1 + 60));
-    { const float kv = (*(k0 + 60)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 60)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 60)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 60)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 61)); const float qv1 = (*(q1 + 61));
-    { const float kv = (*(k0 + 61)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 61)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 61)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 61)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 62)); const float qv1 = (*(q1 + 62));
-    { const float kv = (*(k0 + 62)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 62)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 62)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 62)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 63)); const float qv1 = (*(q1 + 63));
-    { const float kv = (*(k0 + 63)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 63)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 63)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 63)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 64)); const float qv1 = (*(q1 + 64));
-    { const float kv = (*(k0 + 64)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 64)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 64)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 64)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 65)); const float qv1 = (*(q1 + 65));
-    { const float kv = (*(k0 + 65)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 65)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 65)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 65)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 66)); const float qv1 = (*(q1 + 66));
-    { const float kv = (*(k0 + 66)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 66)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 66)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 66)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 67)); const float qv1 = (*(q1 + 67));
-    { const float kv = (*(k0 + 67)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 67)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 67)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 67)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 68)); const float qv1 = (*(q1 + 68));
-    { const float kv = (*(k0 + 68)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 68)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 68)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 68)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 69)); const float qv1 = (*(q1 + 69));
-    { const float kv = (*(k0 + 69)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 69)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 69)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 69)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 70)); const float qv1 = (*(q1 + 70));
-    { const float kv = (*(k0 + 70)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 70)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 70)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 70)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 71)); const float qv1 = (*(q1 + 71));
-    { const float kv = (*(k0 + 71)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 71)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 71)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 71)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 72)); const float qv1 = (*(q1 + 72));
-    { const float kv = (*(k0 + 72)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 72)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 72)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 72)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 73)); const float qv1 = (*(q1 + 73));
-    { const float kv = (*(k0 + 73)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 73)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 73)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 73)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 74)); const float qv1 = (*(q1 + 74));
-    { const float kv = (*(k0 + 74)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 74)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 74)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 74)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 75)); const float qv1 = (*(q1 + 75));
-    { const float kv = (*(k0 + 75)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 75)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 75)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 75)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 76)); const float qv1 = (*(q1 + 76));
-    { const float kv = (*(k0 + 76)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 76)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 76)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 76)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 77)); const float qv1 = (*(q1 + 77));
-    { const float kv = (*(k0 + 77)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 77)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 77)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 77)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 78)); const float qv1 = (*(q1 + 78));
-    { const float kv = (*(k0 + 78)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 78)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 78)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 78)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 79)); const float qv1 = (*(q1 + 79));
-    { const float kv = (*(k0 + 79)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 79)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 79)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 79)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 80)); const float qv1 = (*(q1 + 80));
-    { const float kv = (*(k0 + 80)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 80)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 80)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 80)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 81)); const float qv1 = (*(q1 + 81));
-    { const float kv = (*(k0 + 81)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 81)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 81)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 81)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 82)); const float qv1 = (*(q1 + 82));
-    { const float kv = (*(k0 + 82)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 82)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 82)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 82)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 83)); const float qv1 = (*(q1 + 83));
-    { const float kv = (*(k0 + 83)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 83)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 83)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 83)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 84)); const float qv1 = (*(q1 + 84));
-    { const float kv = (*(k0 + 84)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 84)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 84)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 84)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 85)); const float qv1 = (*(q1 + 85));
-    { const float kv = (*(k0 + 85)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 85)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 85)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 85)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 86)); const float qv1 = (*(q1 + 86));
-    { const float kv = (*(k0 + 86)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 86)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 86)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 86)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 87)); const float qv1 = (*(q1 + 87));
-    { const float kv = (*(k0 + 87)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 87)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 87)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 87)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 88)); const float qv1 = (*(q1 + 88));
-    { const float kv = (*(k0 + 88)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 88)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 88)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 88)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 89)); const float qv1 = (*(q1 + 89));
-    { const float kv = (*(k0 + 89)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 89)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 89)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 89)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 90)); const float qv1 = (*(q1 + 90));
-    { const float kv = (*(k0 + 90)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 90)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 90)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 90)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 91)); const float qv1 = (*(q1 + 91));
-    { const float kv = (*(k0 + 91)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 91)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 91)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 91)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 92)); const float qv1 = (*(q1 + 92));
-    { const float kv = (*(k0 + 92)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 92)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 92)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 92)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 93)); const float qv1 = (*(q1 + 93));
-    { const float kv = (*(k0 + 93)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 93)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 93)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 93)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 94)); const float qv1 = (*(q1 + 94));
-    { const float kv = (*(k0 + 94)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 94)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 94)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 94)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 95)); const float qv1 = (*(q1 + 95));
-    { const float kv = (*(k0 + 95)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 95)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 95)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 95)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 96)); const float qv1 = (*(q1 + 96));
-    { const float kv = (*(k0 + 96)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 96)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 96)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 96)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 97)); const float qv1 = (*(q1 + 97));
-    { const float kv = (*(k0 + 97)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 97)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 97)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 97)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 98)); const float qv1 = (*(q1 + 98));
-    { const float kv = (*(k0 + 98)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 98)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 98)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 98)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 99)); const float qv1 = (*(q1 + 99));
-    { const float kv = (*(k0 + 99)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 99)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 99)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 99)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 100)); const float qv1 = (*(q1 + 100));
-    { const float kv = (*(k0 + 100)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 100)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 100)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 100)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 101)); const float qv1 = (*(q1 + 101));
-    { const float kv = (*(k0 + 101)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 101)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 101)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 101)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 102)); const float qv1 = (*(q1 + 102));
-    { const float kv = (*(k0 + 102)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 102)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 102)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 102)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 103)); const float qv1 = (*(q1 + 103));
-    { const float kv = (*(k0 + 103)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 103)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 103)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 103)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 104)); const float qv1 = (*(q1 + 104));
-    { const float kv = (*(k0 + 104)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 104)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 104)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 104)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 105)); const float qv1 = (*(q1 + 105));
-    { const float kv = (*(k0 + 105)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 105)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 105)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 105)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 106)); const float qv1 = (*(q1 + 106));
-    { const float kv = (*(k0 + 106)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 106)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 106)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 106)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 107)); const float qv1 = (*(q1 + 107));
-    { const float kv = (*(k0 + 107)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 107)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 107)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 107)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 108)); const float qv1 = (*(q1 + 108));
-    { const float kv = (*(k0 + 108)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 108)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 108)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 108)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 109)); const float qv1 = (*(q1 + 109));
-    { const float kv = (*(k0 + 109)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 109)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 109)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 109)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 110)); const float qv1 = (*(q1 + 110));
-    { const float kv = (*(k0 + 110)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 110)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 110)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 110)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 111)); const float qv1 = (*(q1 + 111));
-    { const float kv = (*(k0 + 111)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 111)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 111)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 111)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 112)); const float qv1 = (*(q1 + 112));
-    { const float kv = (*(k0 + 112)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 112)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 112)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 112)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 113)); const float qv1 = (*(q1 + 113));
-    { const float kv = (*(k0 + 113)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 113)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 113)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 113)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 114)); const float qv1 = (*(q1 + 114));
-    { const float kv = (*(k0 + 114)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 114)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 114)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 114)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 115)); const float qv1 = (*(q1 + 115));
-    { const float kv = (*(k0 + 115)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 115)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 115)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 115)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 116)); const float qv1 = (*(q1 + 116));
-    { const float kv = (*(k0 + 116)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 116)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 116)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 116)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 117)); const float qv1 = (*(q1 + 117));
-    { const float kv = (*(k0 + 117)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 117)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 117)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 117)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 118)); const float qv1 = (*(q1 + 118));
-    { const float kv = (*(k0 + 118)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 118)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 118)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 118)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 119)); const float qv1 = (*(q1 + 119));
-    { const float kv = (*(k0 + 119)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 119)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 119)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 119)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 120)); const float qv1 = (*(q1 + 120));
-    { const float kv = (*(k0 + 120)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 120)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 120)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 120)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 121)); const float qv1 = (*(q1 + 121));
-    { const float kv = (*(k0 + 121)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 121)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 121)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 121)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 122)); const float qv1 = (*(q1 + 122));
-    { const float kv = (*(k0 + 122)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 122)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 122)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 122)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 123)); const float qv1 = (*(q1 + 123));
-    { const float kv = (*(k0 + 123)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 123)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 123)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 123)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 124)); const float qv1 = (*(q1 + 124));
-    { const float kv = (*(k0 + 124)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 124)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 124)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 124)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 125)); const float qv1 = (*(q1 + 125));
-    { const float kv = (*(k0 + 125)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 125)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 125)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 125)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 126)); const float qv1 = (*(q1 + 126));
-    { const float kv = (*(k0 + 126)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 126)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 126)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 126)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 127)); const float qv1 = (*(q1 + 127));
-    { const float kv = (*(k0 + 127)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 127)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 127)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 127)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 128)); const float qv1 = (*(q1 + 128));
-    { const float kv = (*(k0 + 128)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 128)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 128)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 128)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 129)); const float qv1 = (*(q1 + 129));
-    { const float kv = (*(k0 + 129)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 129)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 129)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 129)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 130)); const float qv1 = (*(q1 + 130));
-    { const float kv = (*(k0 + 130)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 130)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 130)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 130)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 131)); const float qv1 = (*(q1 + 131));
-    { const float kv = (*(k0 + 131)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 131)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 131)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 131)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 132)); const float qv1 = (*(q1 + 132));
-    { const float kv = (*(k0 + 132)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 132)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 132)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 132)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 133)); const float qv1 = (*(q1 + 133));
-    { const float kv = (*(k0 + 133)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 133)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 133)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 133)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 134)); const float qv1 = (*(q1 + 134));
-    { const float kv = (*(k0 + 134)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 134)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 134)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 134)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 135)); const float qv1 = (*(q1 + 135));
-    { const float kv = (*(k0 + 135)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 135)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 135)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 135)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 136)); const float qv1 = (*(q1 + 136));
-    { const float kv = (*(k0 + 136)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 136)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 136)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 136)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 137)); const float qv1 = (*(q1 + 137));
-    { const float kv = (*(k0 + 137)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 137)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 137)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 137)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 138)); const float qv1 = (*(q1 + 138));
-    { const float kv = (*(k0 + 138)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 138)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 138)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 138)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 139)); const float qv1 = (*(q1 + 139));
-    { const float kv = (*(k0 + 139)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 139)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 139)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 139)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 140)); const float qv1 = (*(q1 + 140));
-    { const float kv = (*(k0 + 140)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 140)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 140)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 140)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 141)); const float qv1 = (*(q1 + 141));
-    { const float kv = (*(k0 + 141)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 141)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 141)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 141)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 142)); const float qv1 = (*(q1 + 142));
-    { const float kv = (*(k0 + 142)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 142)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 142)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 142)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 143)); const float qv1 = (*(q1 + 143));
-    { const float kv = (*(k0 + 143)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 143)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 143)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 143)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 144)); const float qv1 = (*(q1 + 144));
-    { const float kv = (*(k0 + 144)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 144)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 144)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 144)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 145)); const float qv1 = (*(q1 + 145));
-    { const float kv = (*(k0 + 145)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 145)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 145)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 145)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 146)); const float qv1 = (*(q1 + 146));
-    { const float kv = (*(k0 + 146)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 146)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 146)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 146)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 147)); const float qv1 = (*(q1 + 147));
-    { const float kv = (*(k0 + 147)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 147)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 147)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 147)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 148)); const float qv1 = (*(q1 + 148));
-    { const float kv = (*(k0 + 148)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 148)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 148)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 148)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 149)); const float qv1 = (*(q1 + 149));
-    { const float kv = (*(k0 + 149)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 149)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 149)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 149)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 150)); const float qv1 = (*(q1 + 150));
-    { const float kv = (*(k0 + 150)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 150)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 150)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 150)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 151)); const float qv1 = (*(q1 + 151));
-    { const float kv = (*(k0 + 151)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 151)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 151)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 151)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 152)); const float qv1 = (*(q1 + 152));
-    { const float kv = (*(k0 + 152)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 152)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 152)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 152)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 153)); const float qv1 = (*(q1 + 153));
-    { const float kv = (*(k0 + 153)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 153)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 153)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 153)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 154)); const float qv1 = (*(q1 + 154));
-    { const float kv = (*(k0 + 154)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 154)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 154)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 154)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 155)); const float qv1 = (*(q1 + 155));
-    { const float kv = (*(k0 + 155)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 155)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 155)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 155)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 156)); const float qv1 = (*(q1 + 156));
-    { const float kv = (*(k0 + 156)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 156)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 156)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 156)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 157)); const float qv1 = (*(q1 + 157));
-    { const float kv = (*(k0 + 157)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 157)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 157)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 157)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 158)); const float qv1 = (*(q1 + 158));
-    { const float kv = (*(k0 + 158)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 158)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 158)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 158)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 159)); const float qv1 = (*(q1 + 159));
-    { const float kv = (*(k0 + 159)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 159)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 159)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 159)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 160)); const float qv1 = (*(q1 + 160));
-    { const float kv = (*(k0 + 160)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 160)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 160)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 160)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 161)); const float qv1 = (*(q1 + 161));
-    { const float kv = (*(k0 + 161)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 161)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 161)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 161)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 162)); const float qv1 = (*(q1 + 162));
-    { const float kv = (*(k0 + 162)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 162)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 162)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 162)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 163)); const float qv1 = (*(q1 + 163));
-    { const float kv = (*(k0 + 163)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 163)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 163)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 163)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 164)); const float qv1 = (*(q1 + 164));
-    { const float kv = (*(k0 + 164)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 164)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 164)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 164)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 165)); const float qv1 = (*(q1 + 165));
-    { const float kv = (*(k0 + 165)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 165)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 165)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 165)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 166)); const float qv1 = (*(q1 + 166));
-    { const float kv = (*(k0 + 166)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 166)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 166)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 166)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 167)); const float qv1 = (*(q1 + 167));
-    { const float kv = (*(k0 + 167)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 167)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 167)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 167)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 168)); const float qv1 = (*(q1 + 168));
-    { const float kv = (*(k0 + 168)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 168)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 168)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 168)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 169)); const float qv1 = (*(q1 + 169));
-    { const float kv = (*(k0 + 169)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 169)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 169)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 169)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 170)); const float qv1 = (*(q1 + 170));
-    { const float kv = (*(k0 + 170)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 170)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 170)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 170)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 171)); const float qv1 = (*(q1 + 171));
-    { const float kv = (*(k0 + 171)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 171)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 171)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 171)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 172)); const float qv1 = (*(q1 + 172));
-    { const float kv = (*(k0 + 172)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 172)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 172)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 172)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 173)); const float qv1 = (*(q1 + 173));
-    { const float kv = (*(k0 + 173)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 173)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 173)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 173)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 174)); const float qv1 = (*(q1 + 174));
-    { const float kv = (*(k0 + 174)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 174)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 174)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 174)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 175)); const float qv1 = (*(q1 + 175));
-    { const float kv = (*(k0 + 175)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 175)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 175)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 175)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 176)); const float qv1 = (*(q1 + 176));
-    { const float kv = (*(k0 + 176)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 176)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 176)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 176)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 177)); const float qv1 = (*(q1 + 177));
-    { const float kv = (*(k0 + 177)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 177)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 177)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 177)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 178)); const float qv1 = (*(q1 + 178));
-    { const float kv = (*(k0 + 178)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 178)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 178)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 178)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 179)); const float qv1 = (*(q1 + 179));
-    { const float kv = (*(k0 + 179)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 179)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 179)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 179)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 180)); const float qv1 = (*(q1 + 180));
-    { const float kv = (*(k0 + 180)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 180)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 180)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 180)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 181)); const float qv1 = (*(q1 + 181));
-    { const float kv = (*(k0 + 181)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 181)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 181)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 181)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 182)); const float qv1 = (*(q1 + 182));
-    { const float kv = (*(k0 + 182)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 182)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 182)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 182)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 183)); const float qv1 = (*(q1 + 183));
-    { const float kv = (*(k0 + 183)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 183)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 183)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 183)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 184)); const float qv1 = (*(q1 + 184));
-    { const float kv = (*(k0 + 184)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 184)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 184)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 184)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 185)); const float qv1 = (*(q1 + 185));
-    { const float kv = (*(k0 + 185)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 185)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 185)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 185)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 186)); const float qv1 = (*(q1 + 186));
-    { const float kv = (*(k0 + 186)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 186)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 186)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 186)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 187)); const float qv1 = (*(q1 + 187));
-    { const float kv = (*(k0 + 187)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 187)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 187)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 187)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 188)); const float qv1 = (*(q1 + 188));
-    { const float kv = (*(k0 + 188)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 188)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 188)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 188)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 189)); const float qv1 = (*(q1 + 189));
-    { const float kv = (*(k0 + 189)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 189)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 189)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 189)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 190)); const float qv1 = (*(q1 + 190));
-    { const float kv = (*(k0 + 190)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 190)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 190)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 190)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 191)); const float qv1 = (*(q1 + 191));
-    { const float kv = (*(k0 + 191)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 191)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 191)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 191)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 192)); const float qv1 = (*(q1 + 192));
-    { const float kv = (*(k0 + 192)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 192)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 192)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 192)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 193)); const float qv1 = (*(q1 + 193));
-    { const float kv = (*(k0 + 193)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 193)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 193)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 193)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 194)); const float qv1 = (*(q1 + 194));
-    { const float kv = (*(k0 + 194)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 194)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 194)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 194)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 195)); const float qv1 = (*(q1 + 195));
-    { const float kv = (*(k0 + 195)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 195)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 195)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 195)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 196)); const float qv1 = (*(q1 + 196));
-    { const float kv = (*(k0 + 196)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 196)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 196)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 196)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 197)); const float qv1 = (*(q1 + 197));
-    { const float kv = (*(k0 + 197)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 197)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 197)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 197)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 198)); const float qv1 = (*(q1 + 198));
-    { const float kv = (*(k0 + 198)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 198)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 198)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 198)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 199)); const float qv1 = (*(q1 + 199));
-    { const float kv = (*(k0 + 199)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 199)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 199)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 199)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 200)); const float qv1 = (*(q1 + 200));
-    { const float kv = (*(k0 + 200)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 200)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 200)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 200)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 201)); const float qv1 = (*(q1 + 201));
-    { const float kv = (*(k0 + 201)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 201)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 201)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 201)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 202)); const float qv1 = (*(q1 + 202));
-    { const float kv = (*(k0 + 202)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 202)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 202)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 202)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 203)); const float qv1 = (*(q1 + 203));
-    { const float kv = (*(k0 + 203)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 203)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 203)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 203)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 204)); const float qv1 = (*(q1 + 204));
-    { const float kv = (*(k0 + 204)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 204)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 204)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 204)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 205)); const float qv1 = (*(q1 + 205));
-    { const float kv = (*(k0 + 205)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 205)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 205)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 205)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 206)); const float qv1 = (*(q1 + 206));
-    { const float kv = (*(k0 + 206)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 206)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 206)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 206)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 207)); const float qv1 = (*(q1 + 207));
-    { const float kv = (*(k0 + 207)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 207)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 207)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 207)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 208)); const float qv1 = (*(q1 + 208));
-    { const float kv = (*(k0 + 208)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 208)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 208)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 208)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 209)); const float qv1 = (*(q1 + 209));
-    { const float kv = (*(k0 + 209)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 209)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 209)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 209)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 210)); const float qv1 = (*(q1 + 210));
-    { const float kv = (*(k0 + 210)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 210)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 210)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 210)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 211)); const float qv1 = (*(q1 + 211));
-    { const float kv = (*(k0 + 211)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 211)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 211)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 211)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 212)); const float qv1 = (*(q1 + 212));
-    { const float kv = (*(k0 + 212)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 212)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 212)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 212)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 213)); const float qv1 = (*(q1 + 213));
-    { const float kv = (*(k0 + 213)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 213)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 213)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 213)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 214)); const float qv1 = (*(q1 + 214));
-    { const float kv = (*(k0 + 214)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 214)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 214)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 214)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 215)); const float qv1 = (*(q1 + 215));
-    { const float kv = (*(k0 + 215)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 215)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 215)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 215)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 216)); const float qv1 = (*(q1 + 216));
-    { const float kv = (*(k0 + 216)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 216)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 216)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 216)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 217)); const float qv1 = (*(q1 + 217));
-    { const float kv = (*(k0 + 217)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 217)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 217)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 217)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 218)); const float qv1 = (*(q1 + 218));
-    { const float kv = (*(k0 + 218)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 218)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 218)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 218)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 219)); const float qv1 = (*(q1 + 219));
-    { const float kv = (*(k0 + 219)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 219)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 219)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 219)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 220)); const float qv1 = (*(q1 + 220));
-    { const float kv = (*(k0 + 220)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 220)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 220)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 220)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 221)); const float qv1 = (*(q1 + 221));
-    { const float kv = (*(k0 + 221)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 221)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 221)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 221)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 222)); const float qv1 = (*(q1 + 222));
-    { const float kv = (*(k0 + 222)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 222)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 222)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 222)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 223)); const float qv1 = (*(q1 + 223));
-    { const float kv = (*(k0 + 223)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 223)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 223)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 223)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 224)); const float qv1 = (*(q1 + 224));
-    { const float kv = (*(k0 + 224)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 224)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 224)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 224)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 225)); const float qv1 = (*(q1 + 225));
-    { const float kv = (*(k0 + 225)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 225)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 225)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 225)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 226)); const float qv1 = (*(q1 + 226));
-    { const float kv = (*(k0 + 226)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 226)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 226)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 226)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 227)); const float qv1 = (*(q1 + 227));
-    { const float kv = (*(k0 + 227)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 227)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 227)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 227)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 228)); const float qv1 = (*(q1 + 228));
-    { const float kv = (*(k0 + 228)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 228)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 228)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 228)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 229)); const float qv1 = (*(q1 + 229));
-    { const float kv = (*(k0 + 229)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 229)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 229)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 229)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 230)); const float qv1 = (*(q1 + 230));
-    { const float kv = (*(k0 + 230)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 230)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 230)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 230)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 231)); const float qv1 = (*(q1 + 231));
-    { const float kv = (*(k0 + 231)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 231)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 231)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 231)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 232)); const float qv1 = (*(q1 + 232));
-    { const float kv = (*(k0 + 232)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 232)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 232)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 232)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 233)); const float qv1 = (*(q1 + 233));
-    { const float kv = (*(k0 + 233)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 233)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 233)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 233)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 234)); const float qv1 = (*(q1 + 234));
-    { const float kv = (*(k0 + 234)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 234)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 234)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 234)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 235)); const float qv1 = (*(q1 + 235));
-    { const float kv = (*(k0 + 235)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 235)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 235)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 235)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 236)); const float qv1 = (*(q1 + 236));
-    { const float kv = (*(k0 + 236)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 236)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 236)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 236)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 237)); const float qv1 = (*(q1 + 237));
-    { const float kv = (*(k0 + 237)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 237)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 237)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 237)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 238)); const float qv1 = (*(q1 + 238));
-    { const float kv = (*(k0 + 238)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 238)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 238)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 238)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 239)); const float qv1 = (*(q1 + 239));
-    { const float kv = (*(k0 + 239)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 239)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 239)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 239)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 240)); const float qv1 = (*(q1 + 240));
-    { const float kv = (*(k0 + 240)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 240)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 240)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 240)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 241)); const float qv1 = (*(q1 + 241));
-    { const float kv = (*(k0 + 241)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 241)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 241)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 241)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 242)); const float qv1 = (*(q1 + 242));
-    { const float kv = (*(k0 + 242)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 242)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 242)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 242)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 243)); const float qv1 = (*(q1 + 243));
-    { const float kv = (*(k0 + 243)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 243)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 243)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 243)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 244)); const float qv1 = (*(q1 + 244));
-    { const float kv = (*(k0 + 244)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 244)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 244)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 244)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 245)); const float qv1 = (*(q1 + 245));
-    { const float kv = (*(k0 + 245)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 245)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 245)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 245)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 246)); const float qv1 = (*(q1 + 246));
-    { const float kv = (*(k0 + 246)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 246)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 246)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 246)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 247)); const float qv1 = (*(q1 + 247));
-    { const float kv = (*(k0 + 247)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 247)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 247)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 247)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 248)); const float qv1 = (*(q1 + 248));
-    { const float kv = (*(k0 + 248)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 248)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 248)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 248)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 249)); const float qv1 = (*(q1 + 249));
-    { const float kv = (*(k0 + 249)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 249)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 249)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 249)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 250)); const float qv1 = (*(q1 + 250));
-    { const float kv = (*(k0 + 250)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 250)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 250)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 250)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 251)); const float qv1 = (*(q1 + 251));
-    { const float kv = (*(k0 + 251)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 251)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 251)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 251)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 252)); const float qv1 = (*(q1 + 252));
-    { const float kv = (*(k0 + 252)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 252)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 252)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 252)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 253)); const float qv1 = (*(q1 + 253));
-    { const float kv = (*(k0 + 253)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 253)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 253)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 253)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 254)); const float qv1 = (*(q1 + 254));
-    { const float kv = (*(k0 + 254)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 254)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 254)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 254)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
-    }
-    {
-    const float qv0 = (*(q0 + 255)); const float qv1 = (*(q1 + 255));
-    { const float kv = (*(k0 + 255)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 255)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 255)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 255)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    float acc0_4 = 0.0f;
+    float acc0_5 = 0.0f;
+    float acc0_6 = 0.0f;
+    float acc0_7 = 0.0f;
+    {
+    const float qv0 = (*(q0));
+    { const float kv = (*(k0)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 1));
+    { const float kv = (*(k0 + 1)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 1)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 1)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 1)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 1)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 1)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 1)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 1)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 2));
+    { const float kv = (*(k0 + 2)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 2)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 2)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 2)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 2)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 2)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 2)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 2)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 3));
+    { const float kv = (*(k0 + 3)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 3)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 3)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 3)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 3)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 3)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 3)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 3)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 4));
+    { const float kv = (*(k0 + 4)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 4)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 4)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 4)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 4)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 4)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 4)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 4)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 5));
+    { const float kv = (*(k0 + 5)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 5)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 5)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 5)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 5)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 5)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 5)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 5)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 6));
+    { const float kv = (*(k0 + 6)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 6)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 6)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 6)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 6)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 6)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 6)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 6)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 7));
+    { const float kv = (*(k0 + 7)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 7)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 7)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 7)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 7)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 7)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 7)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 7)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 8));
+    { const float kv = (*(k0 + 8)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 8)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 8)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 8)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 8)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 8)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 8)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 8)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 9));
+    { const float kv = (*(k0 + 9)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 9)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 9)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 9)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 9)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 9)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 9)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 9)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 10));
+    { const float kv = (*(k0 + 10)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 10)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 10)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 10)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 10)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 10)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 10)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 10)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 11));
+    { const float kv = (*(k0 + 11)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 11)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 11)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 11)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 11)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 11)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 11)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 11)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 12));
+    { const float kv = (*(k0 + 12)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 12)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 12)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 12)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 12)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 12)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 12)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 12)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 13));
+    { const float kv = (*(k0 + 13)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 13)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 13)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 13)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 13)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 13)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 13)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 13)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 14));
+    { const float kv = (*(k0 + 14)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 14)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 14)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 14)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 14)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 14)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 14)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 14)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 15));
+    { const float kv = (*(k0 + 15)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 15)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 15)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 15)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 15)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 15)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 15)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 15)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 16));
+    { const float kv = (*(k0 + 16)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 16)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 16)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 16)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 16)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 16)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 16)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 16)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 17));
+    { const float kv = (*(k0 + 17)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 17)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 17)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 17)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 17)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 17)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 17)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 17)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 18));
+    { const float kv = (*(k0 + 18)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 18)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 18)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 18)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 18)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 18)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 18)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 18)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 19));
+    { const float kv = (*(k0 + 19)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 19)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 19)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 19)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 19)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 19)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 19)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 19)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 20));
+    { const float kv = (*(k0 + 20)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 20)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 20)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 20)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 20)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 20)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 20)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 20)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 21));
+    { const float kv = (*(k0 + 21)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 21)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 21)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 21)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 21)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 21)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 21)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 21)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 22));
+    { const float kv = (*(k0 + 22)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 22)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 22)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 22)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 22)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 22)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 22)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 22)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 23));
+    { const float kv = (*(k0 + 23)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 23)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 23)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 23)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 23)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 23)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 23)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 23)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 24));
+    { const float kv = (*(k0 + 24)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 24)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 24)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 24)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 24)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 24)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 24)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 24)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 25));
+    { const float kv = (*(k0 + 25)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 25)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 25)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 25)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 25)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 25)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 25)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 25)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 26));
+    { const float kv = (*(k0 + 26)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 26)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 26)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 26)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 26)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 26)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 26)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 26)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 27));
+    { const float kv = (*(k0 + 27)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 27)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 27)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 27)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 27)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 27)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 27)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 27)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 28));
+    { const float kv = (*(k0 + 28)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 28)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 28)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 28)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 28)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 28)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 28)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 28)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 29));
+    { const float kv = (*(k0 + 29)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 29)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 29)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 29)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 29)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 29)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 29)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 29)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 30));
+    { const float kv = (*(k0 + 30)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 30)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 30)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 30)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 30)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 30)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 30)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 30)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 31));
+    { const float kv = (*(k0 + 31)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 31)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 31)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 31)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 31)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 31)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 31)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 31)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 32));
+    { const float kv = (*(k0 + 32)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 32)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 32)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 32)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 32)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 32)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 32)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 32)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 33));
+    { const float kv = (*(k0 + 33)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 33)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 33)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 33)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 33)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 33)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 33)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 33)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 34));
+    { const float kv = (*(k0 + 34)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 34)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 34)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 34)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 34)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 34)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 34)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 34)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 35));
+    { const float kv = (*(k0 + 35)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 35)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 35)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 35)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 35)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 35)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 35)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 35)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 36));
+    { const float kv = (*(k0 + 36)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 36)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 36)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 36)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 36)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 36)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 36)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 36)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 37));
+    { const float kv = (*(k0 + 37)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 37)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 37)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 37)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 37)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 37)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 37)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 37)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 38));
+    { const float kv = (*(k0 + 38)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 38)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 38)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 38)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 38)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 38)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 38)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 38)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 39));
+    { const float kv = (*(k0 + 39)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 39)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 39)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 39)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 39)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 39)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 39)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 39)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 40));
+    { const float kv = (*(k0 + 40)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 40)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 40)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 40)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 40)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 40)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 40)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 40)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 41));
+    { const float kv = (*(k0 + 41)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 41)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 41)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 41)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 41)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 41)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 41)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 41)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 42));
+    { const float kv = (*(k0 + 42)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 42)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 42)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 42)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 42)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 42)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 42)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 42)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 43));
+    { const float kv = (*(k0 + 43)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 43)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 43)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 43)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 43)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 43)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 43)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 43)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 44));
+    { const float kv = (*(k0 + 44)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 44)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 44)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 44)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 44)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 44)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 44)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 44)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 45));
+    { const float kv = (*(k0 + 45)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 45)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 45)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 45)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 45)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 45)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 45)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 45)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 46));
+    { const float kv = (*(k0 + 46)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 46)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 46)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 46)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 46)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 46)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 46)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 46)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 47));
+    { const float kv = (*(k0 + 47)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 47)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 47)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 47)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 47)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 47)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 47)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 47)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 48));
+    { const float kv = (*(k0 + 48)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 48)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 48)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 48)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 48)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 48)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 48)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 48)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 49));
+    { const float kv = (*(k0 + 49)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 49)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 49)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 49)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 49)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 49)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 49)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 49)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 50));
+    { const float kv = (*(k0 + 50)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 50)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 50)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 50)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 50)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 50)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 50)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 50)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 51));
+    { const float kv = (*(k0 + 51)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 51)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 51)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 51)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 51)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 51)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 51)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 51)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 52));
+    { const float kv = (*(k0 + 52)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 52)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 52)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 52)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 52)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 52)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 52)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 52)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 53));
+    { const float kv = (*(k0 + 53)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 53)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 53)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 53)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 53)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 53)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 53)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 53)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 54));
+    { const float kv = (*(k0 + 54)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 54)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 54)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 54)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 54)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 54)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 54)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 54)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 55));
+    { const float kv = (*(k0 + 55)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 55)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 55)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 55)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 55)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 55)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 55)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 55)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 56));
+    { const float kv = (*(k0 + 56)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 56)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 56)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 56)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 56)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 56)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 56)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 56)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 57));
+    { const float kv = (*(k0 + 57)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 57)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 57)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 57)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 57)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 57)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 57)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 57)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 58));
+    { const float kv = (*(k0 + 58)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 58)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 58)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 58)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 58)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 58)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 58)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 58)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 59));
+    { const float kv = (*(k0 + 59)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 59)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 59)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 59)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 59)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 59)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 59)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 59)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 60));
+    { const float kv = (*(k0 + 60)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 60)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 60)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 60)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 60)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 60)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 60)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 60)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 61));
+    { const float kv = (*(k0 + 61)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 61)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 61)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 61)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 61)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 61)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 61)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 61)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 62));
+    { const float kv = (*(k0 + 62)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 62)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 62)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 62)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 62)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 62)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 62)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 62)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 63));
+    { const float kv = (*(k0 + 63)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 63)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 63)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 63)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 63)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 63)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 63)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 63)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 64));
+    { const float kv = (*(k0 + 64)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 64)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 64)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 64)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 64)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 64)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 64)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 64)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 65));
+    { const float kv = (*(k0 + 65)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 65)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 65)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 65)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 65)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 65)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 65)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 65)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 66));
+    { const float kv = (*(k0 + 66)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 66)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 66)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 66)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 66)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 66)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 66)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 66)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 67));
+    { const float kv = (*(k0 + 67)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 67)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 67)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 67)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 67)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 67)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 67)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 67)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 68));
+    { const float kv = (*(k0 + 68)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 68)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 68)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 68)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 68)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 68)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 68)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 68)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 69));
+    { const float kv = (*(k0 + 69)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 69)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 69)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 69)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 69)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 69)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 69)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 69)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 70));
+    { const float kv = (*(k0 + 70)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 70)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 70)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 70)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 70)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 70)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 70)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 70)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 71));
+    { const float kv = (*(k0 + 71)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 71)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 71)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 71)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 71)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 71)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 71)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 71)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 72));
+    { const float kv = (*(k0 + 72)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 72)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 72)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 72)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 72)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 72)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 72)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 72)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 73));
+    { const float kv = (*(k0 + 73)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 73)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 73)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 73)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 73)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 73)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 73)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 73)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 74));
+    { const float kv = (*(k0 + 74)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 74)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 74)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 74)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 74)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 74)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 74)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 74)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 75));
+    { const float kv = (*(k0 + 75)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 75)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 75)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 75)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 75)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 75)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 75)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 75)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 76));
+    { const float kv = (*(k0 + 76)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 76)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 76)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 76)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 76)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 76)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 76)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 76)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 77));
+    { const float kv = (*(k0 + 77)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 77)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 77)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 77)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 77)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 77)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 77)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 77)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 78));
+    { const float kv = (*(k0 + 78)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 78)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 78)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 78)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 78)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 78)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 78)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 78)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 79));
+    { const float kv = (*(k0 + 79)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 79)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 79)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 79)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 79)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 79)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 79)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 79)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 80));
+    { const float kv = (*(k0 + 80)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 80)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 80)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 80)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 80)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 80)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 80)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 80)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 81));
+    { const float kv = (*(k0 + 81)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 81)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 81)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 81)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 81)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 81)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 81)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 81)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 82));
+    { const float kv = (*(k0 + 82)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 82)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 82)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 82)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 82)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 82)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 82)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 82)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 83));
+    { const float kv = (*(k0 + 83)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 83)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 83)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 83)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 83)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 83)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 83)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 83)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 84));
+    { const float kv = (*(k0 + 84)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 84)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 84)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 84)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 84)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 84)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 84)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 84)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 85));
+    { const float kv = (*(k0 + 85)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 85)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 85)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 85)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 85)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 85)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 85)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 85)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 86));
+    { const float kv = (*(k0 + 86)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 86)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 86)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 86)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 86)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 86)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 86)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 86)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 87));
+    { const float kv = (*(k0 + 87)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 87)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 87)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 87)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 87)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 87)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 87)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 87)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 88));
+    { const float kv = (*(k0 + 88)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 88)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 88)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 88)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 88)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 88)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 88)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 88)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 89));
+    { const float kv = (*(k0 + 89)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 89)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 89)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 89)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 89)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 89)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 89)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 89)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 90));
+    { const float kv = (*(k0 + 90)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 90)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 90)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 90)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 90)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 90)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 90)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 90)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 91));
+    { const float kv = (*(k0 + 91)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 91)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 91)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 91)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 91)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 91)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 91)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 91)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 92));
+    { const float kv = (*(k0 + 92)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 92)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 92)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 92)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 92)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 92)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 92)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 92)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 93));
+    { const float kv = (*(k0 + 93)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 93)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 93)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 93)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 93)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 93)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 93)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 93)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 94));
+    { const float kv = (*(k0 + 94)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 94)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 94)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 94)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 94)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 94)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 94)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 94)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 95));
+    { const float kv = (*(k0 + 95)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 95)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 95)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 95)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 95)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 95)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 95)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 95)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 96));
+    { const float kv = (*(k0 + 96)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 96)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 96)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 96)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 96)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 96)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 96)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 96)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 97));
+    { const float kv = (*(k0 + 97)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 97)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 97)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 97)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 97)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 97)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 97)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 97)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 98));
+    { const float kv = (*(k0 + 98)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 98)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 98)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 98)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 98)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 98)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 98)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 98)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 99));
+    { const float kv = (*(k0 + 99)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 99)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 99)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 99)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 99)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 99)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 99)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 99)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 100));
+    { const float kv = (*(k0 + 100)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 100)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 100)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 100)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 100)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 100)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 100)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 100)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 101));
+    { const float kv = (*(k0 + 101)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 101)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 101)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 101)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 101)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 101)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 101)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 101)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 102));
+    { const float kv = (*(k0 + 102)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 102)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 102)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 102)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 102)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 102)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 102)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 102)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 103));
+    { const float kv = (*(k0 + 103)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 103)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 103)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 103)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 103)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 103)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 103)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 103)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 104));
+    { const float kv = (*(k0 + 104)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 104)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 104)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 104)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 104)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 104)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 104)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 104)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 105));
+    { const float kv = (*(k0 + 105)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 105)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 105)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 105)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 105)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 105)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 105)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 105)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 106));
+    { const float kv = (*(k0 + 106)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 106)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 106)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 106)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 106)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 106)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 106)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 106)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 107));
+    { const float kv = (*(k0 + 107)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 107)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 107)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 107)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 107)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 107)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 107)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 107)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 108));
+    { const float kv = (*(k0 + 108)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 108)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 108)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 108)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 108)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 108)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 108)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 108)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 109));
+    { const float kv = (*(k0 + 109)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 109)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 109)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 109)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 109)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 109)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 109)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 109)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 110));
+    { const float kv = (*(k0 + 110)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 110)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 110)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 110)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 110)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 110)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 110)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 110)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 111));
+    { const float kv = (*(k0 + 111)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 111)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 111)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 111)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 111)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 111)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 111)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 111)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 112));
+    { const float kv = (*(k0 + 112)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 112)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 112)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 112)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 112)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 112)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 112)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 112)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 113));
+    { const float kv = (*(k0 + 113)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 113)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 113)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 113)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 113)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 113)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 113)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 113)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 114));
+    { const float kv = (*(k0 + 114)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 114)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 114)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 114)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 114)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 114)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 114)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 114)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 115));
+    { const float kv = (*(k0 + 115)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 115)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 115)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 115)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 115)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 115)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 115)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 115)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 116));
+    { const float kv = (*(k0 + 116)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 116)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 116)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 116)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 116)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 116)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 116)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 116)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 117));
+    { const float kv = (*(k0 + 117)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 117)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 117)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 117)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 117)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 117)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 117)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 117)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 118));
+    { const float kv = (*(k0 + 118)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 118)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 118)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 118)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 118)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 118)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 118)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 118)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 119));
+    { const float kv = (*(k0 + 119)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 119)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 119)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 119)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 119)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 119)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 119)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 119)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 120));
+    { const float kv = (*(k0 + 120)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 120)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 120)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 120)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 120)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 120)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 120)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 120)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 121));
+    { const float kv = (*(k0 + 121)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 121)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 121)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 121)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 121)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 121)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 121)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 121)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 122));
+    { const float kv = (*(k0 + 122)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 122)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 122)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 122)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 122)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 122)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 122)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 122)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 123));
+    { const float kv = (*(k0 + 123)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 123)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 123)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 123)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 123)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 123)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 123)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 123)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 124));
+    { const float kv = (*(k0 + 124)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 124)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 124)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 124)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 124)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 124)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 124)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 124)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 125));
+    { const float kv = (*(k0 + 125)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 125)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 125)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 125)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 125)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 125)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 125)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 125)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 126));
+    { const float kv = (*(k0 + 126)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 126)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 126)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 126)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 126)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 126)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 126)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 126)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 127));
+    { const float kv = (*(k0 + 127)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 127)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 127)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 127)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 127)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 127)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 127)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 127)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 128));
+    { const float kv = (*(k0 + 128)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 128)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 128)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 128)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 128)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 128)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 128)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 128)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 129));
+    { const float kv = (*(k0 + 129)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 129)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 129)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 129)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 129)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 129)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 129)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 129)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 130));
+    { const float kv = (*(k0 + 130)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 130)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 130)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 130)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 130)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 130)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 130)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 130)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 131));
+    { const float kv = (*(k0 + 131)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 131)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 131)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 131)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 131)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 131)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 131)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 131)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 132));
+    { const float kv = (*(k0 + 132)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 132)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 132)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 132)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 132)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 132)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 132)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 132)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 133));
+    { const float kv = (*(k0 + 133)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 133)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 133)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 133)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 133)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 133)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 133)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 133)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 134));
+    { const float kv = (*(k0 + 134)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 134)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 134)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 134)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 134)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 134)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 134)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 134)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 135));
+    { const float kv = (*(k0 + 135)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 135)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 135)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 135)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 135)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 135)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 135)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 135)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 136));
+    { const float kv = (*(k0 + 136)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 136)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 136)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 136)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 136)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 136)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 136)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 136)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 137));
+    { const float kv = (*(k0 + 137)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 137)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 137)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 137)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 137)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 137)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 137)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 137)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 138));
+    { const float kv = (*(k0 + 138)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 138)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 138)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 138)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 138)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 138)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 138)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 138)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 139));
+    { const float kv = (*(k0 + 139)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 139)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 139)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 139)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 139)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 139)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 139)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 139)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 140));
+    { const float kv = (*(k0 + 140)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 140)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 140)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 140)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 140)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 140)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 140)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 140)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 141));
+    { const float kv = (*(k0 + 141)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 141)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 141)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 141)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 141)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 141)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 141)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 141)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 142));
+    { const float kv = (*(k0 + 142)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 142)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 142)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 142)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 142)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 142)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 142)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 142)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 143));
+    { const float kv = (*(k0 + 143)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 143)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 143)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 143)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 143)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 143)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 143)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 143)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 144));
+    { const float kv = (*(k0 + 144)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 144)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 144)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 144)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 144)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 144)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 144)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 144)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 145));
+    { const float kv = (*(k0 + 145)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 145)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 145)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 145)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 145)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 145)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 145)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 145)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 146));
+    { const float kv = (*(k0 + 146)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 146)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 146)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 146)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 146)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 146)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 146)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 146)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 147));
+    { const float kv = (*(k0 + 147)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 147)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 147)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 147)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 147)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 147)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 147)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 147)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 148));
+    { const float kv = (*(k0 + 148)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 148)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 148)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 148)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 148)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 148)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 148)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 148)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 149));
+    { const float kv = (*(k0 + 149)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 149)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 149)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 149)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 149)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 149)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 149)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 149)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 150));
+    { const float kv = (*(k0 + 150)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 150)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 150)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 150)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 150)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 150)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 150)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 150)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 151));
+    { const float kv = (*(k0 + 151)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 151)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 151)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 151)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 151)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 151)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 151)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 151)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 152));
+    { const float kv = (*(k0 + 152)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 152)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 152)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 152)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 152)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 152)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 152)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 152)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 153));
+    { const float kv = (*(k0 + 153)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 153)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 153)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 153)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 153)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 153)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 153)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 153)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 154));
+    { const float kv = (*(k0 + 154)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 154)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 154)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 154)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 154)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 154)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 154)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 154)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 155));
+    { const float kv = (*(k0 + 155)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 155)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 155)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 155)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 155)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 155)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 155)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 155)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 156));
+    { const float kv = (*(k0 + 156)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 156)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 156)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 156)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 156)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 156)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 156)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 156)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 157));
+    { const float kv = (*(k0 + 157)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 157)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 157)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 157)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 157)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 157)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 157)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 157)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 158));
+    { const float kv = (*(k0 + 158)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 158)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 158)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 158)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 158)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 158)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 158)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 158)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 159));
+    { const float kv = (*(k0 + 159)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 159)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 159)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 159)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 159)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 159)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 159)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 159)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 160));
+    { const float kv = (*(k0 + 160)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 160)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 160)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 160)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 160)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 160)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 160)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 160)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 161));
+    { const float kv = (*(k0 + 161)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 161)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 161)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 161)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 161)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 161)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 161)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 161)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 162));
+    { const float kv = (*(k0 + 162)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 162)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 162)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 162)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 162)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 162)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 162)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 162)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 163));
+    { const float kv = (*(k0 + 163)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 163)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 163)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 163)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 163)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 163)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 163)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 163)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 164));
+    { const float kv = (*(k0 + 164)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 164)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 164)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 164)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 164)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 164)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 164)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 164)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 165));
+    { const float kv = (*(k0 + 165)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 165)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 165)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 165)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 165)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 165)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 165)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 165)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 166));
+    { const float kv = (*(k0 + 166)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 166)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 166)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 166)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 166)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 166)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 166)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 166)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 167));
+    { const float kv = (*(k0 + 167)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 167)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 167)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 167)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 167)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 167)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 167)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 167)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 168));
+    { const float kv = (*(k0 + 168)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 168)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 168)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 168)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 168)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 168)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 168)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 168)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 169));
+    { const float kv = (*(k0 + 169)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 169)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 169)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 169)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 169)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 169)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 169)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 169)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 170));
+    { const float kv = (*(k0 + 170)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 170)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 170)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 170)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 170)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 170)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 170)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 170)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 171));
+    { const float kv = (*(k0 + 171)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 171)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 171)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 171)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 171)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 171)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 171)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 171)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 172));
+    { const float kv = (*(k0 + 172)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 172)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 172)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 172)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 172)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 172)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 172)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 172)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 173));
+    { const float kv = (*(k0 + 173)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 173)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 173)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 173)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 173)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 173)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 173)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 173)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 174));
+    { const float kv = (*(k0 + 174)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 174)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 174)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 174)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 174)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 174)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 174)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 174)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 175));
+    { const float kv = (*(k0 + 175)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 175)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 175)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 175)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 175)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 175)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 175)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 175)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 176));
+    { const float kv = (*(k0 + 176)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 176)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 176)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 176)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 176)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 176)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 176)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 176)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 177));
+    { const float kv = (*(k0 + 177)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 177)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 177)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 177)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 177)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 177)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 177)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 177)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 178));
+    { const float kv = (*(k0 + 178)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 178)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 178)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 178)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 178)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 178)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 178)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 178)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 179));
+    { const float kv = (*(k0 + 179)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 179)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 179)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 179)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 179)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 179)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 179)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 179)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 180));
+    { const float kv = (*(k0 + 180)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 180)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 180)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 180)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 180)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 180)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 180)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 180)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 181));
+    { const float kv = (*(k0 + 181)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 181)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 181)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 181)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 181)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 181)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 181)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 181)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 182));
+    { const float kv = (*(k0 + 182)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 182)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 182)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 182)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 182)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 182)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 182)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 182)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 183));
+    { const float kv = (*(k0 + 183)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 183)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 183)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 183)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 183)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 183)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 183)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 183)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 184));
+    { const float kv = (*(k0 + 184)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 184)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 184)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 184)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 184)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 184)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 184)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 184)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 185));
+    { const float kv = (*(k0 + 185)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 185)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 185)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 185)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 185)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 185)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 185)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 185)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 186));
+    { const float kv = (*(k0 + 186)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 186)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 186)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 186)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 186)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 186)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 186)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 186)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 187));
+    { const float kv = (*(k0 + 187)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 187)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 187)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 187)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 187)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 187)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 187)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 187)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 188));
+    { const float kv = (*(k0 + 188)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 188)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 188)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 188)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 188)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 188)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 188)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 188)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 189));
+    { const float kv = (*(k0 + 189)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 189)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 189)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 189)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 189)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 189)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 189)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 189)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 190));
+    { const float kv = (*(k0 + 190)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 190)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 190)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 190)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 190)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 190)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 190)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 190)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 191));
+    { const float kv = (*(k0 + 191)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 191)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 191)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 191)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 191)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 191)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 191)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 191)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 192));
+    { const float kv = (*(k0 + 192)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 192)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 192)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 192)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 192)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 192)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 192)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 192)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 193));
+    { const float kv = (*(k0 + 193)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 193)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 193)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 193)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 193)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 193)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 193)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 193)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 194));
+    { const float kv = (*(k0 + 194)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 194)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 194)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 194)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 194)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 194)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 194)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 194)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 195));
+    { const float kv = (*(k0 + 195)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 195)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 195)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 195)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 195)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 195)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 195)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 195)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 196));
+    { const float kv = (*(k0 + 196)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 196)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 196)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 196)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 196)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 196)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 196)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 196)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 197));
+    { const float kv = (*(k0 + 197)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 197)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 197)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 197)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 197)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 197)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 197)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 197)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 198));
+    { const float kv = (*(k0 + 198)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 198)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 198)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 198)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 198)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 198)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 198)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 198)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 199));
+    { const float kv = (*(k0 + 199)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 199)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 199)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 199)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 199)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 199)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 199)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 199)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 200));
+    { const float kv = (*(k0 + 200)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 200)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 200)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 200)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 200)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 200)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 200)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 200)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 201));
+    { const float kv = (*(k0 + 201)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 201)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 201)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 201)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 201)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 201)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 201)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 201)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 202));
+    { const float kv = (*(k0 + 202)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 202)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 202)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 202)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 202)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 202)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 202)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 202)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 203));
+    { const float kv = (*(k0 + 203)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 203)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 203)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 203)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 203)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 203)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 203)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 203)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 204));
+    { const float kv = (*(k0 + 204)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 204)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 204)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 204)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 204)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 204)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 204)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 204)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 205));
+    { const float kv = (*(k0 + 205)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 205)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 205)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 205)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 205)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 205)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 205)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 205)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 206));
+    { const float kv = (*(k0 + 206)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 206)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 206)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 206)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 206)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 206)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 206)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 206)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 207));
+    { const float kv = (*(k0 + 207)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 207)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 207)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 207)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 207)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 207)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 207)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 207)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 208));
+    { const float kv = (*(k0 + 208)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 208)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 208)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 208)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 208)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 208)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 208)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 208)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 209));
+    { const float kv = (*(k0 + 209)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 209)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 209)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 209)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 209)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 209)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 209)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 209)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 210));
+    { const float kv = (*(k0 + 210)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 210)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 210)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 210)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 210)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 210)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 210)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 210)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 211));
+    { const float kv = (*(k0 + 211)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 211)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 211)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 211)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 211)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 211)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 211)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 211)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 212));
+    { const float kv = (*(k0 + 212)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 212)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 212)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 212)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 212)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 212)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 212)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 212)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 213));
+    { const float kv = (*(k0 + 213)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 213)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 213)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 213)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 213)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 213)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 213)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 213)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 214));
+    { const float kv = (*(k0 + 214)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 214)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 214)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 214)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 214)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 214)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 214)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 214)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 215));
+    { const float kv = (*(k0 + 215)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 215)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 215)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 215)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 215)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 215)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 215)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 215)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 216));
+    { const float kv = (*(k0 + 216)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 216)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 216)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 216)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 216)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 216)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 216)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 216)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 217));
+    { const float kv = (*(k0 + 217)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 217)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 217)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 217)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 217)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 217)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 217)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 217)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 218));
+    { const float kv = (*(k0 + 218)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 218)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 218)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 218)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 218)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 218)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 218)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 218)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 219));
+    { const float kv = (*(k0 + 219)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 219)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 219)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 219)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 219)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 219)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 219)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 219)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 220));
+    { const float kv = (*(k0 + 220)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 220)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 220)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 220)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 220)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 220)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 220)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 220)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 221));
+    { const float kv = (*(k0 + 221)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 221)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 221)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 221)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 221)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 221)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 221)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 221)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 222));
+    { const float kv = (*(k0 + 222)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 222)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 222)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 222)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 222)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 222)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 222)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 222)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 223));
+    { const float kv = (*(k0 + 223)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 223)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 223)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 223)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 223)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 223)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 223)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 223)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 224));
+    { const float kv = (*(k0 + 224)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 224)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 224)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 224)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 224)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 224)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 224)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 224)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 225));
+    { const float kv = (*(k0 + 225)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 225)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 225)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 225)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 225)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 225)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 225)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 225)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 226));
+    { const float kv = (*(k0 + 226)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 226)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 226)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 226)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 226)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 226)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 226)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 226)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 227));
+    { const float kv = (*(k0 + 227)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 227)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 227)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 227)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 227)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 227)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 227)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 227)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 228));
+    { const float kv = (*(k0 + 228)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 228)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 228)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 228)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 228)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 228)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 228)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 228)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 229));
+    { const float kv = (*(k0 + 229)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 229)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 229)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 229)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 229)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 229)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 229)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 229)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 230));
+    { const float kv = (*(k0 + 230)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 230)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 230)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 230)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 230)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 230)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 230)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 230)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 231));
+    { const float kv = (*(k0 + 231)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 231)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 231)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 231)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 231)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 231)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 231)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 231)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 232));
+    { const float kv = (*(k0 + 232)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 232)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 232)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 232)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 232)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 232)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 232)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 232)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 233));
+    { const float kv = (*(k0 + 233)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 233)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 233)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 233)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 233)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 233)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 233)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 233)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 234));
+    { const float kv = (*(k0 + 234)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 234)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 234)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 234)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 234)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 234)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 234)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 234)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 235));
+    { const float kv = (*(k0 + 235)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 235)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 235)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 235)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 235)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 235)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 235)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 235)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 236));
+    { const float kv = (*(k0 + 236)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 236)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 236)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 236)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 236)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 236)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 236)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 236)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 237));
+    { const float kv = (*(k0 + 237)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 237)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 237)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 237)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 237)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 237)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 237)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 237)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 238));
+    { const float kv = (*(k0 + 238)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 238)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 238)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 238)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 238)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 238)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 238)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 238)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 239));
+    { const float kv = (*(k0 + 239)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 239)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 239)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 239)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 239)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 239)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 239)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 239)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 240));
+    { const float kv = (*(k0 + 240)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 240)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 240)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 240)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 240)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 240)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 240)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 240)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 241));
+    { const float kv = (*(k0 + 241)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 241)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 241)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 241)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 241)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 241)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 241)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 241)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 242));
+    { const float kv = (*(k0 + 242)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 242)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 242)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 242)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 242)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 242)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 242)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 242)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 243));
+    { const float kv = (*(k0 + 243)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 243)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 243)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 243)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 243)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 243)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 243)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 243)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 244));
+    { const float kv = (*(k0 + 244)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 244)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 244)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 244)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 244)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 244)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 244)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 244)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 245));
+    { const float kv = (*(k0 + 245)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 245)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 245)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 245)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 245)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 245)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 245)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 245)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 246));
+    { const float kv = (*(k0 + 246)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 246)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 246)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 246)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 246)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 246)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 246)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 246)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 247));
+    { const float kv = (*(k0 + 247)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 247)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 247)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 247)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 247)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 247)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 247)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 247)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 248));
+    { const float kv = (*(k0 + 248)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 248)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 248)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 248)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 248)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 248)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 248)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 248)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 249));
+    { const float kv = (*(k0 + 249)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 249)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 249)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 249)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 249)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 249)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 249)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 249)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 250));
+    { const float kv = (*(k0 + 250)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 250)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 250)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 250)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 250)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 250)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 250)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 250)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 251));
+    { const float kv = (*(k0 + 251)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 251)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 251)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 251)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 251)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 251)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 251)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 251)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 252));
+    { const float kv = (*(k0 + 252)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 252)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 252)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 252)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 252)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 252)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 252)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 252)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 253));
+    { const float kv = (*(k0 + 253)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 253)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 253)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 253)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 253)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 253)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 253)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 253)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 254));
+    { const float kv = (*(k0 + 254)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 254)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 254)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 254)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 254)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 254)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 254)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 254)); acc0_7 = acc0_7 + qv0 * kv; }
+    }
+    {
+    const float qv0 = (*(q0 + 255));
+    { const float kv = (*(k0 + 255)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 255)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 255)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 255)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 255)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 255)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 255)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 255)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     s[0] = acc0_0;
     s[1] = acc0_1;
     s[2] = acc0_2;
     s[3] = acc0_3;
-    s[64] = acc1_0;
-    s[65] = acc1_1;
-    s[66] = acc1_2;
-    s[67] = acc1_3;
+    s[4] = acc0_4;
+    s[5] = acc0_5;
+    s[6] = acc0_6;
+    s[7] = acc0_7;
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
-static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 8 floats keep 8 accumulators in registers while V streams by. */
+static  void attngen_pv_d256_1x8_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o)) * a0);
     float o0_1 = ((*(o + 1)) * a0);
     float o0_2 = ((*(o + 2)) * a0);
     float o0_3 = ((*(o + 3)) * a0);
-    float o1_0 = ((*(o + os)) * a1);
-    float o1_1 = ((*(o + os + 1)) * a1);
-    float o1_2 = ((*(o + os + 2)) * a1);
-    float o1_3 = ((*(o + os + 3)) * a1);
+    float o0_4 = ((*(o + 4)) * a0);
+    float o0_5 = ((*(o + 5)) * a0);
+    float o0_6 = ((*(o + 6)) * a0);
+    float o0_7 = ((*(o + 7)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -18769,83 +19903,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 1));
       const float v2 = (*(vj + 2));
       const float v3 = (*(vj + 3));
+      const float v4 = (*(vj + 4));
+      const float v5 = (*(vj + 5));
+      const float v6 = (*(vj + 6));
+      const float v7 = (*(vj + 7));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o) = o0_0;
     *(o + 1) = o0_1;
     *(o + 2) = o0_2;
     *(o + 3) = o0_3;
-    *(o + os) = o1_0;
-    *(o + os + 1) = o1_1;
-    *(o + os + 2) = o1_2;
-    *(o + os + 3) = o1_3;
+    *(o + 4) = o0_4;
+    *(o + 5) = o0_5;
+    *(o + 6) = o0_6;
+    *(o + 7) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 4)) * a0);
-    float o0_1 = ((*(o + 5)) * a0);
-    float o0_2 = ((*(o + 6)) * a0);
-    float o0_3 = ((*(o + 7)) * a0);
-    float o1_0 = ((*(o + os + 4)) * a1);
-    float o1_1 = ((*(o + os + 5)) * a1);
-    float o1_2 = ((*(o + os + 6)) * a1);
-    float o1_3 = ((*(o + os + 7)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 4));
-      const float v1 = (*(vj + 5));
-      const float v2 = (*(vj + 6));
-      const float v3 = (*(vj + 7));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 4) = o0_0;
-    *(o + 5) = o0_1;
-    *(o + 6) = o0_2;
-    *(o + 7) = o0_3;
-    *(o + os + 4) = o1_0;
-    *(o + os + 5) = o1_1;
-    *(o + os + 6) = o1_2;
-    *(o + os + 7) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 8)) * a0);
     float o0_1 = ((*(o + 9)) * a0);
     float o0_2 = ((*(o + 10)) * a0);
     float o0_3 = ((*(o + 11)) * a0);
-    float o1_0 = ((*(o + os + 8)) * a1);
-    float o1_1 = ((*(o + os + 9)) * a1);
-    float o1_2 = ((*(o + os + 10)) * a1);
-    float o1_3 = ((*(o + os + 11)) * a1);
+    float o0_4 = ((*(o + 12)) * a0);
+    float o0_5 = ((*(o + 13)) * a0);
+    float o0_6 = ((*(o + 14)) * a0);
+    float o0_7 = ((*(o + 15)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -18853,83 +19945,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 9));
       const float v2 = (*(vj + 10));
       const float v3 = (*(vj + 11));
+      const float v4 = (*(vj + 12));
+      const float v5 = (*(vj + 13));
+      const float v6 = (*(vj + 14));
+      const float v7 = (*(vj + 15));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 8) = o0_0;
     *(o + 9) = o0_1;
     *(o + 10) = o0_2;
     *(o + 11) = o0_3;
-    *(o + os + 8) = o1_0;
-    *(o + os + 9) = o1_1;
-    *(o + os + 10) = o1_2;
-    *(o + os + 11) = o1_3;
+    *(o + 12) = o0_4;
+    *(o + 13) = o0_5;
+    *(o + 14) = o0_6;
+    *(o + 15) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 12)) * a0);
-    float o0_1 = ((*(o + 13)) * a0);
-    float o0_2 = ((*(o + 14)) * a0);
-    float o0_3 = ((*(o + 15)) * a0);
-    float o1_0 = ((*(o + os + 12)) * a1);
-    float o1_1 = ((*(o + os + 13)) * a1);
-    float o1_2 = ((*(o + os + 14)) * a1);
-    float o1_3 = ((*(o + os + 15)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 12));
-      const float v1 = (*(vj + 13));
-      const float v2 = (*(vj + 14));
-      const float v3 = (*(vj + 15));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 12) = o0_0;
-    *(o + 13) = o0_1;
-    *(o + 14) = o0_2;
-    *(o + 15) = o0_3;
-    *(o + os + 12) = o1_0;
-    *(o + os + 13) = o1_1;
-    *(o + os + 14) = o1_2;
-    *(o + os + 15) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 16)) * a0);
     float o0_1 = ((*(o + 17)) * a0);
     float o0_2 = ((*(o + 18)) * a0);
     float o0_3 = ((*(o + 19)) * a0);
-    float o1_0 = ((*(o + os + 16)) * a1);
-    float o1_1 = ((*(o + os + 17)) * a1);
-    float o1_2 = ((*(o + os + 18)) * a1);
-    float o1_3 = ((*(o + os + 19)) * a1);
+    float o0_4 = ((*(o + 20)) * a0);
+    float o0_5 = ((*(o + 21)) * a0);
+    float o0_6 = ((*(o + 22)) * a0);
+    float o0_7 = ((*(o + 23)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -18937,83 +19987,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 17));
       const float v2 = (*(vj + 18));
       const float v3 = (*(vj + 19));
+      const float v4 = (*(vj + 20));
+      const float v5 = (*(vj + 21));
+      const float v6 = (*(vj + 22));
+      const float v7 = (*(vj + 23));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 16) = o0_0;
     *(o + 17) = o0_1;
     *(o + 18) = o0_2;
     *(o + 19) = o0_3;
-    *(o + os + 16) = o1_0;
-    *(o + os + 17) = o1_1;
-    *(o + os + 18) = o1_2;
-    *(o + os + 19) = o1_3;
+    *(o + 20) = o0_4;
+    *(o + 21) = o0_5;
+    *(o + 22) = o0_6;
+    *(o + 23) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 20)) * a0);
-    float o0_1 = ((*(o + 21)) * a0);
-    float o0_2 = ((*(o + 22)) * a0);
-    float o0_3 = ((*(o + 23)) * a0);
-    float o1_0 = ((*(o + os + 20)) * a1);
-    float o1_1 = ((*(o + os + 21)) * a1);
-    float o1_2 = ((*(o + os + 22)) * a1);
-    float o1_3 = ((*(o + os + 23)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 20));
-      const float v1 = (*(vj + 21));
-      const float v2 = (*(vj + 22));
-      const float v3 = (*(vj + 23));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 20) = o0_0;
-    *(o + 21) = o0_1;
-    *(o + 22) = o0_2;
-    *(o + 23) = o0_3;
-    *(o + os + 20) = o1_0;
-    *(o + os + 21) = o1_1;
-    *(o + os + 22) = o1_2;
-    *(o + os + 23) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 24)) * a0);
     float o0_1 = ((*(o + 25)) * a0);
     float o0_2 = ((*(o + 26)) * a0);
     float o0_3 = ((*(o + 27)) * a0);
-    float o1_0 = ((*(o + os + 24)) * a1);
-    float o1_1 = ((*(o + os + 25)) * a1);
-    float o1_2 = ((*(o + os + 26)) * a1);
-    float o1_3 = ((*(o + os + 27)) * a1);
+    float o0_4 = ((*(o + 28)) * a0);
+    float o0_5 = ((*(o + 29)) * a0);
+    float o0_6 = ((*(o + 30)) * a0);
+    float o0_7 = ((*(o + 31)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19021,83 +20029,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 25));
       const float v2 = (*(vj + 26));
       const float v3 = (*(vj + 27));
+      const float v4 = (*(vj + 28));
+      const float v5 = (*(vj + 29));
+      const float v6 = (*(vj + 30));
+      const float v7 = (*(vj + 31));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 24) = o0_0;
     *(o + 25) = o0_1;
     *(o + 26) = o0_2;
     *(o + 27) = o0_3;
-    *(o + os + 24) = o1_0;
-    *(o + os + 25) = o1_1;
-    *(o + os + 26) = o1_2;
-    *(o + os + 27) = o1_3;
+    *(o + 28) = o0_4;
+    *(o + 29) = o0_5;
+    *(o + 30) = o0_6;
+    *(o + 31) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 28)) * a0);
-    float o0_1 = ((*(o + 29)) * a0);
-    float o0_2 = ((*(o + 30)) * a0);
-    float o0_3 = ((*(o + 31)) * a0);
-    float o1_0 = ((*(o + os + 28)) * a1);
-    float o1_1 = ((*(o + os + 29)) * a1);
-    float o1_2 = ((*(o + os + 30)) * a1);
-    float o1_3 = ((*(o + os + 31)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 28));
-      const float v1 = (*(vj + 29));
-      const float v2 = (*(vj + 30));
-      const float v3 = (*(vj + 31));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 28) = o0_0;
-    *(o + 29) = o0_1;
-    *(o + 30) = o0_2;
-    *(o + 31) = o0_3;
-    *(o + os + 28) = o1_0;
-    *(o + os + 29) = o1_1;
-    *(o + os + 30) = o1_2;
-    *(o + os + 31) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 32)) * a0);
     float o0_1 = ((*(o + 33)) * a0);
     float o0_2 = ((*(o + 34)) * a0);
     float o0_3 = ((*(o + 35)) * a0);
-    float o1_0 = ((*(o + os + 32)) * a1);
-    float o1_1 = ((*(o + os + 33)) * a1);
-    float o1_2 = ((*(o + os + 34)) * a1);
-    float o1_3 = ((*(o + os + 35)) * a1);
+    float o0_4 = ((*(o + 36)) * a0);
+    float o0_5 = ((*(o + 37)) * a0);
+    float o0_6 = ((*(o + 38)) * a0);
+    float o0_7 = ((*(o + 39)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19105,83 +20071,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 33));
       const float v2 = (*(vj + 34));
       const float v3 = (*(vj + 35));
+      const float v4 = (*(vj + 36));
+      const float v5 = (*(vj + 37));
+      const float v6 = (*(vj + 38));
+      const float v7 = (*(vj + 39));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 32) = o0_0;
     *(o + 33) = o0_1;
     *(o + 34) = o0_2;
     *(o + 35) = o0_3;
-    *(o + os + 32) = o1_0;
-    *(o + os + 33) = o1_1;
-    *(o + os + 34) = o1_2;
-    *(o + os + 35) = o1_3;
+    *(o + 36) = o0_4;
+    *(o + 37) = o0_5;
+    *(o + 38) = o0_6;
+    *(o + 39) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 36)) * a0);
-    float o0_1 = ((*(o + 37)) * a0);
-    float o0_2 = ((*(o + 38)) * a0);
-    float o0_3 = ((*(o + 39)) * a0);
-    float o1_0 = ((*(o + os + 36)) * a1);
-    float o1_1 = ((*(o + os + 37)) * a1);
-    float o1_2 = ((*(o + os + 38)) * a1);
-    float o1_3 = ((*(o + os + 39)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 36));
-      const float v1 = (*(vj + 37));
-      const float v2 = (*(vj + 38));
-      const float v3 = (*(vj + 39));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 36) = o0_0;
-    *(o + 37) = o0_1;
-    *(o + 38) = o0_2;
-    *(o + 39) = o0_3;
-    *(o + os + 36) = o1_0;
-    *(o + os + 37) = o1_1;
-    *(o + os + 38) = o1_2;
-    *(o + os + 39) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 40)) * a0);
     float o0_1 = ((*(o + 41)) * a0);
     float o0_2 = ((*(o + 42)) * a0);
     float o0_3 = ((*(o + 43)) * a0);
-    float o1_0 = ((*(o + os + 40)) * a1);
-    float o1_1 = ((*(o + os + 41)) * a1);
-    float o1_2 = ((*(o + os + 42)) * a1);
-    float o1_3 = ((*(o + os + 43)) * a1);
+    float o0_4 = ((*(o + 44)) * a0);
+    float o0_5 = ((*(o + 45)) * a0);
+    float o0_6 = ((*(o + 46)) * a0);
+    float o0_7 = ((*(o + 47)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19189,83 +20113,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 41));
       const float v2 = (*(vj + 42));
       const float v3 = (*(vj + 43));
+      const float v4 = (*(vj + 44));
+      const float v5 = (*(vj + 45));
+      const float v6 = (*(vj + 46));
+      const float v7 = (*(vj + 47));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 40) = o0_0;
     *(o + 41) = o0_1;
     *(o + 42) = o0_2;
     *(o + 43) = o0_3;
-    *(o + os + 40) = o1_0;
-    *(o + os + 41) = o1_1;
-    *(o + os + 42) = o1_2;
-    *(o + os + 43) = o1_3;
+    *(o + 44) = o0_4;
+    *(o + 45) = o0_5;
+    *(o + 46) = o0_6;
+    *(o + 47) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 44)) * a0);
-    float o0_1 = ((*(o + 45)) * a0);
-    float o0_2 = ((*(o + 46)) * a0);
-    float o0_3 = ((*(o + 47)) * a0);
-    float o1_0 = ((*(o + os + 44)) * a1);
-    float o1_1 = ((*(o + os + 45)) * a1);
-    float o1_2 = ((*(o + os + 46)) * a1);
-    float o1_3 = ((*(o + os + 47)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 44));
-      const float v1 = (*(vj + 45));
-      const float v2 = (*(vj + 46));
-      const float v3 = (*(vj + 47));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 44) = o0_0;
-    *(o + 45) = o0_1;
-    *(o + 46) = o0_2;
-    *(o + 47) = o0_3;
-    *(o + os + 44) = o1_0;
-    *(o + os + 45) = o1_1;
-    *(o + os + 46) = o1_2;
-    *(o + os + 47) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 48)) * a0);
     float o0_1 = ((*(o + 49)) * a0);
     float o0_2 = ((*(o + 50)) * a0);
     float o0_3 = ((*(o + 51)) * a0);
-    float o1_0 = ((*(o + os + 48)) * a1);
-    float o1_1 = ((*(o + os + 49)) * a1);
-    float o1_2 = ((*(o + os + 50)) * a1);
-    float o1_3 = ((*(o + os + 51)) * a1);
+    float o0_4 = ((*(o + 52)) * a0);
+    float o0_5 = ((*(o + 53)) * a0);
+    float o0_6 = ((*(o + 54)) * a0);
+    float o0_7 = ((*(o + 55)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19273,83 +20155,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 49));
       const float v2 = (*(vj + 50));
       const float v3 = (*(vj + 51));
+      const float v4 = (*(vj + 52));
+      const float v5 = (*(vj + 53));
+      const float v6 = (*(vj + 54));
+      const float v7 = (*(vj + 55));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 48) = o0_0;
     *(o + 49) = o0_1;
     *(o + 50) = o0_2;
     *(o + 51) = o0_3;
-    *(o + os + 48) = o1_0;
-    *(o + os + 49) = o1_1;
-    *(o + os + 50) = o1_2;
-    *(o + os + 51) = o1_3;
+    *(o + 52) = o0_4;
+    *(o + 53) = o0_5;
+    *(o + 54) = o0_6;
+    *(o + 55) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 52)) * a0);
-    float o0_1 = ((*(o + 53)) * a0);
-    float o0_2 = ((*(o + 54)) * a0);
-    float o0_3 = ((*(o + 55)) * a0);
-    float o1_0 = ((*(o + os + 52)) * a1);
-    float o1_1 = ((*(o + os + 53)) * a1);
-    float o1_2 = ((*(o + os + 54)) * a1);
-    float o1_3 = ((*(o + os + 55)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 52));
-      const float v1 = (*(vj + 53));
-      const float v2 = (*(vj + 54));
-      const float v3 = (*(vj + 55));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 52) = o0_0;
-    *(o + 53) = o0_1;
-    *(o + 54) = o0_2;
-    *(o + 55) = o0_3;
-    *(o + os + 52) = o1_0;
-    *(o + os + 53) = o1_1;
-    *(o + os + 54) = o1_2;
-    *(o + os + 55) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 56)) * a0);
     float o0_1 = ((*(o + 57)) * a0);
     float o0_2 = ((*(o + 58)) * a0);
     float o0_3 = ((*(o + 59)) * a0);
-    float o1_0 = ((*(o + os + 56)) * a1);
-    float o1_1 = ((*(o + os + 57)) * a1);
-    float o1_2 = ((*(o + os + 58)) * a1);
-    float o1_3 = ((*(o + os + 59)) * a1);
+    float o0_4 = ((*(o + 60)) * a0);
+    float o0_5 = ((*(o + 61)) * a0);
+    float o0_6 = ((*(o + 62)) * a0);
+    float o0_7 = ((*(o + 63)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19357,83 +20197,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 57));
       const float v2 = (*(vj + 58));
       const float v3 = (*(vj + 59));
+      const float v4 = (*(vj + 60));
+      const float v5 = (*(vj + 61));
+      const float v6 = (*(vj + 62));
+      const float v7 = (*(vj + 63));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 56) = o0_0;
     *(o + 57) = o0_1;
     *(o + 58) = o0_2;
     *(o + 59) = o0_3;
-    *(o + os + 56) = o1_0;
-    *(o + os + 57) = o1_1;
-    *(o + os + 58) = o1_2;
-    *(o + os + 59) = o1_3;
+    *(o + 60) = o0_4;
+    *(o + 61) = o0_5;
+    *(o + 62) = o0_6;
+    *(o + 63) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 60)) * a0);
-    float o0_1 = ((*(o + 61)) * a0);
-    float o0_2 = ((*(o + 62)) * a0);
-    float o0_3 = ((*(o + 63)) * a0);
-    float o1_0 = ((*(o + os + 60)) * a1);
-    float o1_1 = ((*(o + os + 61)) * a1);
-    float o1_2 = ((*(o + os + 62)) * a1);
-    float o1_3 = ((*(o + os + 63)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 60));
-      const float v1 = (*(vj + 61));
-      const float v2 = (*(vj + 62));
-      const float v3 = (*(vj + 63));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 60) = o0_0;
-    *(o + 61) = o0_1;
-    *(o + 62) = o0_2;
-    *(o + 63) = o0_3;
-    *(o + os + 60) = o1_0;
-    *(o + os + 61) = o1_1;
-    *(o + os + 62) = o1_2;
-    *(o + os + 63) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 64)) * a0);
     float o0_1 = ((*(o + 65)) * a0);
     float o0_2 = ((*(o + 66)) * a0);
     float o0_3 = ((*(o + 67)) * a0);
-    float o1_0 = ((*(o + os + 64)) * a1);
-    float o1_1 = ((*(o + os + 65)) * a1);
-    float o1_2 = ((*(o + os + 66)) * a1);
-    float o1_3 = ((*(o + os + 67)) * a1);
+    float o0_4 = ((*(o + 68)) * a0);
+    float o0_5 = ((*(o + 69)) * a0);
+    float o0_6 = ((*(o + 70)) * a0);
+    float o0_7 = ((*(o + 71)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19441,83 +20239,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 65));
       const float v2 = (*(vj + 66));
       const float v3 = (*(vj + 67));
+      const float v4 = (*(vj + 68));
+      const float v5 = (*(vj + 69));
+      const float v6 = (*(vj + 70));
+      const float v7 = (*(vj + 71));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 64) = o0_0;
     *(o + 65) = o0_1;
     *(o + 66) = o0_2;
     *(o + 67) = o0_3;
-    *(o + os + 64) = o1_0;
-    *(o + os + 65) = o1_1;
-    *(o + os + 66) = o1_2;
-    *(o + os + 67) = o1_3;
+    *(o + 68) = o0_4;
+    *(o + 69) = o0_5;
+    *(o + 70) = o0_6;
+    *(o + 71) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 68)) * a0);
-    float o0_1 = ((*(o + 69)) * a0);
-    float o0_2 = ((*(o + 70)) * a0);
-    float o0_3 = ((*(o + 71)) * a0);
-    float o1_0 = ((*(o + os + 68)) * a1);
-    float o1_1 = ((*(o + os + 69)) * a1);
-    float o1_2 = ((*(o + os + 70)) * a1);
-    float o1_3 = ((*(o + os + 71)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 68));
-      const float v1 = (*(vj + 69));
-      const float v2 = (*(vj + 70));
-      const float v3 = (*(vj + 71));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 68) = o0_0;
-    *(o + 69) = o0_1;
-    *(o + 70) = o0_2;
-    *(o + 71) = o0_3;
-    *(o + os + 68) = o1_0;
-    *(o + os + 69) = o1_1;
-    *(o + os + 70) = o1_2;
-    *(o + os + 71) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 72)) * a0);
     float o0_1 = ((*(o + 73)) * a0);
     float o0_2 = ((*(o + 74)) * a0);
     float o0_3 = ((*(o + 75)) * a0);
-    float o1_0 = ((*(o + os + 72)) * a1);
-    float o1_1 = ((*(o + os + 73)) * a1);
-    float o1_2 = ((*(o + os + 74)) * a1);
-    float o1_3 = ((*(o + os + 75)) * a1);
+    float o0_4 = ((*(o + 76)) * a0);
+    float o0_5 = ((*(o + 77)) * a0);
+    float o0_6 = ((*(o + 78)) * a0);
+    float o0_7 = ((*(o + 79)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19525,83 +20281,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 73));
       const float v2 = (*(vj + 74));
       const float v3 = (*(vj + 75));
+      const float v4 = (*(vj + 76));
+      const float v5 = (*(vj + 77));
+      const float v6 = (*(vj + 78));
+      const float v7 = (*(vj + 79));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 72) = o0_0;
     *(o + 73) = o0_1;
     *(o + 74) = o0_2;
     *(o + 75) = o0_3;
-    *(o + os + 72) = o1_0;
-    *(o + os + 73) = o1_1;
-    *(o + os + 74) = o1_2;
-    *(o + os + 75) = o1_3;
+    *(o + 76) = o0_4;
+    *(o + 77) = o0_5;
+    *(o + 78) = o0_6;
+    *(o + 79) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 76)) * a0);
-    float o0_1 = ((*(o + 77)) * a0);
-    float o0_2 = ((*(o + 78)) * a0);
-    float o0_3 = ((*(o + 79)) * a0);
-    float o1_0 = ((*(o + os + 76)) * a1);
-    float o1_1 = ((*(o + os + 77)) * a1);
-    float o1_2 = ((*(o + os + 78)) * a1);
-    float o1_3 = ((*(o + os + 79)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 76));
-      const float v1 = (*(vj + 77));
-      const float v2 = (*(vj + 78));
-      const float v3 = (*(vj + 79));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 76) = o0_0;
-    *(o + 77) = o0_1;
-    *(o + 78) = o0_2;
-    *(o + 79) = o0_3;
-    *(o + os + 76) = o1_0;
-    *(o + os + 77) = o1_1;
-    *(o + os + 78) = o1_2;
-    *(o + os + 79) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 80)) * a0);
     float o0_1 = ((*(o + 81)) * a0);
     float o0_2 = ((*(o + 82)) * a0);
     float o0_3 = ((*(o + 83)) * a0);
-    float o1_0 = ((*(o + os + 80)) * a1);
-    float o1_1 = ((*(o + os + 81)) * a1);
-    float o1_2 = ((*(o + os + 82)) * a1);
-    float o1_3 = ((*(o + os + 83)) * a1);
+    float o0_4 = ((*(o + 84)) * a0);
+    float o0_5 = ((*(o + 85)) * a0);
+    float o0_6 = ((*(o + 86)) * a0);
+    float o0_7 = ((*(o + 87)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19609,83 +20323,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 81));
       const float v2 = (*(vj + 82));
       const float v3 = (*(vj + 83));
+      const float v4 = (*(vj + 84));
+      const float v5 = (*(vj + 85));
+      const float v6 = (*(vj + 86));
+      const float v7 = (*(vj + 87));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 80) = o0_0;
     *(o + 81) = o0_1;
     *(o + 82) = o0_2;
     *(o + 83) = o0_3;
-    *(o + os + 80) = o1_0;
-    *(o + os + 81) = o1_1;
-    *(o + os + 82) = o1_2;
-    *(o + os + 83) = o1_3;
+    *(o + 84) = o0_4;
+    *(o + 85) = o0_5;
+    *(o + 86) = o0_6;
+    *(o + 87) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 84)) * a0);
-    float o0_1 = ((*(o + 85)) * a0);
-    float o0_2 = ((*(o + 86)) * a0);
-    float o0_3 = ((*(o + 87)) * a0);
-    float o1_0 = ((*(o + os + 84)) * a1);
-    float o1_1 = ((*(o + os + 85)) * a1);
-    float o1_2 = ((*(o + os + 86)) * a1);
-    float o1_3 = ((*(o + os + 87)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 84));
-      const float v1 = (*(vj + 85));
-      const float v2 = (*(vj + 86));
-      const float v3 = (*(vj + 87));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 84) = o0_0;
-    *(o + 85) = o0_1;
-    *(o + 86) = o0_2;
-    *(o + 87) = o0_3;
-    *(o + os + 84) = o1_0;
-    *(o + os + 85) = o1_1;
-    *(o + os + 86) = o1_2;
-    *(o + os + 87) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 88)) * a0);
     float o0_1 = ((*(o + 89)) * a0);
     float o0_2 = ((*(o + 90)) * a0);
     float o0_3 = ((*(o + 91)) * a0);
-    float o1_0 = ((*(o + os + 88)) * a1);
-    float o1_1 = ((*(o + os + 89)) * a1);
-    float o1_2 = ((*(o + os + 90)) * a1);
-    float o1_3 = ((*(o + os + 91)) * a1);
+    float o0_4 = ((*(o + 92)) * a0);
+    float o0_5 = ((*(o + 93)) * a0);
+    float o0_6 = ((*(o + 94)) * a0);
+    float o0_7 = ((*(o + 95)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19693,83 +20365,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 89));
       const float v2 = (*(vj + 90));
       const float v3 = (*(vj + 91));
+      const float v4 = (*(vj + 92));
+      const float v5 = (*(vj + 93));
+      const float v6 = (*(vj + 94));
+      const float v7 = (*(vj + 95));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 88) = o0_0;
     *(o + 89) = o0_1;
     *(o + 90) = o0_2;
     *(o + 91) = o0_3;
-    *(o + os + 88) = o1_0;
-    *(o + os + 89) = o1_1;
-    *(o + os + 90) = o1_2;
-    *(o + os + 91) = o1_3;
+    *(o + 92) = o0_4;
+    *(o + 93) = o0_5;
+    *(o + 94) = o0_6;
+    *(o + 95) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 92)) * a0);
-    float o0_1 = ((*(o + 93)) * a0);
-    float o0_2 = ((*(o + 94)) * a0);
-    float o0_3 = ((*(o + 95)) * a0);
-    float o1_0 = ((*(o + os + 92)) * a1);
-    float o1_1 = ((*(o + os + 93)) * a1);
-    float o1_2 = ((*(o + os + 94)) * a1);
-    float o1_3 = ((*(o + os + 95)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 92));
-      const float v1 = (*(vj + 93));
-      const float v2 = (*(vj + 94));
-      const float v3 = (*(vj + 95));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 92) = o0_0;
-    *(o + 93) = o0_1;
-    *(o + 94) = o0_2;
-    *(o + 95) = o0_3;
-    *(o + os + 92) = o1_0;
-    *(o + os + 93) = o1_1;
-    *(o + os + 94) = o1_2;
-    *(o + os + 95) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 96)) * a0);
     float o0_1 = ((*(o + 97)) * a0);
     float o0_2 = ((*(o + 98)) * a0);
     float o0_3 = ((*(o + 99)) * a0);
-    float o1_0 = ((*(o + os + 96)) * a1);
-    float o1_1 = ((*(o + os + 97)) * a1);
-    float o1_2 = ((*(o + os + 98)) * a1);
-    float o1_3 = ((*(o + os + 99)) * a1);
+    float o0_4 = ((*(o + 100)) * a0);
+    float o0_5 = ((*(o + 101)) * a0);
+    float o0_6 = ((*(o + 102)) * a0);
+    float o0_7 = ((*(o + 103)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19777,83 +20407,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 97));
       const float v2 = (*(vj + 98));
       const float v3 = (*(vj + 99));
+      const float v4 = (*(vj + 100));
+      const float v5 = (*(vj + 101));
+      const float v6 = (*(vj + 102));
+      const float v7 = (*(vj + 103));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 96) = o0_0;
     *(o + 97) = o0_1;
     *(o + 98) = o0_2;
     *(o + 99) = o0_3;
-    *(o + os + 96) = o1_0;
-    *(o + os + 97) = o1_1;
-    *(o + os + 98) = o1_2;
-    *(o + os + 99) = o1_3;
+    *(o + 100) = o0_4;
+    *(o + 101) = o0_5;
+    *(o + 102) = o0_6;
+    *(o + 103) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 100)) * a0);
-    float o0_1 = ((*(o + 101)) * a0);
-    float o0_2 = ((*(o + 102)) * a0);
-    float o0_3 = ((*(o + 103)) * a0);
-    float o1_0 = ((*(o + os + 100)) * a1);
-    float o1_1 = ((*(o + os + 101)) * a1);
-    float o1_2 = ((*(o + os + 102)) * a1);
-    float o1_3 = ((*(o + os + 103)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 100));
-      const float v1 = (*(vj + 101));
-      const float v2 = (*(vj + 102));
-      const float v3 = (*(vj + 103));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 100) = o0_0;
-    *(o + 101) = o0_1;
-    *(o + 102) = o0_2;
-    *(o + 103) = o0_3;
-    *(o + os + 100) = o1_0;
-    *(o + os + 101) = o1_1;
-    *(o + os + 102) = o1_2;
-    *(o + os + 103) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 104)) * a0);
     float o0_1 = ((*(o + 105)) * a0);
     float o0_2 = ((*(o + 106)) * a0);
     float o0_3 = ((*(o + 107)) * a0);
-    float o1_0 = ((*(o + os + 104)) * a1);
-    float o1_1 = ((*(o + os + 105)) * a1);
-    float o1_2 = ((*(o + os + 106)) * a1);
-    float o1_3 = ((*(o + os + 107)) * a1);
+    float o0_4 = ((*(o + 108)) * a0);
+    float o0_5 = ((*(o + 109)) * a0);
+    float o0_6 = ((*(o + 110)) * a0);
+    float o0_7 = ((*(o + 111)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19861,83 +20449,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 105));
       const float v2 = (*(vj + 106));
       const float v3 = (*(vj + 107));
+      const float v4 = (*(vj + 108));
+      const float v5 = (*(vj + 109));
+      const float v6 = (*(vj + 110));
+      const float v7 = (*(vj + 111));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 104) = o0_0;
     *(o + 105) = o0_1;
     *(o + 106) = o0_2;
     *(o + 107) = o0_3;
-    *(o + os + 104) = o1_0;
-    *(o + os + 105) = o1_1;
-    *(o + os + 106) = o1_2;
-    *(o + os + 107) = o1_3;
+    *(o + 108) = o0_4;
+    *(o + 109) = o0_5;
+    *(o + 110) = o0_6;
+    *(o + 111) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 108)) * a0);
-    float o0_1 = ((*(o + 109)) * a0);
-    float o0_2 = ((*(o + 110)) * a0);
-    float o0_3 = ((*(o + 111)) * a0);
-    float o1_0 = ((*(o + os + 108)) * a1);
-    float o1_1 = ((*(o + os + 109)) * a1);
-    float o1_2 = ((*(o + os + 110)) * a1);
-    float o1_3 = ((*(o + os + 111)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 108));
-      const float v1 = (*(vj + 109));
-      const float v2 = (*(vj + 110));
-      const float v3 = (*(vj + 111));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 108) = o0_0;
-    *(o + 109) = o0_1;
-    *(o + 110) = o0_2;
-    *(o + 111) = o0_3;
-    *(o + os + 108) = o1_0;
-    *(o + os + 109) = o1_1;
-    *(o + os + 110) = o1_2;
-    *(o + os + 111) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 112)) * a0);
     float o0_1 = ((*(o + 113)) * a0);
     float o0_2 = ((*(o + 114)) * a0);
     float o0_3 = ((*(o + 115)) * a0);
-    float o1_0 = ((*(o + os + 112)) * a1);
-    float o1_1 = ((*(o + os + 113)) * a1);
-    float o1_2 = ((*(o + os + 114)) * a1);
-    float o1_3 = ((*(o + os + 115)) * a1);
+    float o0_4 = ((*(o + 116)) * a0);
+    float o0_5 = ((*(o + 117)) * a0);
+    float o0_6 = ((*(o + 118)) * a0);
+    float o0_7 = ((*(o + 119)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -19945,83 +20491,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 113));
       const float v2 = (*(vj + 114));
       const float v3 = (*(vj + 115));
+      const float v4 = (*(vj + 116));
+      const float v5 = (*(vj + 117));
+      const float v6 = (*(vj + 118));
+      const float v7 = (*(vj + 119));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 112) = o0_0;
     *(o + 113) = o0_1;
     *(o + 114) = o0_2;
     *(o + 115) = o0_3;
-    *(o + os + 112) = o1_0;
-    *(o + os + 113) = o1_1;
-    *(o + os + 114) = o1_2;
-    *(o + os + 115) = o1_3;
+    *(o + 116) = o0_4;
+    *(o + 117) = o0_5;
+    *(o + 118) = o0_6;
+    *(o + 119) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 116)) * a0);
-    float o0_1 = ((*(o + 117)) * a0);
-    float o0_2 = ((*(o + 118)) * a0);
-    float o0_3 = ((*(o + 119)) * a0);
-    float o1_0 = ((*(o + os + 116)) * a1);
-    float o1_1 = ((*(o + os + 117)) * a1);
-    float o1_2 = ((*(o + os + 118)) * a1);
-    float o1_3 = ((*(o + os + 119)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 116));
-      const float v1 = (*(vj + 117));
-      const float v2 = (*(vj + 118));
-      const float v3 = (*(vj + 119));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 116) = o0_0;
-    *(o + 117) = o0_1;
-    *(o + 118) = o0_2;
-    *(o + 119) = o0_3;
-    *(o + os + 116) = o1_0;
-    *(o + os + 117) = o1_1;
-    *(o + os + 118) = o1_2;
-    *(o + os + 119) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 120)) * a0);
     float o0_1 = ((*(o + 121)) * a0);
     float o0_2 = ((*(o + 122)) * a0);
     float o0_3 = ((*(o + 123)) * a0);
-    float o1_0 = ((*(o + os + 120)) * a1);
-    float o1_1 = ((*(o + os + 121)) * a1);
-    float o1_2 = ((*(o + os + 122)) * a1);
-    float o1_3 = ((*(o + os + 123)) * a1);
+    float o0_4 = ((*(o + 124)) * a0);
+    float o0_5 = ((*(o + 125)) * a0);
+    float o0_6 = ((*(o + 126)) * a0);
+    float o0_7 = ((*(o + 127)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20029,83 +20533,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 121));
       const float v2 = (*(vj + 122));
       const float v3 = (*(vj + 123));
+      const float v4 = (*(vj + 124));
+      const float v5 = (*(vj + 125));
+      const float v6 = (*(vj + 126));
+      const float v7 = (*(vj + 127));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 120) = o0_0;
     *(o + 121) = o0_1;
     *(o + 122) = o0_2;
     *(o + 123) = o0_3;
-    *(o + os + 120) = o1_0;
-    *(o + os + 121) = o1_1;
-    *(o + os + 122) = o1_2;
-    *(o + os + 123) = o1_3;
+    *(o + 124) = o0_4;
+    *(o + 125) = o0_5;
+    *(o + 126) = o0_6;
+    *(o + 127) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 124)) * a0);
-    float o0_1 = ((*(o + 125)) * a0);
-    float o0_2 = ((*(o + 126)) * a0);
-    float o0_3 = ((*(o + 127)) * a0);
-    float o1_0 = ((*(o + os + 124)) * a1);
-    float o1_1 = ((*(o + os + 125)) * a1);
-    float o1_2 = ((*(o + os + 126)) * a1);
-    float o1_3 = ((*(o + os + 127)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 124));
-      const float v1 = (*(vj + 125));
-      const float v2 = (*(vj + 126));
-      const float v3 = (*(vj + 127));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 124) = o0_0;
-    *(o + 125) = o0_1;
-    *(o + 126) = o0_2;
-    *(o + 127) = o0_3;
-    *(o + os + 124) = o1_0;
-    *(o + os + 125) = o1_1;
-    *(o + os + 126) = o1_2;
-    *(o + os + 127) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 128)) * a0);
     float o0_1 = ((*(o + 129)) * a0);
     float o0_2 = ((*(o + 130)) * a0);
     float o0_3 = ((*(o + 131)) * a0);
-    float o1_0 = ((*(o + os + 128)) * a1);
-    float o1_1 = ((*(o + os + 129)) * a1);
-    float o1_2 = ((*(o + os + 130)) * a1);
-    float o1_3 = ((*(o + os + 131)) * a1);
+    float o0_4 = ((*(o + 132)) * a0);
+    float o0_5 = ((*(o + 133)) * a0);
+    float o0_6 = ((*(o + 134)) * a0);
+    float o0_7 = ((*(o + 135)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20113,83 +20575,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 129));
       const float v2 = (*(vj + 130));
       const float v3 = (*(vj + 131));
+      const float v4 = (*(vj + 132));
+      const float v5 = (*(vj + 133));
+      const float v6 = (*(vj + 134));
+      const float v7 = (*(vj + 135));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 128) = o0_0;
     *(o + 129) = o0_1;
     *(o + 130) = o0_2;
     *(o + 131) = o0_3;
-    *(o + os + 128) = o1_0;
-    *(o + os + 129) = o1_1;
-    *(o + os + 130) = o1_2;
-    *(o + os + 131) = o1_3;
+    *(o + 132) = o0_4;
+    *(o + 133) = o0_5;
+    *(o + 134) = o0_6;
+    *(o + 135) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 132)) * a0);
-    float o0_1 = ((*(o + 133)) * a0);
-    float o0_2 = ((*(o + 134)) * a0);
-    float o0_3 = ((*(o + 135)) * a0);
-    float o1_0 = ((*(o + os + 132)) * a1);
-    float o1_1 = ((*(o + os + 133)) * a1);
-    float o1_2 = ((*(o + os + 134)) * a1);
-    float o1_3 = ((*(o + os + 135)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 132));
-      const float v1 = (*(vj + 133));
-      const float v2 = (*(vj + 134));
-      const float v3 = (*(vj + 135));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 132) = o0_0;
-    *(o + 133) = o0_1;
-    *(o + 134) = o0_2;
-    *(o + 135) = o0_3;
-    *(o + os + 132) = o1_0;
-    *(o + os + 133) = o1_1;
-    *(o + os + 134) = o1_2;
-    *(o + os + 135) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 136)) * a0);
     float o0_1 = ((*(o + 137)) * a0);
     float o0_2 = ((*(o + 138)) * a0);
     float o0_3 = ((*(o + 139)) * a0);
-    float o1_0 = ((*(o + os + 136)) * a1);
-    float o1_1 = ((*(o + os + 137)) * a1);
-    float o1_2 = ((*(o + os + 138)) * a1);
-    float o1_3 = ((*(o + os + 139)) * a1);
+    float o0_4 = ((*(o + 140)) * a0);
+    float o0_5 = ((*(o + 141)) * a0);
+    float o0_6 = ((*(o + 142)) * a0);
+    float o0_7 = ((*(o + 143)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20197,83 +20617,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 137));
       const float v2 = (*(vj + 138));
       const float v3 = (*(vj + 139));
+      const float v4 = (*(vj + 140));
+      const float v5 = (*(vj + 141));
+      const float v6 = (*(vj + 142));
+      const float v7 = (*(vj + 143));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 136) = o0_0;
     *(o + 137) = o0_1;
     *(o + 138) = o0_2;
     *(o + 139) = o0_3;
-    *(o + os + 136) = o1_0;
-    *(o + os + 137) = o1_1;
-    *(o + os + 138) = o1_2;
-    *(o + os + 139) = o1_3;
+    *(o + 140) = o0_4;
+    *(o + 141) = o0_5;
+    *(o + 142) = o0_6;
+    *(o + 143) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 140)) * a0);
-    float o0_1 = ((*(o + 141)) * a0);
-    float o0_2 = ((*(o + 142)) * a0);
-    float o0_3 = ((*(o + 143)) * a0);
-    float o1_0 = ((*(o + os + 140)) * a1);
-    float o1_1 = ((*(o + os + 141)) * a1);
-    float o1_2 = ((*(o + os + 142)) * a1);
-    float o1_3 = ((*(o + os + 143)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 140));
-      const float v1 = (*(vj + 141));
-      const float v2 = (*(vj + 142));
-      const float v3 = (*(vj + 143));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 140) = o0_0;
-    *(o + 141) = o0_1;
-    *(o + 142) = o0_2;
-    *(o + 143) = o0_3;
-    *(o + os + 140) = o1_0;
-    *(o + os + 141) = o1_1;
-    *(o + os + 142) = o1_2;
-    *(o + os + 143) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 144)) * a0);
     float o0_1 = ((*(o + 145)) * a0);
     float o0_2 = ((*(o + 146)) * a0);
     float o0_3 = ((*(o + 147)) * a0);
-    float o1_0 = ((*(o + os + 144)) * a1);
-    float o1_1 = ((*(o + os + 145)) * a1);
-    float o1_2 = ((*(o + os + 146)) * a1);
-    float o1_3 = ((*(o + os + 147)) * a1);
+    float o0_4 = ((*(o + 148)) * a0);
+    float o0_5 = ((*(o + 149)) * a0);
+    float o0_6 = ((*(o + 150)) * a0);
+    float o0_7 = ((*(o + 151)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20281,83 +20659,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 145));
       const float v2 = (*(vj + 146));
       const float v3 = (*(vj + 147));
+      const float v4 = (*(vj + 148));
+      const float v5 = (*(vj + 149));
+      const float v6 = (*(vj + 150));
+      const float v7 = (*(vj + 151));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 144) = o0_0;
     *(o + 145) = o0_1;
     *(o + 146) = o0_2;
     *(o + 147) = o0_3;
-    *(o + os + 144) = o1_0;
-    *(o + os + 145) = o1_1;
-    *(o + os + 146) = o1_2;
-    *(o + os + 147) = o1_3;
+    *(o + 148) = o0_4;
+    *(o + 149) = o0_5;
+    *(o + 150) = o0_6;
+    *(o + 151) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 148)) * a0);
-    float o0_1 = ((*(o + 149)) * a0);
-    float o0_2 = ((*(o + 150)) * a0);
-    float o0_3 = ((*(o + 151)) * a0);
-    float o1_0 = ((*(o + os + 148)) * a1);
-    float o1_1 = ((*(o + os + 149)) * a1);
-    float o1_2 = ((*(o + os + 150)) * a1);
-    float o1_3 = ((*(o + os + 151)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 148));
-      const float v1 = (*(vj + 149));
-      const float v2 = (*(vj + 150));
-      const float v3 = (*(vj + 151));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 148) = o0_0;
-    *(o + 149) = o0_1;
-    *(o + 150) = o0_2;
-    *(o + 151) = o0_3;
-    *(o + os + 148) = o1_0;
-    *(o + os + 149) = o1_1;
-    *(o + os + 150) = o1_2;
-    *(o + os + 151) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 152)) * a0);
     float o0_1 = ((*(o + 153)) * a0);
     float o0_2 = ((*(o + 154)) * a0);
     float o0_3 = ((*(o + 155)) * a0);
-    float o1_0 = ((*(o + os + 152)) * a1);
-    float o1_1 = ((*(o + os + 153)) * a1);
-    float o1_2 = ((*(o + os + 154)) * a1);
-    float o1_3 = ((*(o + os + 155)) * a1);
+    float o0_4 = ((*(o + 156)) * a0);
+    float o0_5 = ((*(o + 157)) * a0);
+    float o0_6 = ((*(o + 158)) * a0);
+    float o0_7 = ((*(o + 159)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20365,83 +20701,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 153));
       const float v2 = (*(vj + 154));
       const float v3 = (*(vj + 155));
+      const float v4 = (*(vj + 156));
+      const float v5 = (*(vj + 157));
+      const float v6 = (*(vj + 158));
+      const float v7 = (*(vj + 159));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 152) = o0_0;
     *(o + 153) = o0_1;
     *(o + 154) = o0_2;
     *(o + 155) = o0_3;
-    *(o + os + 152) = o1_0;
-    *(o + os + 153) = o1_1;
-    *(o + os + 154) = o1_2;
-    *(o + os + 155) = o1_3;
+    *(o + 156) = o0_4;
+    *(o + 157) = o0_5;
+    *(o + 158) = o0_6;
+    *(o + 159) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 156)) * a0);
-    float o0_1 = ((*(o + 157)) * a0);
-    float o0_2 = ((*(o + 158)) * a0);
-    float o0_3 = ((*(o + 159)) * a0);
-    float o1_0 = ((*(o + os + 156)) * a1);
-    float o1_1 = ((*(o + os + 157)) * a1);
-    float o1_2 = ((*(o + os + 158)) * a1);
-    float o1_3 = ((*(o + os + 159)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 156));
-      const float v1 = (*(vj + 157));
-      const float v2 = (*(vj + 158));
-      const float v3 = (*(vj + 159));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 156) = o0_0;
-    *(o + 157) = o0_1;
-    *(o + 158) = o0_2;
-    *(o + 159) = o0_3;
-    *(o + os + 156) = o1_0;
-    *(o + os + 157) = o1_1;
-    *(o + os + 158) = o1_2;
-    *(o + os + 159) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 160)) * a0);
     float o0_1 = ((*(o + 161)) * a0);
     float o0_2 = ((*(o + 162)) * a0);
     float o0_3 = ((*(o + 163)) * a0);
-    float o1_0 = ((*(o + os + 160)) * a1);
-    float o1_1 = ((*(o + os + 161)) * a1);
-    float o1_2 = ((*(o + os + 162)) * a1);
-    float o1_3 = ((*(o + os + 163)) * a1);
+    float o0_4 = ((*(o + 164)) * a0);
+    float o0_5 = ((*(o + 165)) * a0);
+    float o0_6 = ((*(o + 166)) * a0);
+    float o0_7 = ((*(o + 167)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20449,83 +20743,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 161));
       const float v2 = (*(vj + 162));
       const float v3 = (*(vj + 163));
+      const float v4 = (*(vj + 164));
+      const float v5 = (*(vj + 165));
+      const float v6 = (*(vj + 166));
+      const float v7 = (*(vj + 167));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 160) = o0_0;
     *(o + 161) = o0_1;
     *(o + 162) = o0_2;
     *(o + 163) = o0_3;
-    *(o + os + 160) = o1_0;
-    *(o + os + 161) = o1_1;
-    *(o + os + 162) = o1_2;
-    *(o + os + 163) = o1_3;
+    *(o + 164) = o0_4;
+    *(o + 165) = o0_5;
+    *(o + 166) = o0_6;
+    *(o + 167) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 164)) * a0);
-    float o0_1 = ((*(o + 165)) * a0);
-    float o0_2 = ((*(o + 166)) * a0);
-    float o0_3 = ((*(o + 167)) * a0);
-    float o1_0 = ((*(o + os + 164)) * a1);
-    float o1_1 = ((*(o + os + 165)) * a1);
-    float o1_2 = ((*(o + os + 166)) * a1);
-    float o1_3 = ((*(o + os + 167)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 164));
-      const float v1 = (*(vj + 165));
-      const float v2 = (*(vj + 166));
-      const float v3 = (*(vj + 167));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 164) = o0_0;
-    *(o + 165) = o0_1;
-    *(o + 166) = o0_2;
-    *(o + 167) = o0_3;
-    *(o + os + 164) = o1_0;
-    *(o + os + 165) = o1_1;
-    *(o + os + 166) = o1_2;
-    *(o + os + 167) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 168)) * a0);
     float o0_1 = ((*(o + 169)) * a0);
     float o0_2 = ((*(o + 170)) * a0);
     float o0_3 = ((*(o + 171)) * a0);
-    float o1_0 = ((*(o + os + 168)) * a1);
-    float o1_1 = ((*(o + os + 169)) * a1);
-    float o1_2 = ((*(o + os + 170)) * a1);
-    float o1_3 = ((*(o + os + 171)) * a1);
+    float o0_4 = ((*(o + 172)) * a0);
+    float o0_5 = ((*(o + 173)) * a0);
+    float o0_6 = ((*(o + 174)) * a0);
+    float o0_7 = ((*(o + 175)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20533,83 +20785,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 169));
       const float v2 = (*(vj + 170));
       const float v3 = (*(vj + 171));
+      const float v4 = (*(vj + 172));
+      const float v5 = (*(vj + 173));
+      const float v6 = (*(vj + 174));
+      const float v7 = (*(vj + 175));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 168) = o0_0;
     *(o + 169) = o0_1;
     *(o + 170) = o0_2;
     *(o + 171) = o0_3;
-    *(o + os + 168) = o1_0;
-    *(o + os + 169) = o1_1;
-    *(o + os + 170) = o1_2;
-    *(o + os + 171) = o1_3;
+    *(o + 172) = o0_4;
+    *(o + 173) = o0_5;
+    *(o + 174) = o0_6;
+    *(o + 175) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 172)) * a0);
-    float o0_1 = ((*(o + 173)) * a0);
-    float o0_2 = ((*(o + 174)) * a0);
-    float o0_3 = ((*(o + 175)) * a0);
-    float o1_0 = ((*(o + os + 172)) * a1);
-    float o1_1 = ((*(o + os + 173)) * a1);
-    float o1_2 = ((*(o + os + 174)) * a1);
-    float o1_3 = ((*(o + os + 175)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 172));
-      const float v1 = (*(vj + 173));
-      const float v2 = (*(vj + 174));
-      const float v3 = (*(vj + 175));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 172) = o0_0;
-    *(o + 173) = o0_1;
-    *(o + 174) = o0_2;
-    *(o + 175) = o0_3;
-    *(o + os + 172) = o1_0;
-    *(o + os + 173) = o1_1;
-    *(o + os + 174) = o1_2;
-    *(o + os + 175) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 176)) * a0);
     float o0_1 = ((*(o + 177)) * a0);
     float o0_2 = ((*(o + 178)) * a0);
     float o0_3 = ((*(o + 179)) * a0);
-    float o1_0 = ((*(o + os + 176)) * a1);
-    float o1_1 = ((*(o + os + 177)) * a1);
-    float o1_2 = ((*(o + os + 178)) * a1);
-    float o1_3 = ((*(o + os + 179)) * a1);
+    float o0_4 = ((*(o + 180)) * a0);
+    float o0_5 = ((*(o + 181)) * a0);
+    float o0_6 = ((*(o + 182)) * a0);
+    float o0_7 = ((*(o + 183)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20617,83 +20827,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 177));
       const float v2 = (*(vj + 178));
       const float v3 = (*(vj + 179));
+      const float v4 = (*(vj + 180));
+      const float v5 = (*(vj + 181));
+      const float v6 = (*(vj + 182));
+      const float v7 = (*(vj + 183));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 176) = o0_0;
     *(o + 177) = o0_1;
     *(o + 178) = o0_2;
     *(o + 179) = o0_3;
-    *(o + os + 176) = o1_0;
-    *(o + os + 177) = o1_1;
-    *(o + os + 178) = o1_2;
-    *(o + os + 179) = o1_3;
+    *(o + 180) = o0_4;
+    *(o + 181) = o0_5;
+    *(o + 182) = o0_6;
+    *(o + 183) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 180)) * a0);
-    float o0_1 = ((*(o + 181)) * a0);
-    float o0_2 = ((*(o + 182)) * a0);
-    float o0_3 = ((*(o + 183)) * a0);
-    float o1_0 = ((*(o + os + 180)) * a1);
-    float o1_1 = ((*(o + os + 181)) * a1);
-    float o1_2 = ((*(o + os + 182)) * a1);
-    float o1_3 = ((*(o + os + 183)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 180));
-      const float v1 = (*(vj + 181));
-      const float v2 = (*(vj + 182));
-      const float v3 = (*(vj + 183));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 180) = o0_0;
-    *(o + 181) = o0_1;
-    *(o + 182) = o0_2;
-    *(o + 183) = o0_3;
-    *(o + os + 180) = o1_0;
-    *(o + os + 181) = o1_1;
-    *(o + os + 182) = o1_2;
-    *(o + os + 183) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 184)) * a0);
     float o0_1 = ((*(o + 185)) * a0);
     float o0_2 = ((*(o + 186)) * a0);
     float o0_3 = ((*(o + 187)) * a0);
-    float o1_0 = ((*(o + os + 184)) * a1);
-    float o1_1 = ((*(o + os + 185)) * a1);
-    float o1_2 = ((*(o + os + 186)) * a1);
-    float o1_3 = ((*(o + os + 187)) * a1);
+    float o0_4 = ((*(o + 188)) * a0);
+    float o0_5 = ((*(o + 189)) * a0);
+    float o0_6 = ((*(o + 190)) * a0);
+    float o0_7 = ((*(o + 191)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20701,83 +20869,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 185));
       const float v2 = (*(vj + 186));
       const float v3 = (*(vj + 187));
+      const float v4 = (*(vj + 188));
+      const float v5 = (*(vj + 189));
+      const float v6 = (*(vj + 190));
+      const float v7 = (*(vj + 191));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 184) = o0_0;
     *(o + 185) = o0_1;
     *(o + 186) = o0_2;
     *(o + 187) = o0_3;
-    *(o + os + 184) = o1_0;
-    *(o + os + 185) = o1_1;
-    *(o + os + 186) = o1_2;
-    *(o + os + 187) = o1_3;
+    *(o + 188) = o0_4;
+    *(o + 189) = o0_5;
+    *(o + 190) = o0_6;
+    *(o + 191) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 188)) * a0);
-    float o0_1 = ((*(o + 189)) * a0);
-    float o0_2 = ((*(o + 190)) * a0);
-    float o0_3 = ((*(o + 191)) * a0);
-    float o1_0 = ((*(o + os + 188)) * a1);
-    float o1_1 = ((*(o + os + 189)) * a1);
-    float o1_2 = ((*(o + os + 190)) * a1);
-    float o1_3 = ((*(o + os + 191)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 188));
-      const float v1 = (*(vj + 189));
-      const float v2 = (*(vj + 190));
-      const float v3 = (*(vj + 191));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 188) = o0_0;
-    *(o + 189) = o0_1;
-    *(o + 190) = o0_2;
-    *(o + 191) = o0_3;
-    *(o + os + 188) = o1_0;
-    *(o + os + 189) = o1_1;
-    *(o + os + 190) = o1_2;
-    *(o + os + 191) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 192)) * a0);
     float o0_1 = ((*(o + 193)) * a0);
     float o0_2 = ((*(o + 194)) * a0);
     float o0_3 = ((*(o + 195)) * a0);
-    float o1_0 = ((*(o + os + 192)) * a1);
-    float o1_1 = ((*(o + os + 193)) * a1);
-    float o1_2 = ((*(o + os + 194)) * a1);
-    float o1_3 = ((*(o + os + 195)) * a1);
+    float o0_4 = ((*(o + 196)) * a0);
+    float o0_5 = ((*(o + 197)) * a0);
+    float o0_6 = ((*(o + 198)) * a0);
+    float o0_7 = ((*(o + 199)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20785,83 +20911,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 193));
       const float v2 = (*(vj + 194));
       const float v3 = (*(vj + 195));
+      const float v4 = (*(vj + 196));
+      const float v5 = (*(vj + 197));
+      const float v6 = (*(vj + 198));
+      const float v7 = (*(vj + 199));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 192) = o0_0;
     *(o + 193) = o0_1;
     *(o + 194) = o0_2;
     *(o + 195) = o0_3;
-    *(o + os + 192) = o1_0;
-    *(o + os + 193) = o1_1;
-    *(o + os + 194) = o1_2;
-    *(o + os + 195) = o1_3;
+    *(o + 196) = o0_4;
+    *(o + 197) = o0_5;
+    *(o + 198) = o0_6;
+    *(o + 199) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 196)) * a0);
-    float o0_1 = ((*(o + 197)) * a0);
-    float o0_2 = ((*(o + 198)) * a0);
-    float o0_3 = ((*(o + 199)) * a0);
-    float o1_0 = ((*(o + os + 196)) * a1);
-    float o1_1 = ((*(o + os + 197)) * a1);
-    float o1_2 = ((*(o + os + 198)) * a1);
-    float o1_3 = ((*(o + os + 199)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 196));
-      const float v1 = (*(vj + 197));
-      const float v2 = (*(vj + 198));
-      const float v3 = (*(vj + 199));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 196) = o0_0;
-    *(o + 197) = o0_1;
-    *(o + 198) = o0_2;
-    *(o + 199) = o0_3;
-    *(o + os + 196) = o1_0;
-    *(o + os + 197) = o1_1;
-    *(o + os + 198) = o1_2;
-    *(o + os + 199) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 200)) * a0);
     float o0_1 = ((*(o + 201)) * a0);
     float o0_2 = ((*(o + 202)) * a0);
     float o0_3 = ((*(o + 203)) * a0);
-    float o1_0 = ((*(o + os + 200)) * a1);
-    float o1_1 = ((*(o + os + 201)) * a1);
-    float o1_2 = ((*(o + os + 202)) * a1);
-    float o1_3 = ((*(o + os + 203)) * a1);
+    float o0_4 = ((*(o + 204)) * a0);
+    float o0_5 = ((*(o + 205)) * a0);
+    float o0_6 = ((*(o + 206)) * a0);
+    float o0_7 = ((*(o + 207)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20869,83 +20953,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 201));
       const float v2 = (*(vj + 202));
       const float v3 = (*(vj + 203));
+      const float v4 = (*(vj + 204));
+      const float v5 = (*(vj + 205));
+      const float v6 = (*(vj + 206));
+      const float v7 = (*(vj + 207));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 200) = o0_0;
     *(o + 201) = o0_1;
     *(o + 202) = o0_2;
     *(o + 203) = o0_3;
-    *(o + os + 200) = o1_0;
-    *(o + os + 201) = o1_1;
-    *(o + os + 202) = o1_2;
-    *(o + os + 203) = o1_3;
+    *(o + 204) = o0_4;
+    *(o + 205) = o0_5;
+    *(o + 206) = o0_6;
+    *(o + 207) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 204)) * a0);
-    float o0_1 = ((*(o + 205)) * a0);
-    float o0_2 = ((*(o + 206)) * a0);
-    float o0_3 = ((*(o + 207)) * a0);
-    float o1_0 = ((*(o + os + 204)) * a1);
-    float o1_1 = ((*(o + os + 205)) * a1);
-    float o1_2 = ((*(o + os + 206)) * a1);
-    float o1_3 = ((*(o + os + 207)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 204));
-      const float v1 = (*(vj + 205));
-      const float v2 = (*(vj + 206));
-      const float v3 = (*(vj + 207));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 204) = o0_0;
-    *(o + 205) = o0_1;
-    *(o + 206) = o0_2;
-    *(o + 207) = o0_3;
-    *(o + os + 204) = o1_0;
-    *(o + os + 205) = o1_1;
-    *(o + os + 206) = o1_2;
-    *(o + os + 207) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 208)) * a0);
     float o0_1 = ((*(o + 209)) * a0);
     float o0_2 = ((*(o + 210)) * a0);
     float o0_3 = ((*(o + 211)) * a0);
-    float o1_0 = ((*(o + os + 208)) * a1);
-    float o1_1 = ((*(o + os + 209)) * a1);
-    float o1_2 = ((*(o + os + 210)) * a1);
-    float o1_3 = ((*(o + os + 211)) * a1);
+    float o0_4 = ((*(o + 212)) * a0);
+    float o0_5 = ((*(o + 213)) * a0);
+    float o0_6 = ((*(o + 214)) * a0);
+    float o0_7 = ((*(o + 215)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -20953,83 +20995,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 209));
       const float v2 = (*(vj + 210));
       const float v3 = (*(vj + 211));
+      const float v4 = (*(vj + 212));
+      const float v5 = (*(vj + 213));
+      const float v6 = (*(vj + 214));
+      const float v7 = (*(vj + 215));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 208) = o0_0;
     *(o + 209) = o0_1;
     *(o + 210) = o0_2;
     *(o + 211) = o0_3;
-    *(o + os + 208) = o1_0;
-    *(o + os + 209) = o1_1;
-    *(o + os + 210) = o1_2;
-    *(o + os + 211) = o1_3;
+    *(o + 212) = o0_4;
+    *(o + 213) = o0_5;
+    *(o + 214) = o0_6;
+    *(o + 215) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 212)) * a0);
-    float o0_1 = ((*(o + 213)) * a0);
-    float o0_2 = ((*(o + 214)) * a0);
-    float o0_3 = ((*(o + 215)) * a0);
-    float o1_0 = ((*(o + os + 212)) * a1);
-    float o1_1 = ((*(o + os + 213)) * a1);
-    float o1_2 = ((*(o + os + 214)) * a1);
-    float o1_3 = ((*(o + os + 215)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 212));
-      const float v1 = (*(vj + 213));
-      const float v2 = (*(vj + 214));
-      const float v3 = (*(vj + 215));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 212) = o0_0;
-    *(o + 213) = o0_1;
-    *(o + 214) = o0_2;
-    *(o + 215) = o0_3;
-    *(o + os + 212) = o1_0;
-    *(o + os + 213) = o1_1;
-    *(o + os + 214) = o1_2;
-    *(o + os + 215) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 216)) * a0);
     float o0_1 = ((*(o + 217)) * a0);
     float o0_2 = ((*(o + 218)) * a0);
     float o0_3 = ((*(o + 219)) * a0);
-    float o1_0 = ((*(o + os + 216)) * a1);
-    float o1_1 = ((*(o + os + 217)) * a1);
-    float o1_2 = ((*(o + os + 218)) * a1);
-    float o1_3 = ((*(o + os + 219)) * a1);
+    float o0_4 = ((*(o + 220)) * a0);
+    float o0_5 = ((*(o + 221)) * a0);
+    float o0_6 = ((*(o + 222)) * a0);
+    float o0_7 = ((*(o + 223)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -21037,83 +21037,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 217));
       const float v2 = (*(vj + 218));
       const float v3 = (*(vj + 219));
+      const float v4 = (*(vj + 220));
+      const float v5 = (*(vj + 221));
+      const float v6 = (*(vj + 222));
+      const float v7 = (*(vj + 223));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 216) = o0_0;
     *(o + 217) = o0_1;
     *(o + 218) = o0_2;
     *(o + 219) = o0_3;
-    *(o + os + 216) = o1_0;
-    *(o + os + 217) = o1_1;
-    *(o + os + 218) = o1_2;
-    *(o + os + 219) = o1_3;
+    *(o + 220) = o0_4;
+    *(o + 221) = o0_5;
+    *(o + 222) = o0_6;
+    *(o + 223) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 220)) * a0);
-    float o0_1 = ((*(o + 221)) * a0);
-    float o0_2 = ((*(o + 222)) * a0);
-    float o0_3 = ((*(o + 223)) * a0);
-    float o1_0 = ((*(o + os + 220)) * a1);
-    float o1_1 = ((*(o + os + 221)) * a1);
-    float o1_2 = ((*(o + os + 222)) * a1);
-    float o1_3 = ((*(o + os + 223)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 220));
-      const float v1 = (*(vj + 221));
-      const float v2 = (*(vj + 222));
-      const float v3 = (*(vj + 223));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 220) = o0_0;
-    *(o + 221) = o0_1;
-    *(o + 222) = o0_2;
-    *(o + 223) = o0_3;
-    *(o + os + 220) = o1_0;
-    *(o + os + 221) = o1_1;
-    *(o + os + 222) = o1_2;
-    *(o + os + 223) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 224)) * a0);
     float o0_1 = ((*(o + 225)) * a0);
     float o0_2 = ((*(o + 226)) * a0);
     float o0_3 = ((*(o + 227)) * a0);
-    float o1_0 = ((*(o + os + 224)) * a1);
-    float o1_1 = ((*(o + os + 225)) * a1);
-    float o1_2 = ((*(o + os + 226)) * a1);
-    float o1_3 = ((*(o + os + 227)) * a1);
+    float o0_4 = ((*(o + 228)) * a0);
+    float o0_5 = ((*(o + 229)) * a0);
+    float o0_6 = ((*(o + 230)) * a0);
+    float o0_7 = ((*(o + 231)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -21121,83 +21079,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 225));
       const float v2 = (*(vj + 226));
       const float v3 = (*(vj + 227));
+      const float v4 = (*(vj + 228));
+      const float v5 = (*(vj + 229));
+      const float v6 = (*(vj + 230));
+      const float v7 = (*(vj + 231));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 224) = o0_0;
     *(o + 225) = o0_1;
     *(o + 226) = o0_2;
     *(o + 227) = o0_3;
-    *(o + os + 224) = o1_0;
-    *(o + os + 225) = o1_1;
-    *(o + os + 226) = o1_2;
-    *(o + os + 227) = o1_3;
+    *(o + 228) = o0_4;
+    *(o + 229) = o0_5;
+    *(o + 230) = o0_6;
+    *(o + 231) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 228)) * a0);
-    float o0_1 = ((*(o + 229)) * a0);
-    float o0_2 = ((*(o + 230)) * a0);
-    float o0_3 = ((*(o + 231)) * a0);
-    float o1_0 = ((*(o + os + 228)) * a1);
-    float o1_1 = ((*(o + os + 229)) * a1);
-    float o1_2 = ((*(o + os + 230)) * a1);
-    float o1_3 = ((*(o + os + 231)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 228));
-      const float v1 = (*(vj + 229));
-      const float v2 = (*(vj + 230));
-      const float v3 = (*(vj + 231));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 228) = o0_0;
-    *(o + 229) = o0_1;
-    *(o + 230) = o0_2;
-    *(o + 231) = o0_3;
-    *(o + os + 228) = o1_0;
-    *(o + os + 229) = o1_1;
-    *(o + os + 230) = o1_2;
-    *(o + os + 231) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 232)) * a0);
     float o0_1 = ((*(o + 233)) * a0);
     float o0_2 = ((*(o + 234)) * a0);
     float o0_3 = ((*(o + 235)) * a0);
-    float o1_0 = ((*(o + os + 232)) * a1);
-    float o1_1 = ((*(o + os + 233)) * a1);
-    float o1_2 = ((*(o + os + 234)) * a1);
-    float o1_3 = ((*(o + os + 235)) * a1);
+    float o0_4 = ((*(o + 236)) * a0);
+    float o0_5 = ((*(o + 237)) * a0);
+    float o0_6 = ((*(o + 238)) * a0);
+    float o0_7 = ((*(o + 239)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -21205,83 +21121,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 233));
       const float v2 = (*(vj + 234));
       const float v3 = (*(vj + 235));
+      const float v4 = (*(vj + 236));
+      const float v5 = (*(vj + 237));
+      const float v6 = (*(vj + 238));
+      const float v7 = (*(vj + 239));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 232) = o0_0;
     *(o + 233) = o0_1;
     *(o + 234) = o0_2;
     *(o + 235) = o0_3;
-    *(o + os + 232) = o1_0;
-    *(o + os + 233) = o1_1;
-    *(o + os + 234) = o1_2;
-    *(o + os + 235) = o1_3;
+    *(o + 236) = o0_4;
+    *(o + 237) = o0_5;
+    *(o + 238) = o0_6;
+    *(o + 239) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 236)) * a0);
-    float o0_1 = ((*(o + 237)) * a0);
-    float o0_2 = ((*(o + 238)) * a0);
-    float o0_3 = ((*(o + 239)) * a0);
-    float o1_0 = ((*(o + os + 236)) * a1);
-    float o1_1 = ((*(o + os + 237)) * a1);
-    float o1_2 = ((*(o + os + 238)) * a1);
-    float o1_3 = ((*(o + os + 239)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 236));
-      const float v1 = (*(vj + 237));
-      const float v2 = (*(vj + 238));
-      const float v3 = (*(vj + 239));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 236) = o0_0;
-    *(o + 237) = o0_1;
-    *(o + 238) = o0_2;
-    *(o + 239) = o0_3;
-    *(o + os + 236) = o1_0;
-    *(o + os + 237) = o1_1;
-    *(o + os + 238) = o1_2;
-    *(o + os + 239) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 240)) * a0);
     float o0_1 = ((*(o + 241)) * a0);
     float o0_2 = ((*(o + 242)) * a0);
     float o0_3 = ((*(o + 243)) * a0);
-    float o1_0 = ((*(o + os + 240)) * a1);
-    float o1_1 = ((*(o + os + 241)) * a1);
-    float o1_2 = ((*(o + os + 242)) * a1);
-    float o1_3 = ((*(o + os + 243)) * a1);
+    float o0_4 = ((*(o + 244)) * a0);
+    float o0_5 = ((*(o + 245)) * a0);
+    float o0_6 = ((*(o + 246)) * a0);
+    float o0_7 = ((*(o + 247)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -21289,83 +21163,41 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 241));
       const float v2 = (*(vj + 242));
       const float v3 = (*(vj + 243));
+      const float v4 = (*(vj + 244));
+      const float v5 = (*(vj + 245));
+      const float v6 = (*(vj + 246));
+      const float v7 = (*(vj + 247));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 240) = o0_0;
     *(o + 241) = o0_1;
     *(o + 242) = o0_2;
     *(o + 243) = o0_3;
-    *(o + os + 240) = o1_0;
-    *(o + os + 241) = o1_1;
-    *(o + os + 242) = o1_2;
-    *(o + os + 243) = o1_3;
+    *(o + 244) = o0_4;
+    *(o + 245) = o0_5;
+    *(o + 246) = o0_6;
+    *(o + 247) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 244)) * a0);
-    float o0_1 = ((*(o + 245)) * a0);
-    float o0_2 = ((*(o + 246)) * a0);
-    float o0_3 = ((*(o + 247)) * a0);
-    float o1_0 = ((*(o + os + 244)) * a1);
-    float o1_1 = ((*(o + os + 245)) * a1);
-    float o1_2 = ((*(o + os + 246)) * a1);
-    float o1_3 = ((*(o + os + 247)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 244));
-      const float v1 = (*(vj + 245));
-      const float v2 = (*(vj + 246));
-      const float v3 = (*(vj + 247));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 244) = o0_0;
-    *(o + 245) = o0_1;
-    *(o + 246) = o0_2;
-    *(o + 247) = o0_3;
-    *(o + os + 244) = o1_0;
-    *(o + os + 245) = o1_1;
-    *(o + os + 246) = o1_2;
-    *(o + os + 247) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 248)) * a0);
     float o0_1 = ((*(o + 249)) * a0);
     float o0_2 = ((*(o + 250)) * a0);
     float o0_3 = ((*(o + 251)) * a0);
-    float o1_0 = ((*(o + os + 248)) * a1);
-    float o1_1 = ((*(o + os + 249)) * a1);
-    float o1_2 = ((*(o + os + 250)) * a1);
-    float o1_3 = ((*(o + os + 251)) * a1);
+    float o0_4 = ((*(o + 252)) * a0);
+    float o0_5 = ((*(o + 253)) * a0);
+    float o0_6 = ((*(o + 254)) * a0);
+    float o0_7 = ((*(o + 255)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -21373,71 +21205,30 @@ static  void attngen_pv_d256_2x4_p64__scalar(const float *restrict pt, const flo
       const float v1 = (*(vj + 249));
       const float v2 = (*(vj + 250));
       const float v3 = (*(vj + 251));
+      const float v4 = (*(vj + 252));
+      const float v5 = (*(vj + 253));
+      const float v6 = (*(vj + 254));
+      const float v7 = (*(vj + 255));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 248) = o0_0;
     *(o + 249) = o0_1;
     *(o + 250) = o0_2;
     *(o + 251) = o0_3;
-    *(o + os + 248) = o1_0;
-    *(o + os + 249) = o1_1;
-    *(o + os + 250) = o1_2;
-    *(o + os + 251) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 252)) * a0);
-    float o0_1 = ((*(o + 253)) * a0);
-    float o0_2 = ((*(o + 254)) * a0);
-    float o0_3 = ((*(o + 255)) * a0);
-    float o1_0 = ((*(o + os + 252)) * a1);
-    float o1_1 = ((*(o + os + 253)) * a1);
-    float o1_2 = ((*(o + os + 254)) * a1);
-    float o1_3 = ((*(o + os + 255)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 252));
-      const float v1 = (*(vj + 253));
-      const float v2 = (*(vj + 254));
-      const float v3 = (*(vj + 255));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 252) = o0_0;
-    *(o + 253) = o0_1;
-    *(o + 254) = o0_2;
-    *(o + 255) = o0_3;
-    *(o + os + 252) = o1_0;
-    *(o + os + 253) = o1_1;
-    *(o + os + 254) = o1_2;
-    *(o + os + 255) = o1_3;
+    *(o + 252) = o0_4;
+    *(o + 253) = o0_5;
+    *(o + 254) = o0_6;
+    *(o + 255) = o0_7;
   }
 }
 
@@ -21477,23 +21268,25 @@ static  void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_shape *shape,
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -21615,23 +21408,25 @@ static  void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_shape
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -21718,7 +21513,7 @@ static  void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_shape
   }
 }
 
-/* Work cut and scratch for attn_h8_kv4_d256_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv4_d256_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -21754,23 +21549,25 @@ static  void attn_h8_kv4_d256_causal_decode__scalar(const attngen_shape *shape, 
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -21792,12 +21589,12 @@ static  void attn_h8_kv4_d256_causal_decode__scalar(const attngen_shape *shape, 
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d256_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        const float *krow[8];
+        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -21822,10 +21619,9 @@ static  void attn_h8_kv4_d256_causal_decode__scalar(const attngen_shape *shape, 
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d256_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+        attngen_pv_d256_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -21843,7 +21639,7 @@ static  void attn_h8_kv4_d256_causal_decode__scalar(const attngen_shape *shape, 
   }
 }
 
-/* Work cut and scratch for attn_h8_kv4_d256_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv4_d256_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_padding_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -21879,23 +21675,25 @@ static  void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_shape 
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 256 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -21918,12 +21716,12 @@ static  void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_shape 
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d256_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        const float *krow[8];
+        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -21948,10 +21746,9 @@ static  void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_shape 
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d256_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+        attngen_pv_d256_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 

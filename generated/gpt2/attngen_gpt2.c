@@ -836,110 +836,144 @@ static ATTNGEN_AVX2 void attngen_pv_d64_6x16_s96__avx2(const float *restrict pt,
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_AVX2 void attngen_qkdot_d64_2x4_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_AVX2 void attngen_qkdot_d64_1x8_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    const float *restrict q1 = qp + 64;
     __m256 acc0_0 = _mm256_setzero_ps();
     __m256 acc0_1 = _mm256_setzero_ps();
     __m256 acc0_2 = _mm256_setzero_ps();
     __m256 acc0_3 = _mm256_setzero_ps();
-    __m256 acc1_0 = _mm256_setzero_ps();
-    __m256 acc1_1 = _mm256_setzero_ps();
-    __m256 acc1_2 = _mm256_setzero_ps();
-    __m256 acc1_3 = _mm256_setzero_ps();
+    __m256 acc0_4 = _mm256_setzero_ps();
+    __m256 acc0_5 = _mm256_setzero_ps();
+    __m256 acc0_6 = _mm256_setzero_ps();
+    __m256 acc0_7 = _mm256_setzero_ps();
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1);
-    { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0);
+    { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+    { const __m256 kv = _mm256_loadu_ps(k4); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+    { const __m256 kv = _mm256_loadu_ps(k5); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+    { const __m256 kv = _mm256_loadu_ps(k6); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+    { const __m256 kv = _mm256_loadu_ps(k7); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+    { const __m256 kv = _mm256_loadu_ps(k4 + 8); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+    { const __m256 kv = _mm256_loadu_ps(k5 + 8); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+    { const __m256 kv = _mm256_loadu_ps(k6 + 8); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+    { const __m256 kv = _mm256_loadu_ps(k7 + 8); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+    { const __m256 kv = _mm256_loadu_ps(k4 + 16); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+    { const __m256 kv = _mm256_loadu_ps(k5 + 16); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+    { const __m256 kv = _mm256_loadu_ps(k6 + 16); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+    { const __m256 kv = _mm256_loadu_ps(k7 + 16); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+    { const __m256 kv = _mm256_loadu_ps(k4 + 24); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+    { const __m256 kv = _mm256_loadu_ps(k5 + 24); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+    { const __m256 kv = _mm256_loadu_ps(k6 + 24); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+    { const __m256 kv = _mm256_loadu_ps(k7 + 24); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+    { const __m256 kv = _mm256_loadu_ps(k4 + 32); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+    { const __m256 kv = _mm256_loadu_ps(k5 + 32); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+    { const __m256 kv = _mm256_loadu_ps(k6 + 32); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+    { const __m256 kv = _mm256_loadu_ps(k7 + 32); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+    { const __m256 kv = _mm256_loadu_ps(k4 + 40); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+    { const __m256 kv = _mm256_loadu_ps(k5 + 40); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+    { const __m256 kv = _mm256_loadu_ps(k6 + 40); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+    { const __m256 kv = _mm256_loadu_ps(k7 + 40); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+    { const __m256 kv = _mm256_loadu_ps(k4 + 48); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+    { const __m256 kv = _mm256_loadu_ps(k5 + 48); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+    { const __m256 kv = _mm256_loadu_ps(k6 + 48); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+    { const __m256 kv = _mm256_loadu_ps(k7 + 48); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+    { const __m256 kv = _mm256_loadu_ps(k4 + 56); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+    { const __m256 kv = _mm256_loadu_ps(k5 + 56); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+    { const __m256 kv = _mm256_loadu_ps(k6 + 56); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+    { const __m256 kv = _mm256_loadu_ps(k7 + 56); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); }
     }
     s[0] = attngen_hsum_avx2(acc0_0);
     s[1] = attngen_hsum_avx2(acc0_1);
     s[2] = attngen_hsum_avx2(acc0_2);
     s[3] = attngen_hsum_avx2(acc0_3);
-    s[64] = attngen_hsum_avx2(acc1_0);
-    s[65] = attngen_hsum_avx2(acc1_1);
-    s[66] = attngen_hsum_avx2(acc1_2);
-    s[67] = attngen_hsum_avx2(acc1_3);
+    s[4] = attngen_hsum_avx2(acc0_4);
+    s[5] = attngen_hsum_avx2(acc0_5);
+    s[6] = attngen_hsum_avx2(acc0_6);
+    s[7] = attngen_hsum_avx2(acc0_7);
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_AVX2 void attngen_pv_d64_2x32_p64__avx2(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_AVX2 void attngen_pv_d64_1x64_p64__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
-    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0);
     __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0);
     __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), a1);
-    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), a1);
-    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1);
-    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
+    __m256 o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0);
+    __m256 o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0);
+    __m256 o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0);
+    __m256 o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -947,71 +981,30 @@ static ATTNGEN_AVX2 void attngen_pv_d64_2x32_p64__avx2(const float *restrict pt,
       const __m256 v1 = _mm256_loadu_ps(vj + 8);
       const __m256 v2 = _mm256_loadu_ps(vj + 16);
       const __m256 v3 = _mm256_loadu_ps(vj + 24);
+      const __m256 v4 = _mm256_loadu_ps(vj + 32);
+      const __m256 v5 = _mm256_loadu_ps(vj + 40);
+      const __m256 v6 = _mm256_loadu_ps(vj + 48);
+      const __m256 v7 = _mm256_loadu_ps(vj + 56);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
         o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
         o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 64);
-        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
-        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
-        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
+        o0_4 = _mm256_fmadd_ps(p, v4, o0_4);
+        o0_5 = _mm256_fmadd_ps(p, v5, o0_5);
+        o0_6 = _mm256_fmadd_ps(p, v6, o0_6);
+        o0_7 = _mm256_fmadd_ps(p, v7, o0_7);
       }
     }
     _mm256_storeu_ps(o, o0_0);
     _mm256_storeu_ps(o + 8, o0_1);
     _mm256_storeu_ps(o + 16, o0_2);
     _mm256_storeu_ps(o + 24, o0_3);
-    _mm256_storeu_ps(o + os, o1_0);
-    _mm256_storeu_ps(o + os + 8, o1_1);
-    _mm256_storeu_ps(o + os + 16, o1_2);
-    _mm256_storeu_ps(o + os + 24, o1_3);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha);
-    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0);
-    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0);
-    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0);
-    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), a1);
-    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), a1);
-    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1);
-    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 32);
-      const __m256 v1 = _mm256_loadu_ps(vj + 40);
-      const __m256 v2 = _mm256_loadu_ps(vj + 48);
-      const __m256 v3 = _mm256_loadu_ps(vj + 56);
-      {
-        const __m256 p = _mm256_broadcast_ss(pj);
-        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
-        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
-        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 64);
-        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
-        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
-        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
-      }
-    }
-    _mm256_storeu_ps(o + 32, o0_0);
-    _mm256_storeu_ps(o + 40, o0_1);
-    _mm256_storeu_ps(o + 48, o0_2);
-    _mm256_storeu_ps(o + 56, o0_3);
-    _mm256_storeu_ps(o + os + 32, o1_0);
-    _mm256_storeu_ps(o + os + 40, o1_1);
-    _mm256_storeu_ps(o + os + 48, o1_2);
-    _mm256_storeu_ps(o + os + 56, o1_3);
+    _mm256_storeu_ps(o + 32, o0_4);
+    _mm256_storeu_ps(o + 40, o0_5);
+    _mm256_storeu_ps(o + 48, o0_6);
+    _mm256_storeu_ps(o + 56, o0_7);
   }
 }
 
@@ -1051,23 +1044,25 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const attngen_sh
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1189,23 +1184,25 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(const at
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1292,7 +1289,7 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(const at
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_causal_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -1328,23 +1325,25 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attngen_sha
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1366,12 +1365,12 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attngen_sha
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        const float *krow[8];
+        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          attngen_qkdot_d64_1x8_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1396,10 +1395,9 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attngen_sha
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+        attngen_pv_d64_1x64_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1417,7 +1415,7 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attngen_sha
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_causal_padding_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -1453,23 +1451,25 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(const att
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1492,12 +1492,12 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(const att
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        const float *krow[8];
+        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          attngen_qkdot_d64_1x8_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1522,10 +1522,9 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(const att
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+        attngen_pv_d64_1x64_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -2794,170 +2793,312 @@ static  void attngen_pv_d64_8x12_s96__neon(const float *restrict pt, const float
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=12 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static  void attngen_qkdot_d64_2x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static  void attngen_qkdot_d64_1x12_s72__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
+  const float *restrict k8 = krow[8];
+  const float *restrict k9 = krow[9];
+  const float *restrict k10 = krow[10];
+  const float *restrict k11 = krow[11];
   {
     const float *restrict q0 = qp + 0;
-    const float *restrict q1 = qp + 64;
     float32x4_t acc0_0 = vdupq_n_f32(0.0f);
     float32x4_t acc0_1 = vdupq_n_f32(0.0f);
     float32x4_t acc0_2 = vdupq_n_f32(0.0f);
     float32x4_t acc0_3 = vdupq_n_f32(0.0f);
-    float32x4_t acc1_0 = vdupq_n_f32(0.0f);
-    float32x4_t acc1_1 = vdupq_n_f32(0.0f);
-    float32x4_t acc1_2 = vdupq_n_f32(0.0f);
-    float32x4_t acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_4 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_5 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_6 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_7 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_8 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_9 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_10 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_11 = vdupq_n_f32(0.0f);
     {
-    const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1);
-    { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0);
+    { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4);
-    { const float32x4_t kv = vld1q_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 4);
+    { const float32x4_t kv = vld1q_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 4); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 4); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 4); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 4); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 4); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 4); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 4); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 4); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8);
-    { const float32x4_t kv = vld1q_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 8);
+    { const float32x4_t kv = vld1q_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 8); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 8); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 8); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 8); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 8); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 8); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 8); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 8); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12);
-    { const float32x4_t kv = vld1q_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 12);
+    { const float32x4_t kv = vld1q_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 12); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 12); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 12); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 12); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 12); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 12); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 12); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 12); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16);
-    { const float32x4_t kv = vld1q_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 16);
+    { const float32x4_t kv = vld1q_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 16); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 16); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 16); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 16); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 16); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 16); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 16); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 16); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20);
-    { const float32x4_t kv = vld1q_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 20);
+    { const float32x4_t kv = vld1q_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 20); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 20); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 20); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 20); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 20); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 20); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 20); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 20); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24);
-    { const float32x4_t kv = vld1q_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 24);
+    { const float32x4_t kv = vld1q_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 24); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 24); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 24); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 24); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 24); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 24); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 24); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 24); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28);
-    { const float32x4_t kv = vld1q_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 28);
+    { const float32x4_t kv = vld1q_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 28); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 28); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 28); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 28); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 28); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 28); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 28); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 28); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32);
-    { const float32x4_t kv = vld1q_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 32);
+    { const float32x4_t kv = vld1q_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 32); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 32); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 32); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 32); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 32); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 32); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 32); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 32); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36);
-    { const float32x4_t kv = vld1q_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 36);
+    { const float32x4_t kv = vld1q_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 36); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 36); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 36); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 36); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 36); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 36); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 36); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 36); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40);
-    { const float32x4_t kv = vld1q_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 40);
+    { const float32x4_t kv = vld1q_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 40); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 40); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 40); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 40); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 40); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 40); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 40); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 40); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44);
-    { const float32x4_t kv = vld1q_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 44);
+    { const float32x4_t kv = vld1q_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 44); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 44); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 44); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 44); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 44); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 44); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 44); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 44); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48);
-    { const float32x4_t kv = vld1q_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 48);
+    { const float32x4_t kv = vld1q_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 48); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 48); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 48); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 48); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 48); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 48); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 48); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 48); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52);
-    { const float32x4_t kv = vld1q_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 52);
+    { const float32x4_t kv = vld1q_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 52); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 52); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 52); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 52); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 52); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 52); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 52); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 52); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56);
-    { const float32x4_t kv = vld1q_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 56);
+    { const float32x4_t kv = vld1q_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 56); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 56); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 56); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 56); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 56); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 56); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 56); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 56); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60);
-    { const float32x4_t kv = vld1q_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 60);
+    { const float32x4_t kv = vld1q_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k4 + 60); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k5 + 60); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k6 + 60); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k7 + 60); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k8 + 60); acc0_8 = vfmaq_f32(acc0_8, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k9 + 60); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k10 + 60); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
+    { const float32x4_t kv = vld1q_f32(k11 + 60); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); }
     }
     s[0] = vaddvq_f32(acc0_0);
     s[1] = vaddvq_f32(acc0_1);
     s[2] = vaddvq_f32(acc0_2);
     s[3] = vaddvq_f32(acc0_3);
-    s[64] = vaddvq_f32(acc1_0);
-    s[65] = vaddvq_f32(acc1_1);
-    s[66] = vaddvq_f32(acc1_2);
-    s[67] = vaddvq_f32(acc1_3);
+    s[4] = vaddvq_f32(acc0_4);
+    s[5] = vaddvq_f32(acc0_5);
+    s[6] = vaddvq_f32(acc0_6);
+    s[7] = vaddvq_f32(acc0_7);
+    s[8] = vaddvq_f32(acc0_8);
+    s[9] = vaddvq_f32(acc0_9);
+    s[10] = vaddvq_f32(acc0_10);
+    s[11] = vaddvq_f32(acc0_11);
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 72].
+ * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
+static  void attngen_pv_d64_1x48_p72__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
-    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
     float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0);
     float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 4), a0);
     float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 8), a0);
     float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 12), a0);
     float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 16), a0);
     float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 20), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 4), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 8), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 12), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 16), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 20), a1);
+    float32x4_t o0_6 = vmulq_f32(vld1q_f32(o + 24), a0);
+    float32x4_t o0_7 = vmulq_f32(vld1q_f32(o + 28), a0);
+    float32x4_t o0_8 = vmulq_f32(vld1q_f32(o + 32), a0);
+    float32x4_t o0_9 = vmulq_f32(vld1q_f32(o + 36), a0);
+    float32x4_t o0_10 = vmulq_f32(vld1q_f32(o + 40), a0);
+    float32x4_t o0_11 = vmulq_f32(vld1q_f32(o + 44), a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -2967,6 +3108,12 @@ static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float
       const float32x4_t v3 = vld1q_f32(vj + 12);
       const float32x4_t v4 = vld1q_f32(vj + 16);
       const float32x4_t v5 = vld1q_f32(vj + 20);
+      const float32x4_t v6 = vld1q_f32(vj + 24);
+      const float32x4_t v7 = vld1q_f32(vj + 28);
+      const float32x4_t v8 = vld1q_f32(vj + 32);
+      const float32x4_t v9 = vld1q_f32(vj + 36);
+      const float32x4_t v10 = vld1q_f32(vj + 40);
+      const float32x4_t v11 = vld1q_f32(vj + 44);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
@@ -2975,15 +3122,12 @@ static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float
         o0_3 = vfmaq_f32(o0_3, p, v3);
         o0_4 = vfmaq_f32(o0_4, p, v4);
         o0_5 = vfmaq_f32(o0_5, p, v5);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
-        o1_0 = vfmaq_f32(o1_0, p, v0);
-        o1_1 = vfmaq_f32(o1_1, p, v1);
-        o1_2 = vfmaq_f32(o1_2, p, v2);
-        o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
+        o0_6 = vfmaq_f32(o0_6, p, v6);
+        o0_7 = vfmaq_f32(o0_7, p, v7);
+        o0_8 = vfmaq_f32(o0_8, p, v8);
+        o0_9 = vfmaq_f32(o0_9, p, v9);
+        o0_10 = vfmaq_f32(o0_10, p, v10);
+        o0_11 = vfmaq_f32(o0_11, p, v11);
       }
     }
     vst1q_f32(o, o0_0);
@@ -2992,80 +3136,19 @@ static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float
     vst1q_f32(o + 12, o0_3);
     vst1q_f32(o + 16, o0_4);
     vst1q_f32(o + 20, o0_5);
-    vst1q_f32(o + os, o1_0);
-    vst1q_f32(o + os + 4, o1_1);
-    vst1q_f32(o + os + 8, o1_2);
-    vst1q_f32(o + os + 12, o1_3);
-    vst1q_f32(o + os + 16, o1_4);
-    vst1q_f32(o + os + 20, o1_5);
+    vst1q_f32(o + 24, o0_6);
+    vst1q_f32(o + 28, o0_7);
+    vst1q_f32(o + 32, o0_8);
+    vst1q_f32(o + 36, o0_9);
+    vst1q_f32(o + 40, o0_10);
+    vst1q_f32(o + 44, o0_11);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
-    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 24), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 28), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 32), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 36), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 40), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 44), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 24), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 28), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 32), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 36), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 40), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 44), a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 24);
-      const float32x4_t v1 = vld1q_f32(vj + 28);
-      const float32x4_t v2 = vld1q_f32(vj + 32);
-      const float32x4_t v3 = vld1q_f32(vj + 36);
-      const float32x4_t v4 = vld1q_f32(vj + 40);
-      const float32x4_t v5 = vld1q_f32(vj + 44);
-      {
-        const float32x4_t p = vld1q_dup_f32(pj);
-        o0_0 = vfmaq_f32(o0_0, p, v0);
-        o0_1 = vfmaq_f32(o0_1, p, v1);
-        o0_2 = vfmaq_f32(o0_2, p, v2);
-        o0_3 = vfmaq_f32(o0_3, p, v3);
-        o0_4 = vfmaq_f32(o0_4, p, v4);
-        o0_5 = vfmaq_f32(o0_5, p, v5);
-      }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
-        o1_0 = vfmaq_f32(o1_0, p, v0);
-        o1_1 = vfmaq_f32(o1_1, p, v1);
-        o1_2 = vfmaq_f32(o1_2, p, v2);
-        o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
-      }
-    }
-    vst1q_f32(o + 24, o0_0);
-    vst1q_f32(o + 28, o0_1);
-    vst1q_f32(o + 32, o0_2);
-    vst1q_f32(o + 36, o0_3);
-    vst1q_f32(o + 40, o0_4);
-    vst1q_f32(o + 44, o0_5);
-    vst1q_f32(o + os + 24, o1_0);
-    vst1q_f32(o + os + 28, o1_1);
-    vst1q_f32(o + os + 32, o1_2);
-    vst1q_f32(o + os + 36, o1_3);
-    vst1q_f32(o + os + 40, o1_4);
-    vst1q_f32(o + os + 44, o1_5);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha);
-    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
     float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), a0);
     float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 52), a0);
     float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 56), a0);
     float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 60), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 52), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 56), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 60), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -3080,22 +3163,11 @@ static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float
         o0_2 = vfmaq_f32(o0_2, p, v2);
         o0_3 = vfmaq_f32(o0_3, p, v3);
       }
-      {
-        const float32x4_t p = vld1q_dup_f32(pj + 64);
-        o1_0 = vfmaq_f32(o1_0, p, v0);
-        o1_1 = vfmaq_f32(o1_1, p, v1);
-        o1_2 = vfmaq_f32(o1_2, p, v2);
-        o1_3 = vfmaq_f32(o1_3, p, v3);
-      }
     }
     vst1q_f32(o + 48, o0_0);
     vst1q_f32(o + 52, o0_1);
     vst1q_f32(o + 56, o0_2);
     vst1q_f32(o + 60, o0_3);
-    vst1q_f32(o + os + 48, o1_0);
-    vst1q_f32(o + os + 52, o1_1);
-    vst1q_f32(o + os + 56, o1_2);
-    vst1q_f32(o + os + 60, o1_3);
   }
 }
 
@@ -3135,23 +3207,25 @@ static  void attn_h12_kv12_d64_causal_prefill__neon(const attngen_shape *shape, 
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3273,23 +3347,25 @@ static  void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_shape 
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3376,7 +3452,7 @@ static  void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_shape 
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 1x12 dot products, P·V 1x48, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_causal_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -3385,7 +3461,7 @@ static void attn_h12_kv12_d64_causal_decode__neon__tile(const attngen_shape *sha
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 72, 4, (size_t)heads);
 }
 
 static  void attn_h12_kv12_d64_causal_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -3395,13 +3471,13 @@ static  void attn_h12_kv12_d64_causal_decode__neon(const attngen_shape *shape, c
   (void)shape;
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 4);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)72 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)72 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -3412,23 +3488,25 @@ static  void attn_h12_kv12_d64_causal_decode__neon(const attngen_shape *shape, c
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3450,12 +3528,12 @@ static  void attn_h12_kv12_d64_causal_decode__neon(const attngen_shape *shape, c
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 12 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 12) {
+        const float *krow[12];
+        for (int j = 0; j < 12; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          attngen_qkdot_d64_1x12_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -3480,10 +3558,9 @@ static  void attn_h12_kv12_d64_causal_decode__neon(const attngen_shape *shape, c
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+        attngen_pv_d64_1x48_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -3501,7 +3578,7 @@ static  void attn_h12_kv12_d64_causal_decode__neon(const attngen_shape *shape, c
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 1x12 dot products, P·V 1x48, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_causal_padding_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -3510,7 +3587,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon__tile(const attngen_sh
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 72, 4, (size_t)heads);
 }
 
 static  void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -3520,13 +3597,13 @@ static  void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_shape *
   (void)shape;
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 4);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)72 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)72 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -3537,23 +3614,25 @@ static  void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_shape *
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3576,12 +3655,12 @@ static  void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_shape *
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 12 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 12) {
+        const float *krow[12];
+        for (int j = 0; j < 12; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          attngen_qkdot_d64_1x12_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -3606,10 +3685,9 @@ static  void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_shape *
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+        attngen_pv_d64_1x48_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -5318,502 +5396,760 @@ static  void attngen_pv_d64_4x4_s64__scalar(const float *restrict pt, const floa
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static  void attngen_qkdot_d64_2x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static  void attngen_qkdot_d64_1x8_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    const float *restrict q1 = qp + 64;
     float acc0_0 = 0.0f;
     float acc0_1 = 0.0f;
     float acc0_2 = 0.0f;
     float acc0_3 = 0.0f;
-    float acc1_0 = 0.0f;
-    float acc1_1 = 0.0f;
-    float acc1_2 = 0.0f;
-    float acc1_3 = 0.0f;
+    float acc0_4 = 0.0f;
+    float acc0_5 = 0.0f;
+    float acc0_6 = 0.0f;
+    float acc0_7 = 0.0f;
     {
-    const float qv0 = (*(q0)); const float qv1 = (*(q1));
-    { const float kv = (*(k0)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0));
+    { const float kv = (*(k0)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 1)); const float qv1 = (*(q1 + 1));
-    { const float kv = (*(k0 + 1)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 1)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 1)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 1));
+    { const float kv = (*(k0 + 1)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 1)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 1)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 1)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 1)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 1)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 1)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 1)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 2)); const float qv1 = (*(q1 + 2));
-    { const float kv = (*(k0 + 2)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 2)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 2)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 2));
+    { const float kv = (*(k0 + 2)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 2)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 2)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 2)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 2)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 2)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 2)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 2)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 3)); const float qv1 = (*(q1 + 3));
-    { const float kv = (*(k0 + 3)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 3)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 3)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 3));
+    { const float kv = (*(k0 + 3)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 3)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 3)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 3)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 3)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 3)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 3)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 3)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 4)); const float qv1 = (*(q1 + 4));
-    { const float kv = (*(k0 + 4)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 4)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 4)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 4)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 4));
+    { const float kv = (*(k0 + 4)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 4)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 4)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 4)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 4)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 4)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 4)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 4)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 5)); const float qv1 = (*(q1 + 5));
-    { const float kv = (*(k0 + 5)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 5)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 5)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 5)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 5));
+    { const float kv = (*(k0 + 5)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 5)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 5)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 5)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 5)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 5)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 5)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 5)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 6)); const float qv1 = (*(q1 + 6));
-    { const float kv = (*(k0 + 6)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 6)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 6)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 6)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 6));
+    { const float kv = (*(k0 + 6)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 6)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 6)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 6)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 6)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 6)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 6)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 6)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 7)); const float qv1 = (*(q1 + 7));
-    { const float kv = (*(k0 + 7)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 7)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 7)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 7)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 7));
+    { const float kv = (*(k0 + 7)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 7)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 7)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 7)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 7)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 7)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 7)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 7)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 8)); const float qv1 = (*(q1 + 8));
-    { const float kv = (*(k0 + 8)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 8)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 8)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 8)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 8));
+    { const float kv = (*(k0 + 8)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 8)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 8)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 8)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 8)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 8)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 8)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 8)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 9)); const float qv1 = (*(q1 + 9));
-    { const float kv = (*(k0 + 9)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 9)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 9)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 9)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 9));
+    { const float kv = (*(k0 + 9)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 9)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 9)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 9)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 9)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 9)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 9)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 9)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 10)); const float qv1 = (*(q1 + 10));
-    { const float kv = (*(k0 + 10)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 10)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 10)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 10)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 10));
+    { const float kv = (*(k0 + 10)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 10)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 10)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 10)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 10)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 10)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 10)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 10)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 11)); const float qv1 = (*(q1 + 11));
-    { const float kv = (*(k0 + 11)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 11)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 11)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 11)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 11));
+    { const float kv = (*(k0 + 11)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 11)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 11)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 11)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 11)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 11)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 11)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 11)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 12)); const float qv1 = (*(q1 + 12));
-    { const float kv = (*(k0 + 12)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 12)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 12)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 12)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 12));
+    { const float kv = (*(k0 + 12)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 12)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 12)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 12)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 12)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 12)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 12)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 12)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 13)); const float qv1 = (*(q1 + 13));
-    { const float kv = (*(k0 + 13)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 13)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 13)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 13)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 13));
+    { const float kv = (*(k0 + 13)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 13)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 13)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 13)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 13)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 13)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 13)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 13)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 14)); const float qv1 = (*(q1 + 14));
-    { const float kv = (*(k0 + 14)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 14)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 14)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 14)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 14));
+    { const float kv = (*(k0 + 14)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 14)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 14)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 14)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 14)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 14)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 14)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 14)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 15)); const float qv1 = (*(q1 + 15));
-    { const float kv = (*(k0 + 15)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 15)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 15)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 15)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 15));
+    { const float kv = (*(k0 + 15)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 15)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 15)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 15)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 15)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 15)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 15)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 15)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 16)); const float qv1 = (*(q1 + 16));
-    { const float kv = (*(k0 + 16)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 16)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 16)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 16)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 16));
+    { const float kv = (*(k0 + 16)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 16)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 16)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 16)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 16)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 16)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 16)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 16)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 17)); const float qv1 = (*(q1 + 17));
-    { const float kv = (*(k0 + 17)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 17)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 17)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 17)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 17));
+    { const float kv = (*(k0 + 17)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 17)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 17)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 17)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 17)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 17)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 17)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 17)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 18)); const float qv1 = (*(q1 + 18));
-    { const float kv = (*(k0 + 18)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 18)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 18)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 18)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 18));
+    { const float kv = (*(k0 + 18)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 18)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 18)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 18)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 18)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 18)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 18)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 18)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 19)); const float qv1 = (*(q1 + 19));
-    { const float kv = (*(k0 + 19)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 19)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 19)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 19)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 19));
+    { const float kv = (*(k0 + 19)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 19)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 19)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 19)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 19)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 19)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 19)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 19)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 20)); const float qv1 = (*(q1 + 20));
-    { const float kv = (*(k0 + 20)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 20)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 20)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 20)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 20));
+    { const float kv = (*(k0 + 20)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 20)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 20)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 20)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 20)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 20)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 20)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 20)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 21)); const float qv1 = (*(q1 + 21));
-    { const float kv = (*(k0 + 21)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 21)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 21)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 21)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 21));
+    { const float kv = (*(k0 + 21)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 21)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 21)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 21)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 21)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 21)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 21)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 21)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 22)); const float qv1 = (*(q1 + 22));
-    { const float kv = (*(k0 + 22)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 22)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 22)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 22)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 22));
+    { const float kv = (*(k0 + 22)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 22)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 22)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 22)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 22)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 22)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 22)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 22)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 23)); const float qv1 = (*(q1 + 23));
-    { const float kv = (*(k0 + 23)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 23)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 23)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 23)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 23));
+    { const float kv = (*(k0 + 23)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 23)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 23)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 23)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 23)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 23)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 23)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 23)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 24)); const float qv1 = (*(q1 + 24));
-    { const float kv = (*(k0 + 24)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 24)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 24)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 24)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 24));
+    { const float kv = (*(k0 + 24)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 24)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 24)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 24)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 24)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 24)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 24)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 24)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 25)); const float qv1 = (*(q1 + 25));
-    { const float kv = (*(k0 + 25)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 25)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 25)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 25)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 25));
+    { const float kv = (*(k0 + 25)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 25)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 25)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 25)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 25)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 25)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 25)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 25)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 26)); const float qv1 = (*(q1 + 26));
-    { const float kv = (*(k0 + 26)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 26)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 26)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 26)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 26));
+    { const float kv = (*(k0 + 26)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 26)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 26)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 26)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 26)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 26)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 26)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 26)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 27)); const float qv1 = (*(q1 + 27));
-    { const float kv = (*(k0 + 27)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 27)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 27)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 27)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 27));
+    { const float kv = (*(k0 + 27)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 27)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 27)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 27)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 27)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 27)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 27)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 27)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 28)); const float qv1 = (*(q1 + 28));
-    { const float kv = (*(k0 + 28)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 28)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 28)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 28)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 28));
+    { const float kv = (*(k0 + 28)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 28)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 28)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 28)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 28)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 28)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 28)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 28)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 29)); const float qv1 = (*(q1 + 29));
-    { const float kv = (*(k0 + 29)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 29)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 29)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 29)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 29));
+    { const float kv = (*(k0 + 29)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 29)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 29)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 29)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 29)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 29)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 29)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 29)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 30)); const float qv1 = (*(q1 + 30));
-    { const float kv = (*(k0 + 30)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 30)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 30)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 30)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 30));
+    { const float kv = (*(k0 + 30)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 30)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 30)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 30)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 30)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 30)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 30)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 30)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 31)); const float qv1 = (*(q1 + 31));
-    { const float kv = (*(k0 + 31)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 31)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 31)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 31)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 31));
+    { const float kv = (*(k0 + 31)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 31)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 31)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 31)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 31)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 31)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 31)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 31)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 32)); const float qv1 = (*(q1 + 32));
-    { const float kv = (*(k0 + 32)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 32)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 32)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 32)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 32));
+    { const float kv = (*(k0 + 32)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 32)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 32)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 32)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 32)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 32)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 32)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 32)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 33)); const float qv1 = (*(q1 + 33));
-    { const float kv = (*(k0 + 33)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 33)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 33)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 33)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 33));
+    { const float kv = (*(k0 + 33)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 33)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 33)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 33)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 33)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 33)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 33)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 33)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 34)); const float qv1 = (*(q1 + 34));
-    { const float kv = (*(k0 + 34)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 34)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 34)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 34)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 34));
+    { const float kv = (*(k0 + 34)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 34)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 34)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 34)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 34)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 34)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 34)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 34)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 35)); const float qv1 = (*(q1 + 35));
-    { const float kv = (*(k0 + 35)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 35)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 35)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 35)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 35));
+    { const float kv = (*(k0 + 35)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 35)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 35)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 35)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 35)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 35)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 35)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 35)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 36)); const float qv1 = (*(q1 + 36));
-    { const float kv = (*(k0 + 36)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 36)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 36)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 36)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 36));
+    { const float kv = (*(k0 + 36)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 36)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 36)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 36)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 36)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 36)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 36)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 36)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 37)); const float qv1 = (*(q1 + 37));
-    { const float kv = (*(k0 + 37)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 37)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 37)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 37)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 37));
+    { const float kv = (*(k0 + 37)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 37)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 37)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 37)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 37)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 37)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 37)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 37)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 38)); const float qv1 = (*(q1 + 38));
-    { const float kv = (*(k0 + 38)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 38)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 38)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 38)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 38));
+    { const float kv = (*(k0 + 38)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 38)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 38)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 38)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 38)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 38)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 38)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 38)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 39)); const float qv1 = (*(q1 + 39));
-    { const float kv = (*(k0 + 39)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 39)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 39)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 39)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 39));
+    { const float kv = (*(k0 + 39)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 39)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 39)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 39)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 39)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 39)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 39)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 39)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 40)); const float qv1 = (*(q1 + 40));
-    { const float kv = (*(k0 + 40)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 40)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 40)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 40)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 40));
+    { const float kv = (*(k0 + 40)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 40)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 40)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 40)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 40)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 40)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 40)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 40)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 41)); const float qv1 = (*(q1 + 41));
-    { const float kv = (*(k0 + 41)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 41)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 41)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 41)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 41));
+    { const float kv = (*(k0 + 41)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 41)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 41)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 41)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 41)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 41)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 41)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 41)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 42)); const float qv1 = (*(q1 + 42));
-    { const float kv = (*(k0 + 42)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 42)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 42)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 42)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 42));
+    { const float kv = (*(k0 + 42)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 42)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 42)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 42)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 42)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 42)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 42)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 42)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 43)); const float qv1 = (*(q1 + 43));
-    { const float kv = (*(k0 + 43)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 43)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 43)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 43)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 43));
+    { const float kv = (*(k0 + 43)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 43)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 43)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 43)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 43)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 43)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 43)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 43)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 44)); const float qv1 = (*(q1 + 44));
-    { const float kv = (*(k0 + 44)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 44)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 44)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 44)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 44));
+    { const float kv = (*(k0 + 44)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 44)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 44)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 44)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 44)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 44)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 44)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 44)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 45)); const float qv1 = (*(q1 + 45));
-    { const float kv = (*(k0 + 45)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 45)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 45)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 45)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 45));
+    { const float kv = (*(k0 + 45)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 45)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 45)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 45)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 45)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 45)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 45)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 45)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 46)); const float qv1 = (*(q1 + 46));
-    { const float kv = (*(k0 + 46)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 46)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 46)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 46)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 46));
+    { const float kv = (*(k0 + 46)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 46)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 46)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 46)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 46)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 46)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 46)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 46)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 47)); const float qv1 = (*(q1 + 47));
-    { const float kv = (*(k0 + 47)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 47)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 47)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 47)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 47));
+    { const float kv = (*(k0 + 47)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 47)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 47)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 47)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 47)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 47)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 47)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 47)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 48)); const float qv1 = (*(q1 + 48));
-    { const float kv = (*(k0 + 48)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 48)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 48)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 48)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 48));
+    { const float kv = (*(k0 + 48)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 48)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 48)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 48)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 48)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 48)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 48)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 48)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 49)); const float qv1 = (*(q1 + 49));
-    { const float kv = (*(k0 + 49)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 49)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 49)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 49)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 49));
+    { const float kv = (*(k0 + 49)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 49)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 49)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 49)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 49)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 49)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 49)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 49)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 50)); const float qv1 = (*(q1 + 50));
-    { const float kv = (*(k0 + 50)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 50)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 50)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 50)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 50));
+    { const float kv = (*(k0 + 50)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 50)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 50)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 50)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 50)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 50)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 50)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 50)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 51)); const float qv1 = (*(q1 + 51));
-    { const float kv = (*(k0 + 51)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 51)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 51)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 51)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 51));
+    { const float kv = (*(k0 + 51)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 51)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 51)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 51)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 51)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 51)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 51)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 51)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 52)); const float qv1 = (*(q1 + 52));
-    { const float kv = (*(k0 + 52)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 52)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 52)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 52)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 52));
+    { const float kv = (*(k0 + 52)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 52)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 52)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 52)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 52)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 52)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 52)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 52)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 53)); const float qv1 = (*(q1 + 53));
-    { const float kv = (*(k0 + 53)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 53)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 53)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 53)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 53));
+    { const float kv = (*(k0 + 53)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 53)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 53)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 53)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 53)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 53)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 53)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 53)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 54)); const float qv1 = (*(q1 + 54));
-    { const float kv = (*(k0 + 54)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 54)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 54)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 54)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 54));
+    { const float kv = (*(k0 + 54)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 54)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 54)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 54)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 54)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 54)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 54)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 54)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 55)); const float qv1 = (*(q1 + 55));
-    { const float kv = (*(k0 + 55)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 55)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 55)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 55)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 55));
+    { const float kv = (*(k0 + 55)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 55)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 55)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 55)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 55)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 55)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 55)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 55)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 56)); const float qv1 = (*(q1 + 56));
-    { const float kv = (*(k0 + 56)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 56)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 56)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 56)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 56));
+    { const float kv = (*(k0 + 56)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 56)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 56)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 56)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 56)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 56)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 56)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 56)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 57)); const float qv1 = (*(q1 + 57));
-    { const float kv = (*(k0 + 57)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 57)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 57)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 57)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 57));
+    { const float kv = (*(k0 + 57)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 57)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 57)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 57)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 57)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 57)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 57)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 57)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 58)); const float qv1 = (*(q1 + 58));
-    { const float kv = (*(k0 + 58)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 58)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 58)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 58)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 58));
+    { const float kv = (*(k0 + 58)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 58)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 58)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 58)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 58)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 58)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 58)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 58)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 59)); const float qv1 = (*(q1 + 59));
-    { const float kv = (*(k0 + 59)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 59)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 59)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 59)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 59));
+    { const float kv = (*(k0 + 59)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 59)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 59)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 59)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 59)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 59)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 59)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 59)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 60)); const float qv1 = (*(q1 + 60));
-    { const float kv = (*(k0 + 60)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 60)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 60)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 60)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 60));
+    { const float kv = (*(k0 + 60)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 60)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 60)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 60)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 60)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 60)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 60)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 60)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 61)); const float qv1 = (*(q1 + 61));
-    { const float kv = (*(k0 + 61)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 61)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 61)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 61)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 61));
+    { const float kv = (*(k0 + 61)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 61)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 61)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 61)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 61)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 61)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 61)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 61)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 62)); const float qv1 = (*(q1 + 62));
-    { const float kv = (*(k0 + 62)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 62)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 62)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 62)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 62));
+    { const float kv = (*(k0 + 62)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 62)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 62)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 62)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 62)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 62)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 62)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 62)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 63)); const float qv1 = (*(q1 + 63));
-    { const float kv = (*(k0 + 63)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 63)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 63)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 63)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 63));
+    { const float kv = (*(k0 + 63)); acc0_0 = acc0_0 + qv0 * kv; }
+    { const float kv = (*(k1 + 63)); acc0_1 = acc0_1 + qv0 * kv; }
+    { const float kv = (*(k2 + 63)); acc0_2 = acc0_2 + qv0 * kv; }
+    { const float kv = (*(k3 + 63)); acc0_3 = acc0_3 + qv0 * kv; }
+    { const float kv = (*(k4 + 63)); acc0_4 = acc0_4 + qv0 * kv; }
+    { const float kv = (*(k5 + 63)); acc0_5 = acc0_5 + qv0 * kv; }
+    { const float kv = (*(k6 + 63)); acc0_6 = acc0_6 + qv0 * kv; }
+    { const float kv = (*(k7 + 63)); acc0_7 = acc0_7 + qv0 * kv; }
     }
     s[0] = acc0_0;
     s[1] = acc0_1;
     s[2] = acc0_2;
     s[3] = acc0_3;
-    s[64] = acc1_0;
-    s[65] = acc1_1;
-    s[66] = acc1_2;
-    s[67] = acc1_3;
+    s[4] = acc0_4;
+    s[5] = acc0_5;
+    s[6] = acc0_6;
+    s[7] = acc0_7;
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
-static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 8 floats keep 8 accumulators in registers while V streams by. */
+static  void attngen_pv_d64_1x8_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o)) * a0);
     float o0_1 = ((*(o + 1)) * a0);
     float o0_2 = ((*(o + 2)) * a0);
     float o0_3 = ((*(o + 3)) * a0);
-    float o1_0 = ((*(o + os)) * a1);
-    float o1_1 = ((*(o + os + 1)) * a1);
-    float o1_2 = ((*(o + os + 2)) * a1);
-    float o1_3 = ((*(o + os + 3)) * a1);
+    float o0_4 = ((*(o + 4)) * a0);
+    float o0_5 = ((*(o + 5)) * a0);
+    float o0_6 = ((*(o + 6)) * a0);
+    float o0_7 = ((*(o + 7)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5821,83 +6157,41 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
       const float v1 = (*(vj + 1));
       const float v2 = (*(vj + 2));
       const float v3 = (*(vj + 3));
+      const float v4 = (*(vj + 4));
+      const float v5 = (*(vj + 5));
+      const float v6 = (*(vj + 6));
+      const float v7 = (*(vj + 7));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o) = o0_0;
     *(o + 1) = o0_1;
     *(o + 2) = o0_2;
     *(o + 3) = o0_3;
-    *(o + os) = o1_0;
-    *(o + os + 1) = o1_1;
-    *(o + os + 2) = o1_2;
-    *(o + os + 3) = o1_3;
+    *(o + 4) = o0_4;
+    *(o + 5) = o0_5;
+    *(o + 6) = o0_6;
+    *(o + 7) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 4)) * a0);
-    float o0_1 = ((*(o + 5)) * a0);
-    float o0_2 = ((*(o + 6)) * a0);
-    float o0_3 = ((*(o + 7)) * a0);
-    float o1_0 = ((*(o + os + 4)) * a1);
-    float o1_1 = ((*(o + os + 5)) * a1);
-    float o1_2 = ((*(o + os + 6)) * a1);
-    float o1_3 = ((*(o + os + 7)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 4));
-      const float v1 = (*(vj + 5));
-      const float v2 = (*(vj + 6));
-      const float v3 = (*(vj + 7));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 4) = o0_0;
-    *(o + 5) = o0_1;
-    *(o + 6) = o0_2;
-    *(o + 7) = o0_3;
-    *(o + os + 4) = o1_0;
-    *(o + os + 5) = o1_1;
-    *(o + os + 6) = o1_2;
-    *(o + os + 7) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 8)) * a0);
     float o0_1 = ((*(o + 9)) * a0);
     float o0_2 = ((*(o + 10)) * a0);
     float o0_3 = ((*(o + 11)) * a0);
-    float o1_0 = ((*(o + os + 8)) * a1);
-    float o1_1 = ((*(o + os + 9)) * a1);
-    float o1_2 = ((*(o + os + 10)) * a1);
-    float o1_3 = ((*(o + os + 11)) * a1);
+    float o0_4 = ((*(o + 12)) * a0);
+    float o0_5 = ((*(o + 13)) * a0);
+    float o0_6 = ((*(o + 14)) * a0);
+    float o0_7 = ((*(o + 15)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5905,83 +6199,41 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
       const float v1 = (*(vj + 9));
       const float v2 = (*(vj + 10));
       const float v3 = (*(vj + 11));
+      const float v4 = (*(vj + 12));
+      const float v5 = (*(vj + 13));
+      const float v6 = (*(vj + 14));
+      const float v7 = (*(vj + 15));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 8) = o0_0;
     *(o + 9) = o0_1;
     *(o + 10) = o0_2;
     *(o + 11) = o0_3;
-    *(o + os + 8) = o1_0;
-    *(o + os + 9) = o1_1;
-    *(o + os + 10) = o1_2;
-    *(o + os + 11) = o1_3;
+    *(o + 12) = o0_4;
+    *(o + 13) = o0_5;
+    *(o + 14) = o0_6;
+    *(o + 15) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 12)) * a0);
-    float o0_1 = ((*(o + 13)) * a0);
-    float o0_2 = ((*(o + 14)) * a0);
-    float o0_3 = ((*(o + 15)) * a0);
-    float o1_0 = ((*(o + os + 12)) * a1);
-    float o1_1 = ((*(o + os + 13)) * a1);
-    float o1_2 = ((*(o + os + 14)) * a1);
-    float o1_3 = ((*(o + os + 15)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 12));
-      const float v1 = (*(vj + 13));
-      const float v2 = (*(vj + 14));
-      const float v3 = (*(vj + 15));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 12) = o0_0;
-    *(o + 13) = o0_1;
-    *(o + 14) = o0_2;
-    *(o + 15) = o0_3;
-    *(o + os + 12) = o1_0;
-    *(o + os + 13) = o1_1;
-    *(o + os + 14) = o1_2;
-    *(o + os + 15) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 16)) * a0);
     float o0_1 = ((*(o + 17)) * a0);
     float o0_2 = ((*(o + 18)) * a0);
     float o0_3 = ((*(o + 19)) * a0);
-    float o1_0 = ((*(o + os + 16)) * a1);
-    float o1_1 = ((*(o + os + 17)) * a1);
-    float o1_2 = ((*(o + os + 18)) * a1);
-    float o1_3 = ((*(o + os + 19)) * a1);
+    float o0_4 = ((*(o + 20)) * a0);
+    float o0_5 = ((*(o + 21)) * a0);
+    float o0_6 = ((*(o + 22)) * a0);
+    float o0_7 = ((*(o + 23)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5989,83 +6241,41 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
       const float v1 = (*(vj + 17));
       const float v2 = (*(vj + 18));
       const float v3 = (*(vj + 19));
+      const float v4 = (*(vj + 20));
+      const float v5 = (*(vj + 21));
+      const float v6 = (*(vj + 22));
+      const float v7 = (*(vj + 23));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 16) = o0_0;
     *(o + 17) = o0_1;
     *(o + 18) = o0_2;
     *(o + 19) = o0_3;
-    *(o + os + 16) = o1_0;
-    *(o + os + 17) = o1_1;
-    *(o + os + 18) = o1_2;
-    *(o + os + 19) = o1_3;
+    *(o + 20) = o0_4;
+    *(o + 21) = o0_5;
+    *(o + 22) = o0_6;
+    *(o + 23) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 20)) * a0);
-    float o0_1 = ((*(o + 21)) * a0);
-    float o0_2 = ((*(o + 22)) * a0);
-    float o0_3 = ((*(o + 23)) * a0);
-    float o1_0 = ((*(o + os + 20)) * a1);
-    float o1_1 = ((*(o + os + 21)) * a1);
-    float o1_2 = ((*(o + os + 22)) * a1);
-    float o1_3 = ((*(o + os + 23)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 20));
-      const float v1 = (*(vj + 21));
-      const float v2 = (*(vj + 22));
-      const float v3 = (*(vj + 23));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 20) = o0_0;
-    *(o + 21) = o0_1;
-    *(o + 22) = o0_2;
-    *(o + 23) = o0_3;
-    *(o + os + 20) = o1_0;
-    *(o + os + 21) = o1_1;
-    *(o + os + 22) = o1_2;
-    *(o + os + 23) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 24)) * a0);
     float o0_1 = ((*(o + 25)) * a0);
     float o0_2 = ((*(o + 26)) * a0);
     float o0_3 = ((*(o + 27)) * a0);
-    float o1_0 = ((*(o + os + 24)) * a1);
-    float o1_1 = ((*(o + os + 25)) * a1);
-    float o1_2 = ((*(o + os + 26)) * a1);
-    float o1_3 = ((*(o + os + 27)) * a1);
+    float o0_4 = ((*(o + 28)) * a0);
+    float o0_5 = ((*(o + 29)) * a0);
+    float o0_6 = ((*(o + 30)) * a0);
+    float o0_7 = ((*(o + 31)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6073,83 +6283,41 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
       const float v1 = (*(vj + 25));
       const float v2 = (*(vj + 26));
       const float v3 = (*(vj + 27));
+      const float v4 = (*(vj + 28));
+      const float v5 = (*(vj + 29));
+      const float v6 = (*(vj + 30));
+      const float v7 = (*(vj + 31));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 24) = o0_0;
     *(o + 25) = o0_1;
     *(o + 26) = o0_2;
     *(o + 27) = o0_3;
-    *(o + os + 24) = o1_0;
-    *(o + os + 25) = o1_1;
-    *(o + os + 26) = o1_2;
-    *(o + os + 27) = o1_3;
+    *(o + 28) = o0_4;
+    *(o + 29) = o0_5;
+    *(o + 30) = o0_6;
+    *(o + 31) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 28)) * a0);
-    float o0_1 = ((*(o + 29)) * a0);
-    float o0_2 = ((*(o + 30)) * a0);
-    float o0_3 = ((*(o + 31)) * a0);
-    float o1_0 = ((*(o + os + 28)) * a1);
-    float o1_1 = ((*(o + os + 29)) * a1);
-    float o1_2 = ((*(o + os + 30)) * a1);
-    float o1_3 = ((*(o + os + 31)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 28));
-      const float v1 = (*(vj + 29));
-      const float v2 = (*(vj + 30));
-      const float v3 = (*(vj + 31));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 28) = o0_0;
-    *(o + 29) = o0_1;
-    *(o + 30) = o0_2;
-    *(o + 31) = o0_3;
-    *(o + os + 28) = o1_0;
-    *(o + os + 29) = o1_1;
-    *(o + os + 30) = o1_2;
-    *(o + os + 31) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 32)) * a0);
     float o0_1 = ((*(o + 33)) * a0);
     float o0_2 = ((*(o + 34)) * a0);
     float o0_3 = ((*(o + 35)) * a0);
-    float o1_0 = ((*(o + os + 32)) * a1);
-    float o1_1 = ((*(o + os + 33)) * a1);
-    float o1_2 = ((*(o + os + 34)) * a1);
-    float o1_3 = ((*(o + os + 35)) * a1);
+    float o0_4 = ((*(o + 36)) * a0);
+    float o0_5 = ((*(o + 37)) * a0);
+    float o0_6 = ((*(o + 38)) * a0);
+    float o0_7 = ((*(o + 39)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6157,83 +6325,41 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
       const float v1 = (*(vj + 33));
       const float v2 = (*(vj + 34));
       const float v3 = (*(vj + 35));
+      const float v4 = (*(vj + 36));
+      const float v5 = (*(vj + 37));
+      const float v6 = (*(vj + 38));
+      const float v7 = (*(vj + 39));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 32) = o0_0;
     *(o + 33) = o0_1;
     *(o + 34) = o0_2;
     *(o + 35) = o0_3;
-    *(o + os + 32) = o1_0;
-    *(o + os + 33) = o1_1;
-    *(o + os + 34) = o1_2;
-    *(o + os + 35) = o1_3;
+    *(o + 36) = o0_4;
+    *(o + 37) = o0_5;
+    *(o + 38) = o0_6;
+    *(o + 39) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 36)) * a0);
-    float o0_1 = ((*(o + 37)) * a0);
-    float o0_2 = ((*(o + 38)) * a0);
-    float o0_3 = ((*(o + 39)) * a0);
-    float o1_0 = ((*(o + os + 36)) * a1);
-    float o1_1 = ((*(o + os + 37)) * a1);
-    float o1_2 = ((*(o + os + 38)) * a1);
-    float o1_3 = ((*(o + os + 39)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 36));
-      const float v1 = (*(vj + 37));
-      const float v2 = (*(vj + 38));
-      const float v3 = (*(vj + 39));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 36) = o0_0;
-    *(o + 37) = o0_1;
-    *(o + 38) = o0_2;
-    *(o + 39) = o0_3;
-    *(o + os + 36) = o1_0;
-    *(o + os + 37) = o1_1;
-    *(o + os + 38) = o1_2;
-    *(o + os + 39) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 40)) * a0);
     float o0_1 = ((*(o + 41)) * a0);
     float o0_2 = ((*(o + 42)) * a0);
     float o0_3 = ((*(o + 43)) * a0);
-    float o1_0 = ((*(o + os + 40)) * a1);
-    float o1_1 = ((*(o + os + 41)) * a1);
-    float o1_2 = ((*(o + os + 42)) * a1);
-    float o1_3 = ((*(o + os + 43)) * a1);
+    float o0_4 = ((*(o + 44)) * a0);
+    float o0_5 = ((*(o + 45)) * a0);
+    float o0_6 = ((*(o + 46)) * a0);
+    float o0_7 = ((*(o + 47)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6241,83 +6367,41 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
       const float v1 = (*(vj + 41));
       const float v2 = (*(vj + 42));
       const float v3 = (*(vj + 43));
+      const float v4 = (*(vj + 44));
+      const float v5 = (*(vj + 45));
+      const float v6 = (*(vj + 46));
+      const float v7 = (*(vj + 47));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 40) = o0_0;
     *(o + 41) = o0_1;
     *(o + 42) = o0_2;
     *(o + 43) = o0_3;
-    *(o + os + 40) = o1_0;
-    *(o + os + 41) = o1_1;
-    *(o + os + 42) = o1_2;
-    *(o + os + 43) = o1_3;
+    *(o + 44) = o0_4;
+    *(o + 45) = o0_5;
+    *(o + 46) = o0_6;
+    *(o + 47) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 44)) * a0);
-    float o0_1 = ((*(o + 45)) * a0);
-    float o0_2 = ((*(o + 46)) * a0);
-    float o0_3 = ((*(o + 47)) * a0);
-    float o1_0 = ((*(o + os + 44)) * a1);
-    float o1_1 = ((*(o + os + 45)) * a1);
-    float o1_2 = ((*(o + os + 46)) * a1);
-    float o1_3 = ((*(o + os + 47)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 44));
-      const float v1 = (*(vj + 45));
-      const float v2 = (*(vj + 46));
-      const float v3 = (*(vj + 47));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 44) = o0_0;
-    *(o + 45) = o0_1;
-    *(o + 46) = o0_2;
-    *(o + 47) = o0_3;
-    *(o + os + 44) = o1_0;
-    *(o + os + 45) = o1_1;
-    *(o + os + 46) = o1_2;
-    *(o + os + 47) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 48)) * a0);
     float o0_1 = ((*(o + 49)) * a0);
     float o0_2 = ((*(o + 50)) * a0);
     float o0_3 = ((*(o + 51)) * a0);
-    float o1_0 = ((*(o + os + 48)) * a1);
-    float o1_1 = ((*(o + os + 49)) * a1);
-    float o1_2 = ((*(o + os + 50)) * a1);
-    float o1_3 = ((*(o + os + 51)) * a1);
+    float o0_4 = ((*(o + 52)) * a0);
+    float o0_5 = ((*(o + 53)) * a0);
+    float o0_6 = ((*(o + 54)) * a0);
+    float o0_7 = ((*(o + 55)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6325,83 +6409,41 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
       const float v1 = (*(vj + 49));
       const float v2 = (*(vj + 50));
       const float v3 = (*(vj + 51));
+      const float v4 = (*(vj + 52));
+      const float v5 = (*(vj + 53));
+      const float v6 = (*(vj + 54));
+      const float v7 = (*(vj + 55));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 48) = o0_0;
     *(o + 49) = o0_1;
     *(o + 50) = o0_2;
     *(o + 51) = o0_3;
-    *(o + os + 48) = o1_0;
-    *(o + os + 49) = o1_1;
-    *(o + os + 50) = o1_2;
-    *(o + os + 51) = o1_3;
+    *(o + 52) = o0_4;
+    *(o + 53) = o0_5;
+    *(o + 54) = o0_6;
+    *(o + 55) = o0_7;
   }
   {
     const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 52)) * a0);
-    float o0_1 = ((*(o + 53)) * a0);
-    float o0_2 = ((*(o + 54)) * a0);
-    float o0_3 = ((*(o + 55)) * a0);
-    float o1_0 = ((*(o + os + 52)) * a1);
-    float o1_1 = ((*(o + os + 53)) * a1);
-    float o1_2 = ((*(o + os + 54)) * a1);
-    float o1_3 = ((*(o + os + 55)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 52));
-      const float v1 = (*(vj + 53));
-      const float v2 = (*(vj + 54));
-      const float v3 = (*(vj + 55));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 52) = o0_0;
-    *(o + 53) = o0_1;
-    *(o + 54) = o0_2;
-    *(o + 55) = o0_3;
-    *(o + os + 52) = o1_0;
-    *(o + os + 53) = o1_1;
-    *(o + os + 54) = o1_2;
-    *(o + os + 55) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
     float o0_0 = ((*(o + 56)) * a0);
     float o0_1 = ((*(o + 57)) * a0);
     float o0_2 = ((*(o + 58)) * a0);
     float o0_3 = ((*(o + 59)) * a0);
-    float o1_0 = ((*(o + os + 56)) * a1);
-    float o1_1 = ((*(o + os + 57)) * a1);
-    float o1_2 = ((*(o + os + 58)) * a1);
-    float o1_3 = ((*(o + os + 59)) * a1);
+    float o0_4 = ((*(o + 60)) * a0);
+    float o0_5 = ((*(o + 61)) * a0);
+    float o0_6 = ((*(o + 62)) * a0);
+    float o0_7 = ((*(o + 63)) * a0);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6409,71 +6451,30 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
       const float v1 = (*(vj + 57));
       const float v2 = (*(vj + 58));
       const float v3 = (*(vj + 59));
+      const float v4 = (*(vj + 60));
+      const float v5 = (*(vj + 61));
+      const float v6 = (*(vj + 62));
+      const float v7 = (*(vj + 63));
       {
         const float p = (*(pj));
         o0_0 = o0_0 + p * v0;
         o0_1 = o0_1 + p * v1;
         o0_2 = o0_2 + p * v2;
         o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
+        o0_4 = o0_4 + p * v4;
+        o0_5 = o0_5 + p * v5;
+        o0_6 = o0_6 + p * v6;
+        o0_7 = o0_7 + p * v7;
       }
     }
     *(o + 56) = o0_0;
     *(o + 57) = o0_1;
     *(o + 58) = o0_2;
     *(o + 59) = o0_3;
-    *(o + os + 56) = o1_0;
-    *(o + os + 57) = o1_1;
-    *(o + os + 58) = o1_2;
-    *(o + os + 59) = o1_3;
-  }
-  {
-    const float a0 = (*(alpha));
-    const float a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + 60)) * a0);
-    float o0_1 = ((*(o + 61)) * a0);
-    float o0_2 = ((*(o + 62)) * a0);
-    float o0_3 = ((*(o + 63)) * a0);
-    float o1_0 = ((*(o + os + 60)) * a1);
-    float o1_1 = ((*(o + os + 61)) * a1);
-    float o1_2 = ((*(o + os + 62)) * a1);
-    float o1_3 = ((*(o + os + 63)) * a1);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const float v0 = (*(vj + 60));
-      const float v1 = (*(vj + 61));
-      const float v2 = (*(vj + 62));
-      const float v3 = (*(vj + 63));
-      {
-        const float p = (*(pj));
-        o0_0 = o0_0 + p * v0;
-        o0_1 = o0_1 + p * v1;
-        o0_2 = o0_2 + p * v2;
-        o0_3 = o0_3 + p * v3;
-      }
-      {
-        const float p = (*(pj + 64));
-        o1_0 = o1_0 + p * v0;
-        o1_1 = o1_1 + p * v1;
-        o1_2 = o1_2 + p * v2;
-        o1_3 = o1_3 + p * v3;
-      }
-    }
-    *(o + 60) = o0_0;
-    *(o + 61) = o0_1;
-    *(o + 62) = o0_2;
-    *(o + 63) = o0_3;
-    *(o + os + 60) = o1_0;
-    *(o + os + 61) = o1_1;
-    *(o + os + 62) = o1_2;
-    *(o + os + 63) = o1_3;
+    *(o + 60) = o0_4;
+    *(o + 61) = o0_5;
+    *(o + 62) = o0_6;
+    *(o + 63) = o0_7;
   }
 }
 
@@ -6513,23 +6514,25 @@ static  void attn_h12_kv12_d64_causal_prefill__scalar(const attngen_shape *shape
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -6651,23 +6654,25 @@ static  void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_shap
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -6754,7 +6759,7 @@ static  void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_shap
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_causal_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -6790,23 +6795,25 @@ static  void attn_h12_kv12_d64_causal_decode__scalar(const attngen_shape *shape,
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -6828,12 +6835,12 @@ static  void attn_h12_kv12_d64_causal_decode__scalar(const attngen_shape *shape,
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        const float *krow[8];
+        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          attngen_qkdot_d64_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -6858,10 +6865,9 @@ static  void attn_h12_kv12_d64_causal_decode__scalar(const attngen_shape *shape,
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+        attngen_pv_d64_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -6879,7 +6885,7 @@ static  void attn_h12_kv12_d64_causal_decode__scalar(const attngen_shape *shape,
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x8, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_causal_padding_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -6915,23 +6921,25 @@ static  void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_shape
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -6954,12 +6962,12 @@ static  void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_shape
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        const float *krow[8];
+        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          attngen_qkdot_d64_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -6984,10 +6992,9 @@ static  void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_shape
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+        attngen_pv_d64_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 

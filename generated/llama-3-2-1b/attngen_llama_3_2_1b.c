@@ -836,182 +836,274 @@ static ATTNGEN_AVX2 void attngen_pv_d64_6x16_s96__avx2(const float *restrict pt,
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_AVX2 void attngen_qkdot_d64_2x4_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_AVX2 void attngen_qkdot_d64_4x2_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
+    const float *restrict q2 = qp + 2 * 64;
+    const float *restrict q3 = qp + 3 * 64;
     __m256 acc0_0 = _mm256_setzero_ps();
     __m256 acc0_1 = _mm256_setzero_ps();
-    __m256 acc0_2 = _mm256_setzero_ps();
-    __m256 acc0_3 = _mm256_setzero_ps();
     __m256 acc1_0 = _mm256_setzero_ps();
     __m256 acc1_1 = _mm256_setzero_ps();
-    __m256 acc1_2 = _mm256_setzero_ps();
-    __m256 acc1_3 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps();
+    __m256 acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps();
+    __m256 acc3_1 = _mm256_setzero_ps();
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1);
-    { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
+    { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     s[0] = attngen_hsum_avx2(acc0_0);
     s[1] = attngen_hsum_avx2(acc0_1);
-    s[2] = attngen_hsum_avx2(acc0_2);
-    s[3] = attngen_hsum_avx2(acc0_3);
     s[64] = attngen_hsum_avx2(acc1_0);
     s[65] = attngen_hsum_avx2(acc1_1);
-    s[66] = attngen_hsum_avx2(acc1_2);
-    s[67] = attngen_hsum_avx2(acc1_3);
+    s[128] = attngen_hsum_avx2(acc2_0);
+    s[129] = attngen_hsum_avx2(acc2_1);
+    s[192] = attngen_hsum_avx2(acc3_0);
+    s[193] = attngen_hsum_avx2(acc3_1);
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_AVX2 void attngen_pv_d64_2x32_p64__avx2(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 16 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_AVX2 void attngen_pv_d64_4x16_p64__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0);
-    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0);
-    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), a1);
     __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), a1);
-    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1);
-    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj);
       const __m256 v1 = _mm256_loadu_ps(vj + 8);
-      const __m256 v2 = _mm256_loadu_ps(vj + 16);
-      const __m256 v3 = _mm256_loadu_ps(vj + 24);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
-        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
         const __m256 p = _mm256_broadcast_ss(pj + 64);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
-        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
       }
     }
     _mm256_storeu_ps(o, o0_0);
     _mm256_storeu_ps(o + 8, o0_1);
-    _mm256_storeu_ps(o + 16, o0_2);
-    _mm256_storeu_ps(o + 24, o0_3);
     _mm256_storeu_ps(o + os, o1_0);
     _mm256_storeu_ps(o + os + 8, o1_1);
-    _mm256_storeu_ps(o + os + 16, o1_2);
-    _mm256_storeu_ps(o + os + 24, o1_3);
+    _mm256_storeu_ps(o + 2 * os, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 8, o2_1);
+    _mm256_storeu_ps(o + 3 * os, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 8, o3_1);
   }
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 16);
+      const __m256 v1 = _mm256_loadu_ps(vj + 24);
+      {
+        const __m256 p = _mm256_broadcast_ss(pj);
+        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
+        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
+        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
+      }
+    }
+    _mm256_storeu_ps(o + 16, o0_0);
+    _mm256_storeu_ps(o + 24, o0_1);
+    _mm256_storeu_ps(o + os + 16, o1_0);
+    _mm256_storeu_ps(o + os + 24, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 16, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 24, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 16, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 24, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0);
-    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0);
-    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), a1);
     __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), a1);
-    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1);
-    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj + 32);
       const __m256 v1 = _mm256_loadu_ps(vj + 40);
-      const __m256 v2 = _mm256_loadu_ps(vj + 48);
-      const __m256 v3 = _mm256_loadu_ps(vj + 56);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
-        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
         const __m256 p = _mm256_broadcast_ss(pj + 64);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
-        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
       }
     }
     _mm256_storeu_ps(o + 32, o0_0);
     _mm256_storeu_ps(o + 40, o0_1);
-    _mm256_storeu_ps(o + 48, o0_2);
-    _mm256_storeu_ps(o + 56, o0_3);
     _mm256_storeu_ps(o + os + 32, o1_0);
     _mm256_storeu_ps(o + os + 40, o1_1);
-    _mm256_storeu_ps(o + os + 48, o1_2);
-    _mm256_storeu_ps(o + os + 56, o1_3);
+    _mm256_storeu_ps(o + 2 * os + 32, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 40, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 32, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 40, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 48);
+      const __m256 v1 = _mm256_loadu_ps(vj + 56);
+      {
+        const __m256 p = _mm256_broadcast_ss(pj);
+        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
+        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
+        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
+      }
+    }
+    _mm256_storeu_ps(o + 48, o0_0);
+    _mm256_storeu_ps(o + 56, o0_1);
+    _mm256_storeu_ps(o + os + 48, o1_0);
+    _mm256_storeu_ps(o + os + 56, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 48, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 56, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 48, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 56, o3_1);
   }
 }
 
@@ -1051,23 +1143,25 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_prefill__avx2(const attngen_sha
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1189,23 +1283,25 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_padding_prefill__avx2(const att
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1292,7 +1388,7 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_padding_prefill__avx2(const att
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d64_causal_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -1328,23 +1424,25 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attngen_shap
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1366,12 +1464,12 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attngen_shap
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 2 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        const float *krow[2];
+        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d64_4x2_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1396,10 +1494,9 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attngen_shap
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d64_4x16_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1417,7 +1514,7 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attngen_shap
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d64_causal_padding_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -1453,23 +1550,25 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(const attn
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1492,12 +1591,12 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(const attn
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 2 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        const float *krow[2];
+        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d64_4x2_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1522,10 +1621,9 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(const attn
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d64_4x16_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -2794,10 +2892,10 @@ static  void attngen_pv_d64_8x12_s96__neon(const float *restrict pt, const float
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static  void attngen_qkdot_d64_2x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static  void attngen_qkdot_d64_4x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -2806,6 +2904,8 @@ static  void attngen_qkdot_d64_2x4_s64__neon(const float *restrict qp, const flo
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
+    const float *restrict q2 = qp + 2 * 64;
+    const float *restrict q3 = qp + 3 * 64;
     float32x4_t acc0_0 = vdupq_n_f32(0.0f);
     float32x4_t acc0_1 = vdupq_n_f32(0.0f);
     float32x4_t acc0_2 = vdupq_n_f32(0.0f);
@@ -2814,117 +2914,125 @@ static  void attngen_qkdot_d64_2x4_s64__neon(const float *restrict qp, const flo
     float32x4_t acc1_1 = vdupq_n_f32(0.0f);
     float32x4_t acc1_2 = vdupq_n_f32(0.0f);
     float32x4_t acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_0 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_1 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_2 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_0 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_1 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_2 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_3 = vdupq_n_f32(0.0f);
     {
-    const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1);
-    { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1); const float32x4_t qv2 = vld1q_f32(q2); const float32x4_t qv3 = vld1q_f32(q3);
+    { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4);
-    { const float32x4_t kv = vld1q_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4); const float32x4_t qv2 = vld1q_f32(q2 + 4); const float32x4_t qv3 = vld1q_f32(q3 + 4);
+    { const float32x4_t kv = vld1q_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8);
-    { const float32x4_t kv = vld1q_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8); const float32x4_t qv2 = vld1q_f32(q2 + 8); const float32x4_t qv3 = vld1q_f32(q3 + 8);
+    { const float32x4_t kv = vld1q_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12);
-    { const float32x4_t kv = vld1q_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12); const float32x4_t qv2 = vld1q_f32(q2 + 12); const float32x4_t qv3 = vld1q_f32(q3 + 12);
+    { const float32x4_t kv = vld1q_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16);
-    { const float32x4_t kv = vld1q_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16); const float32x4_t qv2 = vld1q_f32(q2 + 16); const float32x4_t qv3 = vld1q_f32(q3 + 16);
+    { const float32x4_t kv = vld1q_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20);
-    { const float32x4_t kv = vld1q_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20); const float32x4_t qv2 = vld1q_f32(q2 + 20); const float32x4_t qv3 = vld1q_f32(q3 + 20);
+    { const float32x4_t kv = vld1q_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24);
-    { const float32x4_t kv = vld1q_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24); const float32x4_t qv2 = vld1q_f32(q2 + 24); const float32x4_t qv3 = vld1q_f32(q3 + 24);
+    { const float32x4_t kv = vld1q_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28);
-    { const float32x4_t kv = vld1q_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28); const float32x4_t qv2 = vld1q_f32(q2 + 28); const float32x4_t qv3 = vld1q_f32(q3 + 28);
+    { const float32x4_t kv = vld1q_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32);
-    { const float32x4_t kv = vld1q_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32); const float32x4_t qv2 = vld1q_f32(q2 + 32); const float32x4_t qv3 = vld1q_f32(q3 + 32);
+    { const float32x4_t kv = vld1q_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36);
-    { const float32x4_t kv = vld1q_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36); const float32x4_t qv2 = vld1q_f32(q2 + 36); const float32x4_t qv3 = vld1q_f32(q3 + 36);
+    { const float32x4_t kv = vld1q_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40);
-    { const float32x4_t kv = vld1q_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40); const float32x4_t qv2 = vld1q_f32(q2 + 40); const float32x4_t qv3 = vld1q_f32(q3 + 40);
+    { const float32x4_t kv = vld1q_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44);
-    { const float32x4_t kv = vld1q_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44); const float32x4_t qv2 = vld1q_f32(q2 + 44); const float32x4_t qv3 = vld1q_f32(q3 + 44);
+    { const float32x4_t kv = vld1q_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48);
-    { const float32x4_t kv = vld1q_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48); const float32x4_t qv2 = vld1q_f32(q2 + 48); const float32x4_t qv3 = vld1q_f32(q3 + 48);
+    { const float32x4_t kv = vld1q_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52);
-    { const float32x4_t kv = vld1q_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52); const float32x4_t qv2 = vld1q_f32(q2 + 52); const float32x4_t qv3 = vld1q_f32(q3 + 52);
+    { const float32x4_t kv = vld1q_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56);
-    { const float32x4_t kv = vld1q_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56); const float32x4_t qv2 = vld1q_f32(q2 + 56); const float32x4_t qv3 = vld1q_f32(q3 + 56);
+    { const float32x4_t kv = vld1q_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60);
-    { const float32x4_t kv = vld1q_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60); const float32x4_t qv2 = vld1q_f32(q2 + 60); const float32x4_t qv3 = vld1q_f32(q3 + 60);
+    { const float32x4_t kv = vld1q_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     s[0] = vaddvq_f32(acc0_0);
     s[1] = vaddvq_f32(acc0_1);
@@ -2934,30 +3042,44 @@ static  void attngen_qkdot_d64_2x4_s64__neon(const float *restrict qp, const flo
     s[65] = vaddvq_f32(acc1_1);
     s[66] = vaddvq_f32(acc1_2);
     s[67] = vaddvq_f32(acc1_3);
+    s[128] = vaddvq_f32(acc2_0);
+    s[129] = vaddvq_f32(acc2_1);
+    s[130] = vaddvq_f32(acc2_2);
+    s[131] = vaddvq_f32(acc2_3);
+    s[192] = vaddvq_f32(acc3_0);
+    s[193] = vaddvq_f32(acc3_1);
+    s[194] = vaddvq_f32(acc3_2);
+    s[195] = vaddvq_f32(acc3_3);
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
+static  void attngen_pv_d64_4x16_p64__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
     float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0);
     float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 4), a0);
     float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 8), a0);
     float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 12), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 16), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 20), a0);
     float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), a1);
     float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 4), a1);
     float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 8), a1);
     float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 12), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 16), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 20), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -2965,16 +3087,12 @@ static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float
       const float32x4_t v1 = vld1q_f32(vj + 4);
       const float32x4_t v2 = vld1q_f32(vj + 8);
       const float32x4_t v3 = vld1q_f32(vj + 12);
-      const float32x4_t v4 = vld1q_f32(vj + 16);
-      const float32x4_t v5 = vld1q_f32(vj + 20);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
         o0_2 = vfmaq_f32(o0_2, p, v2);
         o0_3 = vfmaq_f32(o0_3, p, v3);
-        o0_4 = vfmaq_f32(o0_4, p, v4);
-        o0_5 = vfmaq_f32(o0_5, p, v5);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 64);
@@ -2982,55 +3100,73 @@ static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
       }
     }
     vst1q_f32(o, o0_0);
     vst1q_f32(o + 4, o0_1);
     vst1q_f32(o + 8, o0_2);
     vst1q_f32(o + 12, o0_3);
-    vst1q_f32(o + 16, o0_4);
-    vst1q_f32(o + 20, o0_5);
     vst1q_f32(o + os, o1_0);
     vst1q_f32(o + os + 4, o1_1);
     vst1q_f32(o + os + 8, o1_2);
     vst1q_f32(o + os + 12, o1_3);
-    vst1q_f32(o + os + 16, o1_4);
-    vst1q_f32(o + os + 20, o1_5);
+    vst1q_f32(o + 2 * os, o2_0);
+    vst1q_f32(o + 2 * os + 4, o2_1);
+    vst1q_f32(o + 2 * os + 8, o2_2);
+    vst1q_f32(o + 2 * os + 12, o2_3);
+    vst1q_f32(o + 3 * os, o3_0);
+    vst1q_f32(o + 3 * os + 4, o3_1);
+    vst1q_f32(o + 3 * os + 8, o3_2);
+    vst1q_f32(o + 3 * os + 12, o3_3);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 24), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 28), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 32), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 36), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 40), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 44), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 24), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 28), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 32), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 36), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 40), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 44), a1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 20), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 24), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 28), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 20), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 24), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 28), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 24);
-      const float32x4_t v1 = vld1q_f32(vj + 28);
-      const float32x4_t v2 = vld1q_f32(vj + 32);
-      const float32x4_t v3 = vld1q_f32(vj + 36);
-      const float32x4_t v4 = vld1q_f32(vj + 40);
-      const float32x4_t v5 = vld1q_f32(vj + 44);
+      const float32x4_t v0 = vld1q_f32(vj + 16);
+      const float32x4_t v1 = vld1q_f32(vj + 20);
+      const float32x4_t v2 = vld1q_f32(vj + 24);
+      const float32x4_t v3 = vld1q_f32(vj + 28);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
         o0_2 = vfmaq_f32(o0_2, p, v2);
         o0_3 = vfmaq_f32(o0_3, p, v3);
-        o0_4 = vfmaq_f32(o0_4, p, v4);
-        o0_5 = vfmaq_f32(o0_5, p, v5);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 64);
@@ -3038,26 +3174,118 @@ static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
       }
     }
-    vst1q_f32(o + 24, o0_0);
-    vst1q_f32(o + 28, o0_1);
-    vst1q_f32(o + 32, o0_2);
-    vst1q_f32(o + 36, o0_3);
-    vst1q_f32(o + 40, o0_4);
-    vst1q_f32(o + 44, o0_5);
-    vst1q_f32(o + os + 24, o1_0);
-    vst1q_f32(o + os + 28, o1_1);
-    vst1q_f32(o + os + 32, o1_2);
-    vst1q_f32(o + os + 36, o1_3);
-    vst1q_f32(o + os + 40, o1_4);
-    vst1q_f32(o + os + 44, o1_5);
+    vst1q_f32(o + 16, o0_0);
+    vst1q_f32(o + 20, o0_1);
+    vst1q_f32(o + 24, o0_2);
+    vst1q_f32(o + 28, o0_3);
+    vst1q_f32(o + os + 16, o1_0);
+    vst1q_f32(o + os + 20, o1_1);
+    vst1q_f32(o + os + 24, o1_2);
+    vst1q_f32(o + os + 28, o1_3);
+    vst1q_f32(o + 2 * os + 16, o2_0);
+    vst1q_f32(o + 2 * os + 20, o2_1);
+    vst1q_f32(o + 2 * os + 24, o2_2);
+    vst1q_f32(o + 2 * os + 28, o2_3);
+    vst1q_f32(o + 3 * os + 16, o3_0);
+    vst1q_f32(o + 3 * os + 20, o3_1);
+    vst1q_f32(o + 3 * os + 24, o3_2);
+    vst1q_f32(o + 3 * os + 28, o3_3);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 36), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 40), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 44), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 36), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 40), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 44), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vld1q_f32(vj + 32);
+      const float32x4_t v1 = vld1q_f32(vj + 36);
+      const float32x4_t v2 = vld1q_f32(vj + 40);
+      const float32x4_t v3 = vld1q_f32(vj + 44);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+        o0_1 = vfmaq_f32(o0_1, p, v1);
+        o0_2 = vfmaq_f32(o0_2, p, v2);
+        o0_3 = vfmaq_f32(o0_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+        o1_1 = vfmaq_f32(o1_1, p, v1);
+        o1_2 = vfmaq_f32(o1_2, p, v2);
+        o1_3 = vfmaq_f32(o1_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
+      }
+    }
+    vst1q_f32(o + 32, o0_0);
+    vst1q_f32(o + 36, o0_1);
+    vst1q_f32(o + 40, o0_2);
+    vst1q_f32(o + 44, o0_3);
+    vst1q_f32(o + os + 32, o1_0);
+    vst1q_f32(o + os + 36, o1_1);
+    vst1q_f32(o + os + 40, o1_2);
+    vst1q_f32(o + os + 44, o1_3);
+    vst1q_f32(o + 2 * os + 32, o2_0);
+    vst1q_f32(o + 2 * os + 36, o2_1);
+    vst1q_f32(o + 2 * os + 40, o2_2);
+    vst1q_f32(o + 2 * os + 44, o2_3);
+    vst1q_f32(o + 3 * os + 32, o3_0);
+    vst1q_f32(o + 3 * os + 36, o3_1);
+    vst1q_f32(o + 3 * os + 40, o3_2);
+    vst1q_f32(o + 3 * os + 44, o3_3);
+  }
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
     float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), a0);
     float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 52), a0);
     float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 56), a0);
@@ -3066,6 +3294,14 @@ static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float
     float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 52), a1);
     float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 56), a1);
     float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 60), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -3087,6 +3323,20 @@ static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
       }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
+      }
     }
     vst1q_f32(o + 48, o0_0);
     vst1q_f32(o + 52, o0_1);
@@ -3096,6 +3346,14 @@ static  void attngen_pv_d64_2x24_p64__neon(const float *restrict pt, const float
     vst1q_f32(o + os + 52, o1_1);
     vst1q_f32(o + os + 56, o1_2);
     vst1q_f32(o + os + 60, o1_3);
+    vst1q_f32(o + 2 * os + 48, o2_0);
+    vst1q_f32(o + 2 * os + 52, o2_1);
+    vst1q_f32(o + 2 * os + 56, o2_2);
+    vst1q_f32(o + 2 * os + 60, o2_3);
+    vst1q_f32(o + 3 * os + 48, o3_0);
+    vst1q_f32(o + 3 * os + 52, o3_1);
+    vst1q_f32(o + 3 * os + 56, o3_2);
+    vst1q_f32(o + 3 * os + 60, o3_3);
   }
 }
 
@@ -3135,23 +3393,25 @@ static  void attn_h32_kv8_d64_causal_prefill__neon(const attngen_shape *shape, c
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3273,23 +3533,25 @@ static  void attn_h32_kv8_d64_causal_padding_prefill__neon(const attngen_shape *
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3376,7 +3638,7 @@ static  void attn_h32_kv8_d64_causal_padding_prefill__neon(const attngen_shape *
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d64_causal_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -3412,23 +3674,25 @@ static  void attn_h32_kv8_d64_causal_decode__neon(const attngen_shape *shape, co
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3454,8 +3718,8 @@ static  void attn_h32_kv8_d64_causal_decode__neon(const attngen_shape *shape, co
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d64_4x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -3480,10 +3744,9 @@ static  void attn_h32_kv8_d64_causal_decode__neon(const attngen_shape *shape, co
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d64_4x16_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -3501,7 +3764,7 @@ static  void attn_h32_kv8_d64_causal_decode__neon(const attngen_shape *shape, co
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d64_causal_padding_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -3537,23 +3800,25 @@ static  void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_shape *s
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3580,8 +3845,8 @@ static  void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_shape *s
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d64_4x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -3606,10 +3871,9 @@ static  void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_shape *s
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d64_4x16_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -5318,10 +5582,10 @@ static  void attngen_pv_d64_4x4_s64__scalar(const float *restrict pt, const floa
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static  void attngen_qkdot_d64_2x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static  void attngen_qkdot_d64_4x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -5330,6 +5594,8 @@ static  void attngen_qkdot_d64_2x4_s64__scalar(const float *restrict qp, const f
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
+    const float *restrict q2 = qp + 2 * 64;
+    const float *restrict q3 = qp + 3 * 64;
     float acc0_0 = 0.0f;
     float acc0_1 = 0.0f;
     float acc0_2 = 0.0f;
@@ -5338,453 +5604,461 @@ static  void attngen_qkdot_d64_2x4_s64__scalar(const float *restrict qp, const f
     float acc1_1 = 0.0f;
     float acc1_2 = 0.0f;
     float acc1_3 = 0.0f;
+    float acc2_0 = 0.0f;
+    float acc2_1 = 0.0f;
+    float acc2_2 = 0.0f;
+    float acc2_3 = 0.0f;
+    float acc3_0 = 0.0f;
+    float acc3_1 = 0.0f;
+    float acc3_2 = 0.0f;
+    float acc3_3 = 0.0f;
     {
-    const float qv0 = (*(q0)); const float qv1 = (*(q1));
-    { const float kv = (*(k0)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0)); const float qv1 = (*(q1)); const float qv2 = (*(q2)); const float qv3 = (*(q3));
+    { const float kv = (*(k0)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 1)); const float qv1 = (*(q1 + 1));
-    { const float kv = (*(k0 + 1)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 1)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 1)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 1)); const float qv1 = (*(q1 + 1)); const float qv2 = (*(q2 + 1)); const float qv3 = (*(q3 + 1));
+    { const float kv = (*(k0 + 1)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 1)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 1)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 2)); const float qv1 = (*(q1 + 2));
-    { const float kv = (*(k0 + 2)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 2)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 2)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 2)); const float qv1 = (*(q1 + 2)); const float qv2 = (*(q2 + 2)); const float qv3 = (*(q3 + 2));
+    { const float kv = (*(k0 + 2)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 2)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 2)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 3)); const float qv1 = (*(q1 + 3));
-    { const float kv = (*(k0 + 3)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 3)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 3)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 3)); const float qv1 = (*(q1 + 3)); const float qv2 = (*(q2 + 3)); const float qv3 = (*(q3 + 3));
+    { const float kv = (*(k0 + 3)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 3)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 3)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 4)); const float qv1 = (*(q1 + 4));
-    { const float kv = (*(k0 + 4)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 4)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 4)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 4)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 4)); const float qv1 = (*(q1 + 4)); const float qv2 = (*(q2 + 4)); const float qv3 = (*(q3 + 4));
+    { const float kv = (*(k0 + 4)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 4)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 4)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 4)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 5)); const float qv1 = (*(q1 + 5));
-    { const float kv = (*(k0 + 5)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 5)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 5)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 5)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 5)); const float qv1 = (*(q1 + 5)); const float qv2 = (*(q2 + 5)); const float qv3 = (*(q3 + 5));
+    { const float kv = (*(k0 + 5)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 5)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 5)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 5)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 6)); const float qv1 = (*(q1 + 6));
-    { const float kv = (*(k0 + 6)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 6)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 6)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 6)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 6)); const float qv1 = (*(q1 + 6)); const float qv2 = (*(q2 + 6)); const float qv3 = (*(q3 + 6));
+    { const float kv = (*(k0 + 6)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 6)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 6)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 6)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 7)); const float qv1 = (*(q1 + 7));
-    { const float kv = (*(k0 + 7)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 7)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 7)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 7)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 7)); const float qv1 = (*(q1 + 7)); const float qv2 = (*(q2 + 7)); const float qv3 = (*(q3 + 7));
+    { const float kv = (*(k0 + 7)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 7)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 7)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 7)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 8)); const float qv1 = (*(q1 + 8));
-    { const float kv = (*(k0 + 8)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 8)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 8)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 8)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 8)); const float qv1 = (*(q1 + 8)); const float qv2 = (*(q2 + 8)); const float qv3 = (*(q3 + 8));
+    { const float kv = (*(k0 + 8)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 8)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 8)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 8)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 9)); const float qv1 = (*(q1 + 9));
-    { const float kv = (*(k0 + 9)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 9)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 9)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 9)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 9)); const float qv1 = (*(q1 + 9)); const float qv2 = (*(q2 + 9)); const float qv3 = (*(q3 + 9));
+    { const float kv = (*(k0 + 9)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 9)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 9)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 9)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 10)); const float qv1 = (*(q1 + 10));
-    { const float kv = (*(k0 + 10)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 10)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 10)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 10)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 10)); const float qv1 = (*(q1 + 10)); const float qv2 = (*(q2 + 10)); const float qv3 = (*(q3 + 10));
+    { const float kv = (*(k0 + 10)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 10)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 10)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 10)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 11)); const float qv1 = (*(q1 + 11));
-    { const float kv = (*(k0 + 11)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 11)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 11)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 11)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 11)); const float qv1 = (*(q1 + 11)); const float qv2 = (*(q2 + 11)); const float qv3 = (*(q3 + 11));
+    { const float kv = (*(k0 + 11)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 11)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 11)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 11)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 12)); const float qv1 = (*(q1 + 12));
-    { const float kv = (*(k0 + 12)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 12)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 12)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 12)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 12)); const float qv1 = (*(q1 + 12)); const float qv2 = (*(q2 + 12)); const float qv3 = (*(q3 + 12));
+    { const float kv = (*(k0 + 12)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 12)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 12)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 12)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 13)); const float qv1 = (*(q1 + 13));
-    { const float kv = (*(k0 + 13)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 13)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 13)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 13)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 13)); const float qv1 = (*(q1 + 13)); const float qv2 = (*(q2 + 13)); const float qv3 = (*(q3 + 13));
+    { const float kv = (*(k0 + 13)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 13)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 13)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 13)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 14)); const float qv1 = (*(q1 + 14));
-    { const float kv = (*(k0 + 14)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 14)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 14)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 14)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 14)); const float qv1 = (*(q1 + 14)); const float qv2 = (*(q2 + 14)); const float qv3 = (*(q3 + 14));
+    { const float kv = (*(k0 + 14)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 14)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 14)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 14)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 15)); const float qv1 = (*(q1 + 15));
-    { const float kv = (*(k0 + 15)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 15)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 15)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 15)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 15)); const float qv1 = (*(q1 + 15)); const float qv2 = (*(q2 + 15)); const float qv3 = (*(q3 + 15));
+    { const float kv = (*(k0 + 15)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 15)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 15)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 15)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 16)); const float qv1 = (*(q1 + 16));
-    { const float kv = (*(k0 + 16)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 16)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 16)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 16)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 16)); const float qv1 = (*(q1 + 16)); const float qv2 = (*(q2 + 16)); const float qv3 = (*(q3 + 16));
+    { const float kv = (*(k0 + 16)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 16)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 16)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 16)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 17)); const float qv1 = (*(q1 + 17));
-    { const float kv = (*(k0 + 17)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 17)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 17)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 17)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 17)); const float qv1 = (*(q1 + 17)); const float qv2 = (*(q2 + 17)); const float qv3 = (*(q3 + 17));
+    { const float kv = (*(k0 + 17)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 17)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 17)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 17)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 18)); const float qv1 = (*(q1 + 18));
-    { const float kv = (*(k0 + 18)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 18)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 18)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 18)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 18)); const float qv1 = (*(q1 + 18)); const float qv2 = (*(q2 + 18)); const float qv3 = (*(q3 + 18));
+    { const float kv = (*(k0 + 18)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 18)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 18)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 18)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 19)); const float qv1 = (*(q1 + 19));
-    { const float kv = (*(k0 + 19)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 19)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 19)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 19)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 19)); const float qv1 = (*(q1 + 19)); const float qv2 = (*(q2 + 19)); const float qv3 = (*(q3 + 19));
+    { const float kv = (*(k0 + 19)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 19)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 19)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 19)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 20)); const float qv1 = (*(q1 + 20));
-    { const float kv = (*(k0 + 20)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 20)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 20)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 20)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 20)); const float qv1 = (*(q1 + 20)); const float qv2 = (*(q2 + 20)); const float qv3 = (*(q3 + 20));
+    { const float kv = (*(k0 + 20)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 20)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 20)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 20)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 21)); const float qv1 = (*(q1 + 21));
-    { const float kv = (*(k0 + 21)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 21)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 21)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 21)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 21)); const float qv1 = (*(q1 + 21)); const float qv2 = (*(q2 + 21)); const float qv3 = (*(q3 + 21));
+    { const float kv = (*(k0 + 21)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 21)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 21)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 21)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 22)); const float qv1 = (*(q1 + 22));
-    { const float kv = (*(k0 + 22)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 22)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 22)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 22)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 22)); const float qv1 = (*(q1 + 22)); const float qv2 = (*(q2 + 22)); const float qv3 = (*(q3 + 22));
+    { const float kv = (*(k0 + 22)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 22)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 22)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 22)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 23)); const float qv1 = (*(q1 + 23));
-    { const float kv = (*(k0 + 23)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 23)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 23)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 23)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 23)); const float qv1 = (*(q1 + 23)); const float qv2 = (*(q2 + 23)); const float qv3 = (*(q3 + 23));
+    { const float kv = (*(k0 + 23)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 23)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 23)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 23)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 24)); const float qv1 = (*(q1 + 24));
-    { const float kv = (*(k0 + 24)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 24)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 24)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 24)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 24)); const float qv1 = (*(q1 + 24)); const float qv2 = (*(q2 + 24)); const float qv3 = (*(q3 + 24));
+    { const float kv = (*(k0 + 24)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 24)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 24)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 24)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 25)); const float qv1 = (*(q1 + 25));
-    { const float kv = (*(k0 + 25)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 25)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 25)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 25)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 25)); const float qv1 = (*(q1 + 25)); const float qv2 = (*(q2 + 25)); const float qv3 = (*(q3 + 25));
+    { const float kv = (*(k0 + 25)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 25)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 25)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 25)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 26)); const float qv1 = (*(q1 + 26));
-    { const float kv = (*(k0 + 26)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 26)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 26)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 26)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 26)); const float qv1 = (*(q1 + 26)); const float qv2 = (*(q2 + 26)); const float qv3 = (*(q3 + 26));
+    { const float kv = (*(k0 + 26)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 26)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 26)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 26)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 27)); const float qv1 = (*(q1 + 27));
-    { const float kv = (*(k0 + 27)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 27)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 27)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 27)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 27)); const float qv1 = (*(q1 + 27)); const float qv2 = (*(q2 + 27)); const float qv3 = (*(q3 + 27));
+    { const float kv = (*(k0 + 27)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 27)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 27)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 27)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 28)); const float qv1 = (*(q1 + 28));
-    { const float kv = (*(k0 + 28)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 28)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 28)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 28)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 28)); const float qv1 = (*(q1 + 28)); const float qv2 = (*(q2 + 28)); const float qv3 = (*(q3 + 28));
+    { const float kv = (*(k0 + 28)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 28)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 28)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 28)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 29)); const float qv1 = (*(q1 + 29));
-    { const float kv = (*(k0 + 29)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 29)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 29)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 29)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 29)); const float qv1 = (*(q1 + 29)); const float qv2 = (*(q2 + 29)); const float qv3 = (*(q3 + 29));
+    { const float kv = (*(k0 + 29)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 29)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 29)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 29)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 30)); const float qv1 = (*(q1 + 30));
-    { const float kv = (*(k0 + 30)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 30)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 30)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 30)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 30)); const float qv1 = (*(q1 + 30)); const float qv2 = (*(q2 + 30)); const float qv3 = (*(q3 + 30));
+    { const float kv = (*(k0 + 30)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 30)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 30)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 30)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 31)); const float qv1 = (*(q1 + 31));
-    { const float kv = (*(k0 + 31)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 31)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 31)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 31)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 31)); const float qv1 = (*(q1 + 31)); const float qv2 = (*(q2 + 31)); const float qv3 = (*(q3 + 31));
+    { const float kv = (*(k0 + 31)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 31)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 31)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 31)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 32)); const float qv1 = (*(q1 + 32));
-    { const float kv = (*(k0 + 32)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 32)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 32)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 32)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 32)); const float qv1 = (*(q1 + 32)); const float qv2 = (*(q2 + 32)); const float qv3 = (*(q3 + 32));
+    { const float kv = (*(k0 + 32)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 32)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 32)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 32)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 33)); const float qv1 = (*(q1 + 33));
-    { const float kv = (*(k0 + 33)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 33)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 33)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 33)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 33)); const float qv1 = (*(q1 + 33)); const float qv2 = (*(q2 + 33)); const float qv3 = (*(q3 + 33));
+    { const float kv = (*(k0 + 33)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 33)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 33)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 33)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 34)); const float qv1 = (*(q1 + 34));
-    { const float kv = (*(k0 + 34)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 34)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 34)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 34)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 34)); const float qv1 = (*(q1 + 34)); const float qv2 = (*(q2 + 34)); const float qv3 = (*(q3 + 34));
+    { const float kv = (*(k0 + 34)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 34)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 34)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 34)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 35)); const float qv1 = (*(q1 + 35));
-    { const float kv = (*(k0 + 35)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 35)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 35)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 35)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 35)); const float qv1 = (*(q1 + 35)); const float qv2 = (*(q2 + 35)); const float qv3 = (*(q3 + 35));
+    { const float kv = (*(k0 + 35)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 35)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 35)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 35)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 36)); const float qv1 = (*(q1 + 36));
-    { const float kv = (*(k0 + 36)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 36)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 36)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 36)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 36)); const float qv1 = (*(q1 + 36)); const float qv2 = (*(q2 + 36)); const float qv3 = (*(q3 + 36));
+    { const float kv = (*(k0 + 36)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 36)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 36)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 36)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 37)); const float qv1 = (*(q1 + 37));
-    { const float kv = (*(k0 + 37)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 37)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 37)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 37)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 37)); const float qv1 = (*(q1 + 37)); const float qv2 = (*(q2 + 37)); const float qv3 = (*(q3 + 37));
+    { const float kv = (*(k0 + 37)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 37)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 37)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 37)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 38)); const float qv1 = (*(q1 + 38));
-    { const float kv = (*(k0 + 38)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 38)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 38)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 38)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 38)); const float qv1 = (*(q1 + 38)); const float qv2 = (*(q2 + 38)); const float qv3 = (*(q3 + 38));
+    { const float kv = (*(k0 + 38)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 38)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 38)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 38)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 39)); const float qv1 = (*(q1 + 39));
-    { const float kv = (*(k0 + 39)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 39)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 39)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 39)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 39)); const float qv1 = (*(q1 + 39)); const float qv2 = (*(q2 + 39)); const float qv3 = (*(q3 + 39));
+    { const float kv = (*(k0 + 39)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 39)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 39)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 39)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 40)); const float qv1 = (*(q1 + 40));
-    { const float kv = (*(k0 + 40)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 40)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 40)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 40)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 40)); const float qv1 = (*(q1 + 40)); const float qv2 = (*(q2 + 40)); const float qv3 = (*(q3 + 40));
+    { const float kv = (*(k0 + 40)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 40)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 40)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 40)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 41)); const float qv1 = (*(q1 + 41));
-    { const float kv = (*(k0 + 41)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 41)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 41)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 41)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 41)); const float qv1 = (*(q1 + 41)); const float qv2 = (*(q2 + 41)); const float qv3 = (*(q3 + 41));
+    { const float kv = (*(k0 + 41)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 41)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 41)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 41)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 42)); const float qv1 = (*(q1 + 42));
-    { const float kv = (*(k0 + 42)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 42)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 42)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 42)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 42)); const float qv1 = (*(q1 + 42)); const float qv2 = (*(q2 + 42)); const float qv3 = (*(q3 + 42));
+    { const float kv = (*(k0 + 42)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 42)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 42)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 42)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 43)); const float qv1 = (*(q1 + 43));
-    { const float kv = (*(k0 + 43)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 43)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 43)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 43)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 43)); const float qv1 = (*(q1 + 43)); const float qv2 = (*(q2 + 43)); const float qv3 = (*(q3 + 43));
+    { const float kv = (*(k0 + 43)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 43)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 43)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 43)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 44)); const float qv1 = (*(q1 + 44));
-    { const float kv = (*(k0 + 44)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 44)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 44)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 44)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 44)); const float qv1 = (*(q1 + 44)); const float qv2 = (*(q2 + 44)); const float qv3 = (*(q3 + 44));
+    { const float kv = (*(k0 + 44)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 44)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 44)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 44)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 45)); const float qv1 = (*(q1 + 45));
-    { const float kv = (*(k0 + 45)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 45)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 45)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 45)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 45)); const float qv1 = (*(q1 + 45)); const float qv2 = (*(q2 + 45)); const float qv3 = (*(q3 + 45));
+    { const float kv = (*(k0 + 45)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 45)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 45)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 45)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 46)); const float qv1 = (*(q1 + 46));
-    { const float kv = (*(k0 + 46)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 46)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 46)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 46)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 46)); const float qv1 = (*(q1 + 46)); const float qv2 = (*(q2 + 46)); const float qv3 = (*(q3 + 46));
+    { const float kv = (*(k0 + 46)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 46)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 46)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 46)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 47)); const float qv1 = (*(q1 + 47));
-    { const float kv = (*(k0 + 47)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 47)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 47)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 47)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 47)); const float qv1 = (*(q1 + 47)); const float qv2 = (*(q2 + 47)); const float qv3 = (*(q3 + 47));
+    { const float kv = (*(k0 + 47)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 47)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 47)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 47)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 48)); const float qv1 = (*(q1 + 48));
-    { const float kv = (*(k0 + 48)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 48)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 48)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 48)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 48)); const float qv1 = (*(q1 + 48)); const float qv2 = (*(q2 + 48)); const float qv3 = (*(q3 + 48));
+    { const float kv = (*(k0 + 48)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 48)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 48)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 48)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 49)); const float qv1 = (*(q1 + 49));
-    { const float kv = (*(k0 + 49)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 49)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 49)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 49)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 49)); const float qv1 = (*(q1 + 49)); const float qv2 = (*(q2 + 49)); const float qv3 = (*(q3 + 49));
+    { const float kv = (*(k0 + 49)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 49)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 49)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 49)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 50)); const float qv1 = (*(q1 + 50));
-    { const float kv = (*(k0 + 50)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 50)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 50)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 50)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 50)); const float qv1 = (*(q1 + 50)); const float qv2 = (*(q2 + 50)); const float qv3 = (*(q3 + 50));
+    { const float kv = (*(k0 + 50)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 50)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 50)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 50)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 51)); const float qv1 = (*(q1 + 51));
-    { const float kv = (*(k0 + 51)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 51)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 51)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 51)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 51)); const float qv1 = (*(q1 + 51)); const float qv2 = (*(q2 + 51)); const float qv3 = (*(q3 + 51));
+    { const float kv = (*(k0 + 51)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 51)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 51)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 51)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 52)); const float qv1 = (*(q1 + 52));
-    { const float kv = (*(k0 + 52)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 52)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 52)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 52)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 52)); const float qv1 = (*(q1 + 52)); const float qv2 = (*(q2 + 52)); const float qv3 = (*(q3 + 52));
+    { const float kv = (*(k0 + 52)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 52)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 52)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 52)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 53)); const float qv1 = (*(q1 + 53));
-    { const float kv = (*(k0 + 53)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 53)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 53)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 53)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 53)); const float qv1 = (*(q1 + 53)); const float qv2 = (*(q2 + 53)); const float qv3 = (*(q3 + 53));
+    { const float kv = (*(k0 + 53)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 53)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 53)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 53)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 54)); const float qv1 = (*(q1 + 54));
-    { const float kv = (*(k0 + 54)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 54)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 54)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 54)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 54)); const float qv1 = (*(q1 + 54)); const float qv2 = (*(q2 + 54)); const float qv3 = (*(q3 + 54));
+    { const float kv = (*(k0 + 54)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 54)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 54)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 54)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 55)); const float qv1 = (*(q1 + 55));
-    { const float kv = (*(k0 + 55)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 55)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 55)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 55)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 55)); const float qv1 = (*(q1 + 55)); const float qv2 = (*(q2 + 55)); const float qv3 = (*(q3 + 55));
+    { const float kv = (*(k0 + 55)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 55)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 55)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 55)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 56)); const float qv1 = (*(q1 + 56));
-    { const float kv = (*(k0 + 56)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 56)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 56)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 56)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 56)); const float qv1 = (*(q1 + 56)); const float qv2 = (*(q2 + 56)); const float qv3 = (*(q3 + 56));
+    { const float kv = (*(k0 + 56)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 56)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 56)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 56)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 57)); const float qv1 = (*(q1 + 57));
-    { const float kv = (*(k0 + 57)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 57)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 57)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 57)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 57)); const float qv1 = (*(q1 + 57)); const float qv2 = (*(q2 + 57)); const float qv3 = (*(q3 + 57));
+    { const float kv = (*(k0 + 57)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 57)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 57)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 57)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 58)); const float qv1 = (*(q1 + 58));
-    { const float kv = (*(k0 + 58)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 58)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 58)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 58)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 58)); const float qv1 = (*(q1 + 58)); const float qv2 = (*(q2 + 58)); const float qv3 = (*(q3 + 58));
+    { const float kv = (*(k0 + 58)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 58)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 58)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 58)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 59)); const float qv1 = (*(q1 + 59));
-    { const float kv = (*(k0 + 59)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 59)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 59)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 59)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 59)); const float qv1 = (*(q1 + 59)); const float qv2 = (*(q2 + 59)); const float qv3 = (*(q3 + 59));
+    { const float kv = (*(k0 + 59)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 59)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 59)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 59)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 60)); const float qv1 = (*(q1 + 60));
-    { const float kv = (*(k0 + 60)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 60)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 60)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 60)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 60)); const float qv1 = (*(q1 + 60)); const float qv2 = (*(q2 + 60)); const float qv3 = (*(q3 + 60));
+    { const float kv = (*(k0 + 60)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 60)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 60)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 60)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 61)); const float qv1 = (*(q1 + 61));
-    { const float kv = (*(k0 + 61)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 61)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 61)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 61)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 61)); const float qv1 = (*(q1 + 61)); const float qv2 = (*(q2 + 61)); const float qv3 = (*(q3 + 61));
+    { const float kv = (*(k0 + 61)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 61)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 61)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 61)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 62)); const float qv1 = (*(q1 + 62));
-    { const float kv = (*(k0 + 62)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 62)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 62)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 62)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 62)); const float qv1 = (*(q1 + 62)); const float qv2 = (*(q2 + 62)); const float qv3 = (*(q3 + 62));
+    { const float kv = (*(k0 + 62)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 62)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 62)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 62)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 63)); const float qv1 = (*(q1 + 63));
-    { const float kv = (*(k0 + 63)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 63)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 63)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 63)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 63)); const float qv1 = (*(q1 + 63)); const float qv2 = (*(q2 + 63)); const float qv3 = (*(q3 + 63));
+    { const float kv = (*(k0 + 63)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 63)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 63)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 63)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     s[0] = acc0_0;
     s[1] = acc0_1;
@@ -5794,18 +6068,28 @@ static  void attngen_qkdot_d64_2x4_s64__scalar(const float *restrict qp, const f
     s[65] = acc1_1;
     s[66] = acc1_2;
     s[67] = acc1_3;
+    s[128] = acc2_0;
+    s[129] = acc2_1;
+    s[130] = acc2_2;
+    s[131] = acc2_3;
+    s[192] = acc3_0;
+    s[193] = acc3_1;
+    s[194] = acc3_2;
+    s[195] = acc3_3;
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
-static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
+static  void attngen_pv_d64_4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o)) * a0);
     float o0_1 = ((*(o + 1)) * a0);
     float o0_2 = ((*(o + 2)) * a0);
@@ -5814,6 +6098,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 1)) * a1);
     float o1_2 = ((*(o + os + 2)) * a1);
     float o1_3 = ((*(o + os + 3)) * a1);
+    float o2_0 = ((*(o + 2 * os)) * a2);
+    float o2_1 = ((*(o + 2 * os + 1)) * a2);
+    float o2_2 = ((*(o + 2 * os + 2)) * a2);
+    float o2_3 = ((*(o + 2 * os + 3)) * a2);
+    float o3_0 = ((*(o + 3 * os)) * a3);
+    float o3_1 = ((*(o + 3 * os + 1)) * a3);
+    float o3_2 = ((*(o + 3 * os + 2)) * a3);
+    float o3_3 = ((*(o + 3 * os + 3)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5835,6 +6127,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o) = o0_0;
     *(o + 1) = o0_1;
@@ -5844,10 +6150,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 1) = o1_1;
     *(o + os + 2) = o1_2;
     *(o + os + 3) = o1_3;
+    *(o + 2 * os) = o2_0;
+    *(o + 2 * os + 1) = o2_1;
+    *(o + 2 * os + 2) = o2_2;
+    *(o + 2 * os + 3) = o2_3;
+    *(o + 3 * os) = o3_0;
+    *(o + 3 * os + 1) = o3_1;
+    *(o + 3 * os + 2) = o3_2;
+    *(o + 3 * os + 3) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 4)) * a0);
     float o0_1 = ((*(o + 5)) * a0);
     float o0_2 = ((*(o + 6)) * a0);
@@ -5856,6 +6172,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 5)) * a1);
     float o1_2 = ((*(o + os + 6)) * a1);
     float o1_3 = ((*(o + os + 7)) * a1);
+    float o2_0 = ((*(o + 2 * os + 4)) * a2);
+    float o2_1 = ((*(o + 2 * os + 5)) * a2);
+    float o2_2 = ((*(o + 2 * os + 6)) * a2);
+    float o2_3 = ((*(o + 2 * os + 7)) * a2);
+    float o3_0 = ((*(o + 3 * os + 4)) * a3);
+    float o3_1 = ((*(o + 3 * os + 5)) * a3);
+    float o3_2 = ((*(o + 3 * os + 6)) * a3);
+    float o3_3 = ((*(o + 3 * os + 7)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5877,6 +6201,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 4) = o0_0;
     *(o + 5) = o0_1;
@@ -5886,10 +6224,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 5) = o1_1;
     *(o + os + 6) = o1_2;
     *(o + os + 7) = o1_3;
+    *(o + 2 * os + 4) = o2_0;
+    *(o + 2 * os + 5) = o2_1;
+    *(o + 2 * os + 6) = o2_2;
+    *(o + 2 * os + 7) = o2_3;
+    *(o + 3 * os + 4) = o3_0;
+    *(o + 3 * os + 5) = o3_1;
+    *(o + 3 * os + 6) = o3_2;
+    *(o + 3 * os + 7) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 8)) * a0);
     float o0_1 = ((*(o + 9)) * a0);
     float o0_2 = ((*(o + 10)) * a0);
@@ -5898,6 +6246,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 9)) * a1);
     float o1_2 = ((*(o + os + 10)) * a1);
     float o1_3 = ((*(o + os + 11)) * a1);
+    float o2_0 = ((*(o + 2 * os + 8)) * a2);
+    float o2_1 = ((*(o + 2 * os + 9)) * a2);
+    float o2_2 = ((*(o + 2 * os + 10)) * a2);
+    float o2_3 = ((*(o + 2 * os + 11)) * a2);
+    float o3_0 = ((*(o + 3 * os + 8)) * a3);
+    float o3_1 = ((*(o + 3 * os + 9)) * a3);
+    float o3_2 = ((*(o + 3 * os + 10)) * a3);
+    float o3_3 = ((*(o + 3 * os + 11)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5919,6 +6275,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 8) = o0_0;
     *(o + 9) = o0_1;
@@ -5928,10 +6298,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 9) = o1_1;
     *(o + os + 10) = o1_2;
     *(o + os + 11) = o1_3;
+    *(o + 2 * os + 8) = o2_0;
+    *(o + 2 * os + 9) = o2_1;
+    *(o + 2 * os + 10) = o2_2;
+    *(o + 2 * os + 11) = o2_3;
+    *(o + 3 * os + 8) = o3_0;
+    *(o + 3 * os + 9) = o3_1;
+    *(o + 3 * os + 10) = o3_2;
+    *(o + 3 * os + 11) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 12)) * a0);
     float o0_1 = ((*(o + 13)) * a0);
     float o0_2 = ((*(o + 14)) * a0);
@@ -5940,6 +6320,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 13)) * a1);
     float o1_2 = ((*(o + os + 14)) * a1);
     float o1_3 = ((*(o + os + 15)) * a1);
+    float o2_0 = ((*(o + 2 * os + 12)) * a2);
+    float o2_1 = ((*(o + 2 * os + 13)) * a2);
+    float o2_2 = ((*(o + 2 * os + 14)) * a2);
+    float o2_3 = ((*(o + 2 * os + 15)) * a2);
+    float o3_0 = ((*(o + 3 * os + 12)) * a3);
+    float o3_1 = ((*(o + 3 * os + 13)) * a3);
+    float o3_2 = ((*(o + 3 * os + 14)) * a3);
+    float o3_3 = ((*(o + 3 * os + 15)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5961,6 +6349,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 12) = o0_0;
     *(o + 13) = o0_1;
@@ -5970,10 +6372,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 13) = o1_1;
     *(o + os + 14) = o1_2;
     *(o + os + 15) = o1_3;
+    *(o + 2 * os + 12) = o2_0;
+    *(o + 2 * os + 13) = o2_1;
+    *(o + 2 * os + 14) = o2_2;
+    *(o + 2 * os + 15) = o2_3;
+    *(o + 3 * os + 12) = o3_0;
+    *(o + 3 * os + 13) = o3_1;
+    *(o + 3 * os + 14) = o3_2;
+    *(o + 3 * os + 15) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 16)) * a0);
     float o0_1 = ((*(o + 17)) * a0);
     float o0_2 = ((*(o + 18)) * a0);
@@ -5982,6 +6394,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 17)) * a1);
     float o1_2 = ((*(o + os + 18)) * a1);
     float o1_3 = ((*(o + os + 19)) * a1);
+    float o2_0 = ((*(o + 2 * os + 16)) * a2);
+    float o2_1 = ((*(o + 2 * os + 17)) * a2);
+    float o2_2 = ((*(o + 2 * os + 18)) * a2);
+    float o2_3 = ((*(o + 2 * os + 19)) * a2);
+    float o3_0 = ((*(o + 3 * os + 16)) * a3);
+    float o3_1 = ((*(o + 3 * os + 17)) * a3);
+    float o3_2 = ((*(o + 3 * os + 18)) * a3);
+    float o3_3 = ((*(o + 3 * os + 19)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6003,6 +6423,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 16) = o0_0;
     *(o + 17) = o0_1;
@@ -6012,10 +6446,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 17) = o1_1;
     *(o + os + 18) = o1_2;
     *(o + os + 19) = o1_3;
+    *(o + 2 * os + 16) = o2_0;
+    *(o + 2 * os + 17) = o2_1;
+    *(o + 2 * os + 18) = o2_2;
+    *(o + 2 * os + 19) = o2_3;
+    *(o + 3 * os + 16) = o3_0;
+    *(o + 3 * os + 17) = o3_1;
+    *(o + 3 * os + 18) = o3_2;
+    *(o + 3 * os + 19) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 20)) * a0);
     float o0_1 = ((*(o + 21)) * a0);
     float o0_2 = ((*(o + 22)) * a0);
@@ -6024,6 +6468,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 21)) * a1);
     float o1_2 = ((*(o + os + 22)) * a1);
     float o1_3 = ((*(o + os + 23)) * a1);
+    float o2_0 = ((*(o + 2 * os + 20)) * a2);
+    float o2_1 = ((*(o + 2 * os + 21)) * a2);
+    float o2_2 = ((*(o + 2 * os + 22)) * a2);
+    float o2_3 = ((*(o + 2 * os + 23)) * a2);
+    float o3_0 = ((*(o + 3 * os + 20)) * a3);
+    float o3_1 = ((*(o + 3 * os + 21)) * a3);
+    float o3_2 = ((*(o + 3 * os + 22)) * a3);
+    float o3_3 = ((*(o + 3 * os + 23)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6045,6 +6497,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 20) = o0_0;
     *(o + 21) = o0_1;
@@ -6054,10 +6520,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 21) = o1_1;
     *(o + os + 22) = o1_2;
     *(o + os + 23) = o1_3;
+    *(o + 2 * os + 20) = o2_0;
+    *(o + 2 * os + 21) = o2_1;
+    *(o + 2 * os + 22) = o2_2;
+    *(o + 2 * os + 23) = o2_3;
+    *(o + 3 * os + 20) = o3_0;
+    *(o + 3 * os + 21) = o3_1;
+    *(o + 3 * os + 22) = o3_2;
+    *(o + 3 * os + 23) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 24)) * a0);
     float o0_1 = ((*(o + 25)) * a0);
     float o0_2 = ((*(o + 26)) * a0);
@@ -6066,6 +6542,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 25)) * a1);
     float o1_2 = ((*(o + os + 26)) * a1);
     float o1_3 = ((*(o + os + 27)) * a1);
+    float o2_0 = ((*(o + 2 * os + 24)) * a2);
+    float o2_1 = ((*(o + 2 * os + 25)) * a2);
+    float o2_2 = ((*(o + 2 * os + 26)) * a2);
+    float o2_3 = ((*(o + 2 * os + 27)) * a2);
+    float o3_0 = ((*(o + 3 * os + 24)) * a3);
+    float o3_1 = ((*(o + 3 * os + 25)) * a3);
+    float o3_2 = ((*(o + 3 * os + 26)) * a3);
+    float o3_3 = ((*(o + 3 * os + 27)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6087,6 +6571,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 24) = o0_0;
     *(o + 25) = o0_1;
@@ -6096,10 +6594,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 25) = o1_1;
     *(o + os + 26) = o1_2;
     *(o + os + 27) = o1_3;
+    *(o + 2 * os + 24) = o2_0;
+    *(o + 2 * os + 25) = o2_1;
+    *(o + 2 * os + 26) = o2_2;
+    *(o + 2 * os + 27) = o2_3;
+    *(o + 3 * os + 24) = o3_0;
+    *(o + 3 * os + 25) = o3_1;
+    *(o + 3 * os + 26) = o3_2;
+    *(o + 3 * os + 27) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 28)) * a0);
     float o0_1 = ((*(o + 29)) * a0);
     float o0_2 = ((*(o + 30)) * a0);
@@ -6108,6 +6616,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 29)) * a1);
     float o1_2 = ((*(o + os + 30)) * a1);
     float o1_3 = ((*(o + os + 31)) * a1);
+    float o2_0 = ((*(o + 2 * os + 28)) * a2);
+    float o2_1 = ((*(o + 2 * os + 29)) * a2);
+    float o2_2 = ((*(o + 2 * os + 30)) * a2);
+    float o2_3 = ((*(o + 2 * os + 31)) * a2);
+    float o3_0 = ((*(o + 3 * os + 28)) * a3);
+    float o3_1 = ((*(o + 3 * os + 29)) * a3);
+    float o3_2 = ((*(o + 3 * os + 30)) * a3);
+    float o3_3 = ((*(o + 3 * os + 31)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6129,6 +6645,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 28) = o0_0;
     *(o + 29) = o0_1;
@@ -6138,10 +6668,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 29) = o1_1;
     *(o + os + 30) = o1_2;
     *(o + os + 31) = o1_3;
+    *(o + 2 * os + 28) = o2_0;
+    *(o + 2 * os + 29) = o2_1;
+    *(o + 2 * os + 30) = o2_2;
+    *(o + 2 * os + 31) = o2_3;
+    *(o + 3 * os + 28) = o3_0;
+    *(o + 3 * os + 29) = o3_1;
+    *(o + 3 * os + 30) = o3_2;
+    *(o + 3 * os + 31) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 32)) * a0);
     float o0_1 = ((*(o + 33)) * a0);
     float o0_2 = ((*(o + 34)) * a0);
@@ -6150,6 +6690,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 33)) * a1);
     float o1_2 = ((*(o + os + 34)) * a1);
     float o1_3 = ((*(o + os + 35)) * a1);
+    float o2_0 = ((*(o + 2 * os + 32)) * a2);
+    float o2_1 = ((*(o + 2 * os + 33)) * a2);
+    float o2_2 = ((*(o + 2 * os + 34)) * a2);
+    float o2_3 = ((*(o + 2 * os + 35)) * a2);
+    float o3_0 = ((*(o + 3 * os + 32)) * a3);
+    float o3_1 = ((*(o + 3 * os + 33)) * a3);
+    float o3_2 = ((*(o + 3 * os + 34)) * a3);
+    float o3_3 = ((*(o + 3 * os + 35)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6171,6 +6719,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 32) = o0_0;
     *(o + 33) = o0_1;
@@ -6180,10 +6742,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 33) = o1_1;
     *(o + os + 34) = o1_2;
     *(o + os + 35) = o1_3;
+    *(o + 2 * os + 32) = o2_0;
+    *(o + 2 * os + 33) = o2_1;
+    *(o + 2 * os + 34) = o2_2;
+    *(o + 2 * os + 35) = o2_3;
+    *(o + 3 * os + 32) = o3_0;
+    *(o + 3 * os + 33) = o3_1;
+    *(o + 3 * os + 34) = o3_2;
+    *(o + 3 * os + 35) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 36)) * a0);
     float o0_1 = ((*(o + 37)) * a0);
     float o0_2 = ((*(o + 38)) * a0);
@@ -6192,6 +6764,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 37)) * a1);
     float o1_2 = ((*(o + os + 38)) * a1);
     float o1_3 = ((*(o + os + 39)) * a1);
+    float o2_0 = ((*(o + 2 * os + 36)) * a2);
+    float o2_1 = ((*(o + 2 * os + 37)) * a2);
+    float o2_2 = ((*(o + 2 * os + 38)) * a2);
+    float o2_3 = ((*(o + 2 * os + 39)) * a2);
+    float o3_0 = ((*(o + 3 * os + 36)) * a3);
+    float o3_1 = ((*(o + 3 * os + 37)) * a3);
+    float o3_2 = ((*(o + 3 * os + 38)) * a3);
+    float o3_3 = ((*(o + 3 * os + 39)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6213,6 +6793,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 36) = o0_0;
     *(o + 37) = o0_1;
@@ -6222,10 +6816,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 37) = o1_1;
     *(o + os + 38) = o1_2;
     *(o + os + 39) = o1_3;
+    *(o + 2 * os + 36) = o2_0;
+    *(o + 2 * os + 37) = o2_1;
+    *(o + 2 * os + 38) = o2_2;
+    *(o + 2 * os + 39) = o2_3;
+    *(o + 3 * os + 36) = o3_0;
+    *(o + 3 * os + 37) = o3_1;
+    *(o + 3 * os + 38) = o3_2;
+    *(o + 3 * os + 39) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 40)) * a0);
     float o0_1 = ((*(o + 41)) * a0);
     float o0_2 = ((*(o + 42)) * a0);
@@ -6234,6 +6838,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 41)) * a1);
     float o1_2 = ((*(o + os + 42)) * a1);
     float o1_3 = ((*(o + os + 43)) * a1);
+    float o2_0 = ((*(o + 2 * os + 40)) * a2);
+    float o2_1 = ((*(o + 2 * os + 41)) * a2);
+    float o2_2 = ((*(o + 2 * os + 42)) * a2);
+    float o2_3 = ((*(o + 2 * os + 43)) * a2);
+    float o3_0 = ((*(o + 3 * os + 40)) * a3);
+    float o3_1 = ((*(o + 3 * os + 41)) * a3);
+    float o3_2 = ((*(o + 3 * os + 42)) * a3);
+    float o3_3 = ((*(o + 3 * os + 43)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6255,6 +6867,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 40) = o0_0;
     *(o + 41) = o0_1;
@@ -6264,10 +6890,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 41) = o1_1;
     *(o + os + 42) = o1_2;
     *(o + os + 43) = o1_3;
+    *(o + 2 * os + 40) = o2_0;
+    *(o + 2 * os + 41) = o2_1;
+    *(o + 2 * os + 42) = o2_2;
+    *(o + 2 * os + 43) = o2_3;
+    *(o + 3 * os + 40) = o3_0;
+    *(o + 3 * os + 41) = o3_1;
+    *(o + 3 * os + 42) = o3_2;
+    *(o + 3 * os + 43) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 44)) * a0);
     float o0_1 = ((*(o + 45)) * a0);
     float o0_2 = ((*(o + 46)) * a0);
@@ -6276,6 +6912,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 45)) * a1);
     float o1_2 = ((*(o + os + 46)) * a1);
     float o1_3 = ((*(o + os + 47)) * a1);
+    float o2_0 = ((*(o + 2 * os + 44)) * a2);
+    float o2_1 = ((*(o + 2 * os + 45)) * a2);
+    float o2_2 = ((*(o + 2 * os + 46)) * a2);
+    float o2_3 = ((*(o + 2 * os + 47)) * a2);
+    float o3_0 = ((*(o + 3 * os + 44)) * a3);
+    float o3_1 = ((*(o + 3 * os + 45)) * a3);
+    float o3_2 = ((*(o + 3 * os + 46)) * a3);
+    float o3_3 = ((*(o + 3 * os + 47)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6297,6 +6941,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 44) = o0_0;
     *(o + 45) = o0_1;
@@ -6306,10 +6964,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 45) = o1_1;
     *(o + os + 46) = o1_2;
     *(o + os + 47) = o1_3;
+    *(o + 2 * os + 44) = o2_0;
+    *(o + 2 * os + 45) = o2_1;
+    *(o + 2 * os + 46) = o2_2;
+    *(o + 2 * os + 47) = o2_3;
+    *(o + 3 * os + 44) = o3_0;
+    *(o + 3 * os + 45) = o3_1;
+    *(o + 3 * os + 46) = o3_2;
+    *(o + 3 * os + 47) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 48)) * a0);
     float o0_1 = ((*(o + 49)) * a0);
     float o0_2 = ((*(o + 50)) * a0);
@@ -6318,6 +6986,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 49)) * a1);
     float o1_2 = ((*(o + os + 50)) * a1);
     float o1_3 = ((*(o + os + 51)) * a1);
+    float o2_0 = ((*(o + 2 * os + 48)) * a2);
+    float o2_1 = ((*(o + 2 * os + 49)) * a2);
+    float o2_2 = ((*(o + 2 * os + 50)) * a2);
+    float o2_3 = ((*(o + 2 * os + 51)) * a2);
+    float o3_0 = ((*(o + 3 * os + 48)) * a3);
+    float o3_1 = ((*(o + 3 * os + 49)) * a3);
+    float o3_2 = ((*(o + 3 * os + 50)) * a3);
+    float o3_3 = ((*(o + 3 * os + 51)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6339,6 +7015,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 48) = o0_0;
     *(o + 49) = o0_1;
@@ -6348,10 +7038,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 49) = o1_1;
     *(o + os + 50) = o1_2;
     *(o + os + 51) = o1_3;
+    *(o + 2 * os + 48) = o2_0;
+    *(o + 2 * os + 49) = o2_1;
+    *(o + 2 * os + 50) = o2_2;
+    *(o + 2 * os + 51) = o2_3;
+    *(o + 3 * os + 48) = o3_0;
+    *(o + 3 * os + 49) = o3_1;
+    *(o + 3 * os + 50) = o3_2;
+    *(o + 3 * os + 51) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 52)) * a0);
     float o0_1 = ((*(o + 53)) * a0);
     float o0_2 = ((*(o + 54)) * a0);
@@ -6360,6 +7060,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 53)) * a1);
     float o1_2 = ((*(o + os + 54)) * a1);
     float o1_3 = ((*(o + os + 55)) * a1);
+    float o2_0 = ((*(o + 2 * os + 52)) * a2);
+    float o2_1 = ((*(o + 2 * os + 53)) * a2);
+    float o2_2 = ((*(o + 2 * os + 54)) * a2);
+    float o2_3 = ((*(o + 2 * os + 55)) * a2);
+    float o3_0 = ((*(o + 3 * os + 52)) * a3);
+    float o3_1 = ((*(o + 3 * os + 53)) * a3);
+    float o3_2 = ((*(o + 3 * os + 54)) * a3);
+    float o3_3 = ((*(o + 3 * os + 55)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6381,6 +7089,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 52) = o0_0;
     *(o + 53) = o0_1;
@@ -6390,10 +7112,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 53) = o1_1;
     *(o + os + 54) = o1_2;
     *(o + os + 55) = o1_3;
+    *(o + 2 * os + 52) = o2_0;
+    *(o + 2 * os + 53) = o2_1;
+    *(o + 2 * os + 54) = o2_2;
+    *(o + 2 * os + 55) = o2_3;
+    *(o + 3 * os + 52) = o3_0;
+    *(o + 3 * os + 53) = o3_1;
+    *(o + 3 * os + 54) = o3_2;
+    *(o + 3 * os + 55) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 56)) * a0);
     float o0_1 = ((*(o + 57)) * a0);
     float o0_2 = ((*(o + 58)) * a0);
@@ -6402,6 +7134,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 57)) * a1);
     float o1_2 = ((*(o + os + 58)) * a1);
     float o1_3 = ((*(o + os + 59)) * a1);
+    float o2_0 = ((*(o + 2 * os + 56)) * a2);
+    float o2_1 = ((*(o + 2 * os + 57)) * a2);
+    float o2_2 = ((*(o + 2 * os + 58)) * a2);
+    float o2_3 = ((*(o + 2 * os + 59)) * a2);
+    float o3_0 = ((*(o + 3 * os + 56)) * a3);
+    float o3_1 = ((*(o + 3 * os + 57)) * a3);
+    float o3_2 = ((*(o + 3 * os + 58)) * a3);
+    float o3_3 = ((*(o + 3 * os + 59)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6423,6 +7163,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 56) = o0_0;
     *(o + 57) = o0_1;
@@ -6432,10 +7186,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 57) = o1_1;
     *(o + os + 58) = o1_2;
     *(o + os + 59) = o1_3;
+    *(o + 2 * os + 56) = o2_0;
+    *(o + 2 * os + 57) = o2_1;
+    *(o + 2 * os + 58) = o2_2;
+    *(o + 2 * os + 59) = o2_3;
+    *(o + 3 * os + 56) = o3_0;
+    *(o + 3 * os + 57) = o3_1;
+    *(o + 3 * os + 58) = o3_2;
+    *(o + 3 * os + 59) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 60)) * a0);
     float o0_1 = ((*(o + 61)) * a0);
     float o0_2 = ((*(o + 62)) * a0);
@@ -6444,6 +7208,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     float o1_1 = ((*(o + os + 61)) * a1);
     float o1_2 = ((*(o + os + 62)) * a1);
     float o1_3 = ((*(o + os + 63)) * a1);
+    float o2_0 = ((*(o + 2 * os + 60)) * a2);
+    float o2_1 = ((*(o + 2 * os + 61)) * a2);
+    float o2_2 = ((*(o + 2 * os + 62)) * a2);
+    float o2_3 = ((*(o + 2 * os + 63)) * a2);
+    float o3_0 = ((*(o + 3 * os + 60)) * a3);
+    float o3_1 = ((*(o + 3 * os + 61)) * a3);
+    float o3_2 = ((*(o + 3 * os + 62)) * a3);
+    float o3_3 = ((*(o + 3 * os + 63)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -6465,6 +7237,20 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 60) = o0_0;
     *(o + 61) = o0_1;
@@ -6474,6 +7260,14 @@ static  void attngen_pv_d64_2x4_p64__scalar(const float *restrict pt, const floa
     *(o + os + 61) = o1_1;
     *(o + os + 62) = o1_2;
     *(o + os + 63) = o1_3;
+    *(o + 2 * os + 60) = o2_0;
+    *(o + 2 * os + 61) = o2_1;
+    *(o + 2 * os + 62) = o2_2;
+    *(o + 2 * os + 63) = o2_3;
+    *(o + 3 * os + 60) = o3_0;
+    *(o + 3 * os + 61) = o3_1;
+    *(o + 3 * os + 62) = o3_2;
+    *(o + 3 * os + 63) = o3_3;
   }
 }
 
@@ -6513,23 +7307,25 @@ static  void attn_h32_kv8_d64_causal_prefill__scalar(const attngen_shape *shape,
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -6651,23 +7447,25 @@ static  void attn_h32_kv8_d64_causal_padding_prefill__scalar(const attngen_shape
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -6754,7 +7552,7 @@ static  void attn_h32_kv8_d64_causal_padding_prefill__scalar(const attngen_shape
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d64_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d64_causal_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -6790,23 +7588,25 @@ static  void attn_h32_kv8_d64_causal_decode__scalar(const attngen_shape *shape, 
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -6832,8 +7632,8 @@ static  void attn_h32_kv8_d64_causal_decode__scalar(const attngen_shape *shape, 
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -6858,10 +7658,9 @@ static  void attn_h32_kv8_d64_causal_decode__scalar(const attngen_shape *shape, 
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d64_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -6879,7 +7678,7 @@ static  void attn_h32_kv8_d64_causal_decode__scalar(const attngen_shape *shape, 
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d64_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d64_causal_padding_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -6915,23 +7714,25 @@ static  void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_shape 
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 64 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -6958,8 +7759,8 @@ static  void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_shape 
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -6984,10 +7785,9 @@ static  void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_shape 
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d64_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 

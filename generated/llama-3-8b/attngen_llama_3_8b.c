@@ -1556,322 +1556,506 @@ static ATTNGEN_AVX2 void attngen_pv_d128_6x16_s96__avx2(const float *restrict pt
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_AVX2 void attngen_qkdot_d128_2x4_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_AVX2 void attngen_qkdot_d128_4x2_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
     __m256 acc0_0 = _mm256_setzero_ps();
     __m256 acc0_1 = _mm256_setzero_ps();
-    __m256 acc0_2 = _mm256_setzero_ps();
-    __m256 acc0_3 = _mm256_setzero_ps();
     __m256 acc1_0 = _mm256_setzero_ps();
     __m256 acc1_1 = _mm256_setzero_ps();
-    __m256 acc1_2 = _mm256_setzero_ps();
-    __m256 acc1_3 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps();
+    __m256 acc2_1 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps();
+    __m256 acc3_1 = _mm256_setzero_ps();
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1);
-    { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
+    { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 64); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 64); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 72); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 72); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 80); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 80); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 88); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 88); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 96); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 96); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 104); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 104); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 112); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 112); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-    { const __m256 kv = _mm256_loadu_ps(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-    { const __m256 kv = _mm256_loadu_ps(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
     }
     s[0] = attngen_hsum_avx2(acc0_0);
     s[1] = attngen_hsum_avx2(acc0_1);
-    s[2] = attngen_hsum_avx2(acc0_2);
-    s[3] = attngen_hsum_avx2(acc0_3);
     s[64] = attngen_hsum_avx2(acc1_0);
     s[65] = attngen_hsum_avx2(acc1_1);
-    s[66] = attngen_hsum_avx2(acc1_2);
-    s[67] = attngen_hsum_avx2(acc1_3);
+    s[128] = attngen_hsum_avx2(acc2_0);
+    s[129] = attngen_hsum_avx2(acc2_1);
+    s[192] = attngen_hsum_avx2(acc3_0);
+    s[193] = attngen_hsum_avx2(acc3_1);
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_AVX2 void attngen_pv_d128_2x32_p64__avx2(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 16 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_AVX2 void attngen_pv_d128_4x16_p64__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0);
-    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0);
-    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), a1);
     __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), a1);
-    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1);
-    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj);
       const __m256 v1 = _mm256_loadu_ps(vj + 8);
-      const __m256 v2 = _mm256_loadu_ps(vj + 16);
-      const __m256 v3 = _mm256_loadu_ps(vj + 24);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
-        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
         const __m256 p = _mm256_broadcast_ss(pj + 64);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
-        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
       }
     }
     _mm256_storeu_ps(o, o0_0);
     _mm256_storeu_ps(o + 8, o0_1);
-    _mm256_storeu_ps(o + 16, o0_2);
-    _mm256_storeu_ps(o + 24, o0_3);
     _mm256_storeu_ps(o + os, o1_0);
     _mm256_storeu_ps(o + os + 8, o1_1);
-    _mm256_storeu_ps(o + os + 16, o1_2);
-    _mm256_storeu_ps(o + os + 24, o1_3);
+    _mm256_storeu_ps(o + 2 * os, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 8, o2_1);
+    _mm256_storeu_ps(o + 3 * os, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 8, o3_1);
   }
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 16);
+      const __m256 v1 = _mm256_loadu_ps(vj + 24);
+      {
+        const __m256 p = _mm256_broadcast_ss(pj);
+        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
+        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
+        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
+      }
+    }
+    _mm256_storeu_ps(o + 16, o0_0);
+    _mm256_storeu_ps(o + 24, o0_1);
+    _mm256_storeu_ps(o + os + 16, o1_0);
+    _mm256_storeu_ps(o + os + 24, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 16, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 24, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 16, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 24, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0);
-    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0);
-    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), a1);
     __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), a1);
-    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1);
-    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj + 32);
       const __m256 v1 = _mm256_loadu_ps(vj + 40);
-      const __m256 v2 = _mm256_loadu_ps(vj + 48);
-      const __m256 v3 = _mm256_loadu_ps(vj + 56);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
-        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
         const __m256 p = _mm256_broadcast_ss(pj + 64);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
-        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
       }
     }
     _mm256_storeu_ps(o + 32, o0_0);
     _mm256_storeu_ps(o + 40, o0_1);
-    _mm256_storeu_ps(o + 48, o0_2);
-    _mm256_storeu_ps(o + 56, o0_3);
     _mm256_storeu_ps(o + os + 32, o1_0);
     _mm256_storeu_ps(o + os + 40, o1_1);
-    _mm256_storeu_ps(o + os + 48, o1_2);
-    _mm256_storeu_ps(o + os + 56, o1_3);
+    _mm256_storeu_ps(o + 2 * os + 32, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 40, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 32, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 40, o3_1);
   }
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 48);
+      const __m256 v1 = _mm256_loadu_ps(vj + 56);
+      {
+        const __m256 p = _mm256_broadcast_ss(pj);
+        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
+        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
+        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
+      }
+    }
+    _mm256_storeu_ps(o + 48, o0_0);
+    _mm256_storeu_ps(o + 56, o0_1);
+    _mm256_storeu_ps(o + os + 48, o1_0);
+    _mm256_storeu_ps(o + os + 56, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 48, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 56, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 48, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 56, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), a0);
-    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), a0);
-    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), a0);
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), a1);
     __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), a1);
-    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), a1);
-    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj + 64);
       const __m256 v1 = _mm256_loadu_ps(vj + 72);
-      const __m256 v2 = _mm256_loadu_ps(vj + 80);
-      const __m256 v3 = _mm256_loadu_ps(vj + 88);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
-        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
         const __m256 p = _mm256_broadcast_ss(pj + 64);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
-        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
       }
     }
     _mm256_storeu_ps(o + 64, o0_0);
     _mm256_storeu_ps(o + 72, o0_1);
-    _mm256_storeu_ps(o + 80, o0_2);
-    _mm256_storeu_ps(o + 88, o0_3);
     _mm256_storeu_ps(o + os + 64, o1_0);
     _mm256_storeu_ps(o + os + 72, o1_1);
-    _mm256_storeu_ps(o + os + 80, o1_2);
-    _mm256_storeu_ps(o + os + 88, o1_3);
+    _mm256_storeu_ps(o + 2 * os + 64, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 72, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 64, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 72, o3_1);
   }
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 80);
+      const __m256 v1 = _mm256_loadu_ps(vj + 88);
+      {
+        const __m256 p = _mm256_broadcast_ss(pj);
+        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
+        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
+        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
+      }
+    }
+    _mm256_storeu_ps(o + 80, o0_0);
+    _mm256_storeu_ps(o + 88, o0_1);
+    _mm256_storeu_ps(o + os + 80, o1_0);
+    _mm256_storeu_ps(o + os + 88, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 80, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 88, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 80, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 88, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), a0);
-    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), a0);
-    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), a0);
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), a1);
     __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), a1);
-    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), a1);
-    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj + 96);
       const __m256 v1 = _mm256_loadu_ps(vj + 104);
-      const __m256 v2 = _mm256_loadu_ps(vj + 112);
-      const __m256 v3 = _mm256_loadu_ps(vj + 120);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
-        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
         const __m256 p = _mm256_broadcast_ss(pj + 64);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
-        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
       }
     }
     _mm256_storeu_ps(o + 96, o0_0);
     _mm256_storeu_ps(o + 104, o0_1);
-    _mm256_storeu_ps(o + 112, o0_2);
-    _mm256_storeu_ps(o + 120, o0_3);
     _mm256_storeu_ps(o + os + 96, o1_0);
     _mm256_storeu_ps(o + os + 104, o1_1);
-    _mm256_storeu_ps(o + os + 112, o1_2);
-    _mm256_storeu_ps(o + os + 120, o1_3);
+    _mm256_storeu_ps(o + 2 * os + 96, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 104, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 96, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 104, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha);
+    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
+    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
+    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), a0);
+    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), a1);
+    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), a2);
+    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), a3);
+    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 112);
+      const __m256 v1 = _mm256_loadu_ps(vj + 120);
+      {
+        const __m256 p = _mm256_broadcast_ss(pj);
+        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
+        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
+        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 128);
+        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
+        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
+      }
+      {
+        const __m256 p = _mm256_broadcast_ss(pj + 192);
+        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
+        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
+      }
+    }
+    _mm256_storeu_ps(o + 112, o0_0);
+    _mm256_storeu_ps(o + 120, o0_1);
+    _mm256_storeu_ps(o + os + 112, o1_0);
+    _mm256_storeu_ps(o + os + 120, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 112, o2_0);
+    _mm256_storeu_ps(o + 2 * os + 120, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 112, o3_0);
+    _mm256_storeu_ps(o + 3 * os + 120, o3_1);
   }
 }
 
@@ -1911,23 +2095,25 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const attngen_sh
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2049,23 +2235,25 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(const at
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2152,7 +2340,7 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(const at
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d128_causal_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -2188,23 +2376,25 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_sha
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2226,12 +2416,12 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_sha
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d128_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 2 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        const float *krow[2];
+        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d128_4x2_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -2256,10 +2446,9 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_sha
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d128_4x16_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -2277,7 +2466,7 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_sha
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d128_causal_padding_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -2313,23 +2502,25 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const att
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2352,12 +2543,12 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const att
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d128_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 2 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        const float *krow[2];
+        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d128_4x2_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -2382,10 +2573,9 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const att
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d128_4x16_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -4756,10 +4946,10 @@ static  void attngen_pv_d128_8x12_s96__neon(const float *restrict pt, const floa
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static  void attngen_qkdot_d128_2x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static  void attngen_qkdot_d128_4x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -4768,6 +4958,8 @@ static  void attngen_qkdot_d128_2x4_s64__neon(const float *restrict qp, const fl
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
     float32x4_t acc0_0 = vdupq_n_f32(0.0f);
     float32x4_t acc0_1 = vdupq_n_f32(0.0f);
     float32x4_t acc0_2 = vdupq_n_f32(0.0f);
@@ -4776,229 +4968,237 @@ static  void attngen_qkdot_d128_2x4_s64__neon(const float *restrict qp, const fl
     float32x4_t acc1_1 = vdupq_n_f32(0.0f);
     float32x4_t acc1_2 = vdupq_n_f32(0.0f);
     float32x4_t acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_0 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_1 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_2 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_0 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_1 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_2 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_3 = vdupq_n_f32(0.0f);
     {
-    const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1);
-    { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1); const float32x4_t qv2 = vld1q_f32(q2); const float32x4_t qv3 = vld1q_f32(q3);
+    { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4);
-    { const float32x4_t kv = vld1q_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4); const float32x4_t qv2 = vld1q_f32(q2 + 4); const float32x4_t qv3 = vld1q_f32(q3 + 4);
+    { const float32x4_t kv = vld1q_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8);
-    { const float32x4_t kv = vld1q_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8); const float32x4_t qv2 = vld1q_f32(q2 + 8); const float32x4_t qv3 = vld1q_f32(q3 + 8);
+    { const float32x4_t kv = vld1q_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12);
-    { const float32x4_t kv = vld1q_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12); const float32x4_t qv2 = vld1q_f32(q2 + 12); const float32x4_t qv3 = vld1q_f32(q3 + 12);
+    { const float32x4_t kv = vld1q_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16);
-    { const float32x4_t kv = vld1q_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16); const float32x4_t qv2 = vld1q_f32(q2 + 16); const float32x4_t qv3 = vld1q_f32(q3 + 16);
+    { const float32x4_t kv = vld1q_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20);
-    { const float32x4_t kv = vld1q_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20); const float32x4_t qv2 = vld1q_f32(q2 + 20); const float32x4_t qv3 = vld1q_f32(q3 + 20);
+    { const float32x4_t kv = vld1q_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24);
-    { const float32x4_t kv = vld1q_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24); const float32x4_t qv2 = vld1q_f32(q2 + 24); const float32x4_t qv3 = vld1q_f32(q3 + 24);
+    { const float32x4_t kv = vld1q_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28);
-    { const float32x4_t kv = vld1q_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28); const float32x4_t qv2 = vld1q_f32(q2 + 28); const float32x4_t qv3 = vld1q_f32(q3 + 28);
+    { const float32x4_t kv = vld1q_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32);
-    { const float32x4_t kv = vld1q_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32); const float32x4_t qv2 = vld1q_f32(q2 + 32); const float32x4_t qv3 = vld1q_f32(q3 + 32);
+    { const float32x4_t kv = vld1q_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36);
-    { const float32x4_t kv = vld1q_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36); const float32x4_t qv2 = vld1q_f32(q2 + 36); const float32x4_t qv3 = vld1q_f32(q3 + 36);
+    { const float32x4_t kv = vld1q_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40);
-    { const float32x4_t kv = vld1q_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40); const float32x4_t qv2 = vld1q_f32(q2 + 40); const float32x4_t qv3 = vld1q_f32(q3 + 40);
+    { const float32x4_t kv = vld1q_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44);
-    { const float32x4_t kv = vld1q_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44); const float32x4_t qv2 = vld1q_f32(q2 + 44); const float32x4_t qv3 = vld1q_f32(q3 + 44);
+    { const float32x4_t kv = vld1q_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48);
-    { const float32x4_t kv = vld1q_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48); const float32x4_t qv2 = vld1q_f32(q2 + 48); const float32x4_t qv3 = vld1q_f32(q3 + 48);
+    { const float32x4_t kv = vld1q_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52);
-    { const float32x4_t kv = vld1q_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52); const float32x4_t qv2 = vld1q_f32(q2 + 52); const float32x4_t qv3 = vld1q_f32(q3 + 52);
+    { const float32x4_t kv = vld1q_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56);
-    { const float32x4_t kv = vld1q_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56); const float32x4_t qv2 = vld1q_f32(q2 + 56); const float32x4_t qv3 = vld1q_f32(q3 + 56);
+    { const float32x4_t kv = vld1q_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60);
-    { const float32x4_t kv = vld1q_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60); const float32x4_t qv2 = vld1q_f32(q2 + 60); const float32x4_t qv3 = vld1q_f32(q3 + 60);
+    { const float32x4_t kv = vld1q_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 64); const float32x4_t qv1 = vld1q_f32(q1 + 64);
-    { const float32x4_t kv = vld1q_f32(k0 + 64); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 64); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 64); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 64); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 64); const float32x4_t qv1 = vld1q_f32(q1 + 64); const float32x4_t qv2 = vld1q_f32(q2 + 64); const float32x4_t qv3 = vld1q_f32(q3 + 64);
+    { const float32x4_t kv = vld1q_f32(k0 + 64); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 64); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 64); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 64); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 68); const float32x4_t qv1 = vld1q_f32(q1 + 68);
-    { const float32x4_t kv = vld1q_f32(k0 + 68); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 68); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 68); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 68); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 68); const float32x4_t qv1 = vld1q_f32(q1 + 68); const float32x4_t qv2 = vld1q_f32(q2 + 68); const float32x4_t qv3 = vld1q_f32(q3 + 68);
+    { const float32x4_t kv = vld1q_f32(k0 + 68); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 68); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 68); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 68); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 72); const float32x4_t qv1 = vld1q_f32(q1 + 72);
-    { const float32x4_t kv = vld1q_f32(k0 + 72); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 72); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 72); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 72); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 72); const float32x4_t qv1 = vld1q_f32(q1 + 72); const float32x4_t qv2 = vld1q_f32(q2 + 72); const float32x4_t qv3 = vld1q_f32(q3 + 72);
+    { const float32x4_t kv = vld1q_f32(k0 + 72); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 72); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 72); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 72); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 76); const float32x4_t qv1 = vld1q_f32(q1 + 76);
-    { const float32x4_t kv = vld1q_f32(k0 + 76); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 76); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 76); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 76); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 76); const float32x4_t qv1 = vld1q_f32(q1 + 76); const float32x4_t qv2 = vld1q_f32(q2 + 76); const float32x4_t qv3 = vld1q_f32(q3 + 76);
+    { const float32x4_t kv = vld1q_f32(k0 + 76); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 76); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 76); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 76); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 80); const float32x4_t qv1 = vld1q_f32(q1 + 80);
-    { const float32x4_t kv = vld1q_f32(k0 + 80); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 80); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 80); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 80); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 80); const float32x4_t qv1 = vld1q_f32(q1 + 80); const float32x4_t qv2 = vld1q_f32(q2 + 80); const float32x4_t qv3 = vld1q_f32(q3 + 80);
+    { const float32x4_t kv = vld1q_f32(k0 + 80); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 80); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 80); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 80); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 84); const float32x4_t qv1 = vld1q_f32(q1 + 84);
-    { const float32x4_t kv = vld1q_f32(k0 + 84); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 84); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 84); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 84); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 84); const float32x4_t qv1 = vld1q_f32(q1 + 84); const float32x4_t qv2 = vld1q_f32(q2 + 84); const float32x4_t qv3 = vld1q_f32(q3 + 84);
+    { const float32x4_t kv = vld1q_f32(k0 + 84); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 84); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 84); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 84); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 88); const float32x4_t qv1 = vld1q_f32(q1 + 88);
-    { const float32x4_t kv = vld1q_f32(k0 + 88); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 88); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 88); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 88); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 88); const float32x4_t qv1 = vld1q_f32(q1 + 88); const float32x4_t qv2 = vld1q_f32(q2 + 88); const float32x4_t qv3 = vld1q_f32(q3 + 88);
+    { const float32x4_t kv = vld1q_f32(k0 + 88); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 88); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 88); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 88); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 92); const float32x4_t qv1 = vld1q_f32(q1 + 92);
-    { const float32x4_t kv = vld1q_f32(k0 + 92); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 92); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 92); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 92); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 92); const float32x4_t qv1 = vld1q_f32(q1 + 92); const float32x4_t qv2 = vld1q_f32(q2 + 92); const float32x4_t qv3 = vld1q_f32(q3 + 92);
+    { const float32x4_t kv = vld1q_f32(k0 + 92); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 92); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 92); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 92); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 96); const float32x4_t qv1 = vld1q_f32(q1 + 96);
-    { const float32x4_t kv = vld1q_f32(k0 + 96); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 96); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 96); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 96); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 96); const float32x4_t qv1 = vld1q_f32(q1 + 96); const float32x4_t qv2 = vld1q_f32(q2 + 96); const float32x4_t qv3 = vld1q_f32(q3 + 96);
+    { const float32x4_t kv = vld1q_f32(k0 + 96); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 96); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 96); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 96); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 100); const float32x4_t qv1 = vld1q_f32(q1 + 100);
-    { const float32x4_t kv = vld1q_f32(k0 + 100); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 100); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 100); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 100); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 100); const float32x4_t qv1 = vld1q_f32(q1 + 100); const float32x4_t qv2 = vld1q_f32(q2 + 100); const float32x4_t qv3 = vld1q_f32(q3 + 100);
+    { const float32x4_t kv = vld1q_f32(k0 + 100); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 100); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 100); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 100); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 104); const float32x4_t qv1 = vld1q_f32(q1 + 104);
-    { const float32x4_t kv = vld1q_f32(k0 + 104); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 104); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 104); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 104); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 104); const float32x4_t qv1 = vld1q_f32(q1 + 104); const float32x4_t qv2 = vld1q_f32(q2 + 104); const float32x4_t qv3 = vld1q_f32(q3 + 104);
+    { const float32x4_t kv = vld1q_f32(k0 + 104); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 104); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 104); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 104); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 108); const float32x4_t qv1 = vld1q_f32(q1 + 108);
-    { const float32x4_t kv = vld1q_f32(k0 + 108); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 108); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 108); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 108); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 108); const float32x4_t qv1 = vld1q_f32(q1 + 108); const float32x4_t qv2 = vld1q_f32(q2 + 108); const float32x4_t qv3 = vld1q_f32(q3 + 108);
+    { const float32x4_t kv = vld1q_f32(k0 + 108); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 108); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 108); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 108); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 112); const float32x4_t qv1 = vld1q_f32(q1 + 112);
-    { const float32x4_t kv = vld1q_f32(k0 + 112); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 112); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 112); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 112); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 112); const float32x4_t qv1 = vld1q_f32(q1 + 112); const float32x4_t qv2 = vld1q_f32(q2 + 112); const float32x4_t qv3 = vld1q_f32(q3 + 112);
+    { const float32x4_t kv = vld1q_f32(k0 + 112); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 112); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 112); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 112); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 116); const float32x4_t qv1 = vld1q_f32(q1 + 116);
-    { const float32x4_t kv = vld1q_f32(k0 + 116); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 116); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 116); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 116); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 116); const float32x4_t qv1 = vld1q_f32(q1 + 116); const float32x4_t qv2 = vld1q_f32(q2 + 116); const float32x4_t qv3 = vld1q_f32(q3 + 116);
+    { const float32x4_t kv = vld1q_f32(k0 + 116); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 116); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 116); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 116); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 120); const float32x4_t qv1 = vld1q_f32(q1 + 120);
-    { const float32x4_t kv = vld1q_f32(k0 + 120); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 120); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 120); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 120); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 120); const float32x4_t qv1 = vld1q_f32(q1 + 120); const float32x4_t qv2 = vld1q_f32(q2 + 120); const float32x4_t qv3 = vld1q_f32(q3 + 120);
+    { const float32x4_t kv = vld1q_f32(k0 + 120); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 120); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 120); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 120); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     {
-    const float32x4_t qv0 = vld1q_f32(q0 + 124); const float32x4_t qv1 = vld1q_f32(q1 + 124);
-    { const float32x4_t kv = vld1q_f32(k0 + 124); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k1 + 124); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k2 + 124); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
-    { const float32x4_t kv = vld1q_f32(k3 + 124); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
+    const float32x4_t qv0 = vld1q_f32(q0 + 124); const float32x4_t qv1 = vld1q_f32(q1 + 124); const float32x4_t qv2 = vld1q_f32(q2 + 124); const float32x4_t qv3 = vld1q_f32(q3 + 124);
+    { const float32x4_t kv = vld1q_f32(k0 + 124); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k1 + 124); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k2 + 124); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+    { const float32x4_t kv = vld1q_f32(k3 + 124); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); }
     }
     s[0] = vaddvq_f32(acc0_0);
     s[1] = vaddvq_f32(acc0_1);
@@ -5008,30 +5208,44 @@ static  void attngen_qkdot_d128_2x4_s64__neon(const float *restrict qp, const fl
     s[65] = vaddvq_f32(acc1_1);
     s[66] = vaddvq_f32(acc1_2);
     s[67] = vaddvq_f32(acc1_3);
+    s[128] = vaddvq_f32(acc2_0);
+    s[129] = vaddvq_f32(acc2_1);
+    s[130] = vaddvq_f32(acc2_2);
+    s[131] = vaddvq_f32(acc2_3);
+    s[192] = vaddvq_f32(acc3_0);
+    s[193] = vaddvq_f32(acc3_1);
+    s[194] = vaddvq_f32(acc3_2);
+    s[195] = vaddvq_f32(acc3_3);
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static  void attngen_pv_d128_2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
+static  void attngen_pv_d128_4x16_p64__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
     float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0);
     float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 4), a0);
     float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 8), a0);
     float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 12), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 16), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 20), a0);
     float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), a1);
     float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 4), a1);
     float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 8), a1);
     float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 12), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 16), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 20), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5039,16 +5253,12 @@ static  void attngen_pv_d128_2x24_p64__neon(const float *restrict pt, const floa
       const float32x4_t v1 = vld1q_f32(vj + 4);
       const float32x4_t v2 = vld1q_f32(vj + 8);
       const float32x4_t v3 = vld1q_f32(vj + 12);
-      const float32x4_t v4 = vld1q_f32(vj + 16);
-      const float32x4_t v5 = vld1q_f32(vj + 20);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
         o0_2 = vfmaq_f32(o0_2, p, v2);
         o0_3 = vfmaq_f32(o0_3, p, v3);
-        o0_4 = vfmaq_f32(o0_4, p, v4);
-        o0_5 = vfmaq_f32(o0_5, p, v5);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 64);
@@ -5056,55 +5266,73 @@ static  void attngen_pv_d128_2x24_p64__neon(const float *restrict pt, const floa
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
       }
     }
     vst1q_f32(o, o0_0);
     vst1q_f32(o + 4, o0_1);
     vst1q_f32(o + 8, o0_2);
     vst1q_f32(o + 12, o0_3);
-    vst1q_f32(o + 16, o0_4);
-    vst1q_f32(o + 20, o0_5);
     vst1q_f32(o + os, o1_0);
     vst1q_f32(o + os + 4, o1_1);
     vst1q_f32(o + os + 8, o1_2);
     vst1q_f32(o + os + 12, o1_3);
-    vst1q_f32(o + os + 16, o1_4);
-    vst1q_f32(o + os + 20, o1_5);
+    vst1q_f32(o + 2 * os, o2_0);
+    vst1q_f32(o + 2 * os + 4, o2_1);
+    vst1q_f32(o + 2 * os + 8, o2_2);
+    vst1q_f32(o + 2 * os + 12, o2_3);
+    vst1q_f32(o + 3 * os, o3_0);
+    vst1q_f32(o + 3 * os + 4, o3_1);
+    vst1q_f32(o + 3 * os + 8, o3_2);
+    vst1q_f32(o + 3 * os + 12, o3_3);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 24), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 28), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 32), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 36), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 40), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 44), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 24), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 28), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 32), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 36), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 40), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 44), a1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 20), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 24), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 28), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 20), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 24), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 28), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 24);
-      const float32x4_t v1 = vld1q_f32(vj + 28);
-      const float32x4_t v2 = vld1q_f32(vj + 32);
-      const float32x4_t v3 = vld1q_f32(vj + 36);
-      const float32x4_t v4 = vld1q_f32(vj + 40);
-      const float32x4_t v5 = vld1q_f32(vj + 44);
+      const float32x4_t v0 = vld1q_f32(vj + 16);
+      const float32x4_t v1 = vld1q_f32(vj + 20);
+      const float32x4_t v2 = vld1q_f32(vj + 24);
+      const float32x4_t v3 = vld1q_f32(vj + 28);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
         o0_2 = vfmaq_f32(o0_2, p, v2);
         o0_3 = vfmaq_f32(o0_3, p, v3);
-        o0_4 = vfmaq_f32(o0_4, p, v4);
-        o0_5 = vfmaq_f32(o0_5, p, v5);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 64);
@@ -5112,38 +5340,134 @@ static  void attngen_pv_d128_2x24_p64__neon(const float *restrict pt, const floa
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
       }
     }
-    vst1q_f32(o + 24, o0_0);
-    vst1q_f32(o + 28, o0_1);
-    vst1q_f32(o + 32, o0_2);
-    vst1q_f32(o + 36, o0_3);
-    vst1q_f32(o + 40, o0_4);
-    vst1q_f32(o + 44, o0_5);
-    vst1q_f32(o + os + 24, o1_0);
-    vst1q_f32(o + os + 28, o1_1);
-    vst1q_f32(o + os + 32, o1_2);
-    vst1q_f32(o + os + 36, o1_3);
-    vst1q_f32(o + os + 40, o1_4);
-    vst1q_f32(o + os + 44, o1_5);
+    vst1q_f32(o + 16, o0_0);
+    vst1q_f32(o + 20, o0_1);
+    vst1q_f32(o + 24, o0_2);
+    vst1q_f32(o + 28, o0_3);
+    vst1q_f32(o + os + 16, o1_0);
+    vst1q_f32(o + os + 20, o1_1);
+    vst1q_f32(o + os + 24, o1_2);
+    vst1q_f32(o + os + 28, o1_3);
+    vst1q_f32(o + 2 * os + 16, o2_0);
+    vst1q_f32(o + 2 * os + 20, o2_1);
+    vst1q_f32(o + 2 * os + 24, o2_2);
+    vst1q_f32(o + 2 * os + 28, o2_3);
+    vst1q_f32(o + 3 * os + 16, o3_0);
+    vst1q_f32(o + 3 * os + 20, o3_1);
+    vst1q_f32(o + 3 * os + 24, o3_2);
+    vst1q_f32(o + 3 * os + 28, o3_3);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 36), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 40), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 44), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 36), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 40), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 44), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vld1q_f32(vj + 32);
+      const float32x4_t v1 = vld1q_f32(vj + 36);
+      const float32x4_t v2 = vld1q_f32(vj + 40);
+      const float32x4_t v3 = vld1q_f32(vj + 44);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+        o0_1 = vfmaq_f32(o0_1, p, v1);
+        o0_2 = vfmaq_f32(o0_2, p, v2);
+        o0_3 = vfmaq_f32(o0_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+        o1_1 = vfmaq_f32(o1_1, p, v1);
+        o1_2 = vfmaq_f32(o1_2, p, v2);
+        o1_3 = vfmaq_f32(o1_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
+      }
+    }
+    vst1q_f32(o + 32, o0_0);
+    vst1q_f32(o + 36, o0_1);
+    vst1q_f32(o + 40, o0_2);
+    vst1q_f32(o + 44, o0_3);
+    vst1q_f32(o + os + 32, o1_0);
+    vst1q_f32(o + os + 36, o1_1);
+    vst1q_f32(o + os + 40, o1_2);
+    vst1q_f32(o + os + 44, o1_3);
+    vst1q_f32(o + 2 * os + 32, o2_0);
+    vst1q_f32(o + 2 * os + 36, o2_1);
+    vst1q_f32(o + 2 * os + 40, o2_2);
+    vst1q_f32(o + 2 * os + 44, o2_3);
+    vst1q_f32(o + 3 * os + 32, o3_0);
+    vst1q_f32(o + 3 * os + 36, o3_1);
+    vst1q_f32(o + 3 * os + 40, o3_2);
+    vst1q_f32(o + 3 * os + 44, o3_3);
+  }
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
     float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), a0);
     float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 52), a0);
     float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 56), a0);
     float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 60), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 64), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 68), a0);
     float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), a1);
     float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 52), a1);
     float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 56), a1);
     float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 60), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 64), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 68), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5151,16 +5475,12 @@ static  void attngen_pv_d128_2x24_p64__neon(const float *restrict pt, const floa
       const float32x4_t v1 = vld1q_f32(vj + 52);
       const float32x4_t v2 = vld1q_f32(vj + 56);
       const float32x4_t v3 = vld1q_f32(vj + 60);
-      const float32x4_t v4 = vld1q_f32(vj + 64);
-      const float32x4_t v5 = vld1q_f32(vj + 68);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
         o0_2 = vfmaq_f32(o0_2, p, v2);
         o0_3 = vfmaq_f32(o0_3, p, v3);
-        o0_4 = vfmaq_f32(o0_4, p, v4);
-        o0_5 = vfmaq_f32(o0_5, p, v5);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 64);
@@ -5168,55 +5488,73 @@ static  void attngen_pv_d128_2x24_p64__neon(const float *restrict pt, const floa
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
       }
     }
     vst1q_f32(o + 48, o0_0);
     vst1q_f32(o + 52, o0_1);
     vst1q_f32(o + 56, o0_2);
     vst1q_f32(o + 60, o0_3);
-    vst1q_f32(o + 64, o0_4);
-    vst1q_f32(o + 68, o0_5);
     vst1q_f32(o + os + 48, o1_0);
     vst1q_f32(o + os + 52, o1_1);
     vst1q_f32(o + os + 56, o1_2);
     vst1q_f32(o + os + 60, o1_3);
-    vst1q_f32(o + os + 64, o1_4);
-    vst1q_f32(o + os + 68, o1_5);
+    vst1q_f32(o + 2 * os + 48, o2_0);
+    vst1q_f32(o + 2 * os + 52, o2_1);
+    vst1q_f32(o + 2 * os + 56, o2_2);
+    vst1q_f32(o + 2 * os + 60, o2_3);
+    vst1q_f32(o + 3 * os + 48, o3_0);
+    vst1q_f32(o + 3 * os + 52, o3_1);
+    vst1q_f32(o + 3 * os + 56, o3_2);
+    vst1q_f32(o + 3 * os + 60, o3_3);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 72), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 76), a0);
-    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 80), a0);
-    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 84), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 88), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 92), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 72), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 76), a1);
-    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 80), a1);
-    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 84), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 88), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 92), a1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 68), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 72), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 76), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 68), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 72), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 76), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 72);
-      const float32x4_t v1 = vld1q_f32(vj + 76);
-      const float32x4_t v2 = vld1q_f32(vj + 80);
-      const float32x4_t v3 = vld1q_f32(vj + 84);
-      const float32x4_t v4 = vld1q_f32(vj + 88);
-      const float32x4_t v5 = vld1q_f32(vj + 92);
+      const float32x4_t v0 = vld1q_f32(vj + 64);
+      const float32x4_t v1 = vld1q_f32(vj + 68);
+      const float32x4_t v2 = vld1q_f32(vj + 72);
+      const float32x4_t v3 = vld1q_f32(vj + 76);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
         o0_2 = vfmaq_f32(o0_2, p, v2);
         o0_3 = vfmaq_f32(o0_3, p, v3);
-        o0_4 = vfmaq_f32(o0_4, p, v4);
-        o0_5 = vfmaq_f32(o0_5, p, v5);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 64);
@@ -5224,38 +5562,134 @@ static  void attngen_pv_d128_2x24_p64__neon(const float *restrict pt, const floa
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
       }
     }
-    vst1q_f32(o + 72, o0_0);
-    vst1q_f32(o + 76, o0_1);
-    vst1q_f32(o + 80, o0_2);
-    vst1q_f32(o + 84, o0_3);
-    vst1q_f32(o + 88, o0_4);
-    vst1q_f32(o + 92, o0_5);
-    vst1q_f32(o + os + 72, o1_0);
-    vst1q_f32(o + os + 76, o1_1);
-    vst1q_f32(o + os + 80, o1_2);
-    vst1q_f32(o + os + 84, o1_3);
-    vst1q_f32(o + os + 88, o1_4);
-    vst1q_f32(o + os + 92, o1_5);
+    vst1q_f32(o + 64, o0_0);
+    vst1q_f32(o + 68, o0_1);
+    vst1q_f32(o + 72, o0_2);
+    vst1q_f32(o + 76, o0_3);
+    vst1q_f32(o + os + 64, o1_0);
+    vst1q_f32(o + os + 68, o1_1);
+    vst1q_f32(o + os + 72, o1_2);
+    vst1q_f32(o + os + 76, o1_3);
+    vst1q_f32(o + 2 * os + 64, o2_0);
+    vst1q_f32(o + 2 * os + 68, o2_1);
+    vst1q_f32(o + 2 * os + 72, o2_2);
+    vst1q_f32(o + 2 * os + 76, o2_3);
+    vst1q_f32(o + 3 * os + 64, o3_0);
+    vst1q_f32(o + 3 * os + 68, o3_1);
+    vst1q_f32(o + 3 * os + 72, o3_2);
+    vst1q_f32(o + 3 * os + 76, o3_3);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 84), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 88), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 92), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 84), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 88), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 92), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vld1q_f32(vj + 80);
+      const float32x4_t v1 = vld1q_f32(vj + 84);
+      const float32x4_t v2 = vld1q_f32(vj + 88);
+      const float32x4_t v3 = vld1q_f32(vj + 92);
+      {
+        const float32x4_t p = vld1q_dup_f32(pj);
+        o0_0 = vfmaq_f32(o0_0, p, v0);
+        o0_1 = vfmaq_f32(o0_1, p, v1);
+        o0_2 = vfmaq_f32(o0_2, p, v2);
+        o0_3 = vfmaq_f32(o0_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 64);
+        o1_0 = vfmaq_f32(o1_0, p, v0);
+        o1_1 = vfmaq_f32(o1_1, p, v1);
+        o1_2 = vfmaq_f32(o1_2, p, v2);
+        o1_3 = vfmaq_f32(o1_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
+      }
+    }
+    vst1q_f32(o + 80, o0_0);
+    vst1q_f32(o + 84, o0_1);
+    vst1q_f32(o + 88, o0_2);
+    vst1q_f32(o + 92, o0_3);
+    vst1q_f32(o + os + 80, o1_0);
+    vst1q_f32(o + os + 84, o1_1);
+    vst1q_f32(o + os + 88, o1_2);
+    vst1q_f32(o + os + 92, o1_3);
+    vst1q_f32(o + 2 * os + 80, o2_0);
+    vst1q_f32(o + 2 * os + 84, o2_1);
+    vst1q_f32(o + 2 * os + 88, o2_2);
+    vst1q_f32(o + 2 * os + 92, o2_3);
+    vst1q_f32(o + 3 * os + 80, o3_0);
+    vst1q_f32(o + 3 * os + 84, o3_1);
+    vst1q_f32(o + 3 * os + 88, o3_2);
+    vst1q_f32(o + 3 * os + 92, o3_3);
+  }
+  {
+    const float32x4_t a0 = vld1q_dup_f32(alpha);
+    const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
     float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), a0);
     float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 100), a0);
     float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 104), a0);
     float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 108), a0);
-    float32x4_t o0_4 = vmulq_f32(vld1q_f32(o + 112), a0);
-    float32x4_t o0_5 = vmulq_f32(vld1q_f32(o + 116), a0);
     float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), a1);
     float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 100), a1);
     float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 104), a1);
     float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 108), a1);
-    float32x4_t o1_4 = vmulq_f32(vld1q_f32(o + os + 112), a1);
-    float32x4_t o1_5 = vmulq_f32(vld1q_f32(o + os + 116), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -5263,16 +5697,12 @@ static  void attngen_pv_d128_2x24_p64__neon(const float *restrict pt, const floa
       const float32x4_t v1 = vld1q_f32(vj + 100);
       const float32x4_t v2 = vld1q_f32(vj + 104);
       const float32x4_t v3 = vld1q_f32(vj + 108);
-      const float32x4_t v4 = vld1q_f32(vj + 112);
-      const float32x4_t v5 = vld1q_f32(vj + 116);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
         o0_2 = vfmaq_f32(o0_2, p, v2);
         o0_3 = vfmaq_f32(o0_3, p, v3);
-        o0_4 = vfmaq_f32(o0_4, p, v4);
-        o0_5 = vfmaq_f32(o0_5, p, v5);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 64);
@@ -5280,50 +5710,112 @@ static  void attngen_pv_d128_2x24_p64__neon(const float *restrict pt, const floa
         o1_1 = vfmaq_f32(o1_1, p, v1);
         o1_2 = vfmaq_f32(o1_2, p, v2);
         o1_3 = vfmaq_f32(o1_3, p, v3);
-        o1_4 = vfmaq_f32(o1_4, p, v4);
-        o1_5 = vfmaq_f32(o1_5, p, v5);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
       }
     }
     vst1q_f32(o + 96, o0_0);
     vst1q_f32(o + 100, o0_1);
     vst1q_f32(o + 104, o0_2);
     vst1q_f32(o + 108, o0_3);
-    vst1q_f32(o + 112, o0_4);
-    vst1q_f32(o + 116, o0_5);
     vst1q_f32(o + os + 96, o1_0);
     vst1q_f32(o + os + 100, o1_1);
     vst1q_f32(o + os + 104, o1_2);
     vst1q_f32(o + os + 108, o1_3);
-    vst1q_f32(o + os + 112, o1_4);
-    vst1q_f32(o + os + 116, o1_5);
+    vst1q_f32(o + 2 * os + 96, o2_0);
+    vst1q_f32(o + 2 * os + 100, o2_1);
+    vst1q_f32(o + 2 * os + 104, o2_2);
+    vst1q_f32(o + 2 * os + 108, o2_3);
+    vst1q_f32(o + 3 * os + 96, o3_0);
+    vst1q_f32(o + 3 * os + 100, o3_1);
+    vst1q_f32(o + 3 * os + 104, o3_2);
+    vst1q_f32(o + 3 * os + 108, o3_3);
   }
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     const float32x4_t a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 120), a0);
-    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 124), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 120), a1);
-    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 124), a1);
+    const float32x4_t a2 = vld1q_dup_f32(alpha + 2);
+    const float32x4_t a3 = vld1q_dup_f32(alpha + 3);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), a0);
+    float32x4_t o0_1 = vmulq_f32(vld1q_f32(o + 116), a0);
+    float32x4_t o0_2 = vmulq_f32(vld1q_f32(o + 120), a0);
+    float32x4_t o0_3 = vmulq_f32(vld1q_f32(o + 124), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), a1);
+    float32x4_t o1_1 = vmulq_f32(vld1q_f32(o + os + 116), a1);
+    float32x4_t o1_2 = vmulq_f32(vld1q_f32(o + os + 120), a1);
+    float32x4_t o1_3 = vmulq_f32(vld1q_f32(o + os + 124), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), a2);
+    float32x4_t o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), a2);
+    float32x4_t o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), a2);
+    float32x4_t o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), a3);
+    float32x4_t o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), a3);
+    float32x4_t o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), a3);
+    float32x4_t o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const float32x4_t v0 = vld1q_f32(vj + 120);
-      const float32x4_t v1 = vld1q_f32(vj + 124);
+      const float32x4_t v0 = vld1q_f32(vj + 112);
+      const float32x4_t v1 = vld1q_f32(vj + 116);
+      const float32x4_t v2 = vld1q_f32(vj + 120);
+      const float32x4_t v3 = vld1q_f32(vj + 124);
       {
         const float32x4_t p = vld1q_dup_f32(pj);
         o0_0 = vfmaq_f32(o0_0, p, v0);
         o0_1 = vfmaq_f32(o0_1, p, v1);
+        o0_2 = vfmaq_f32(o0_2, p, v2);
+        o0_3 = vfmaq_f32(o0_3, p, v3);
       }
       {
         const float32x4_t p = vld1q_dup_f32(pj + 64);
         o1_0 = vfmaq_f32(o1_0, p, v0);
         o1_1 = vfmaq_f32(o1_1, p, v1);
+        o1_2 = vfmaq_f32(o1_2, p, v2);
+        o1_3 = vfmaq_f32(o1_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 128);
+        o2_0 = vfmaq_f32(o2_0, p, v0);
+        o2_1 = vfmaq_f32(o2_1, p, v1);
+        o2_2 = vfmaq_f32(o2_2, p, v2);
+        o2_3 = vfmaq_f32(o2_3, p, v3);
+      }
+      {
+        const float32x4_t p = vld1q_dup_f32(pj + 192);
+        o3_0 = vfmaq_f32(o3_0, p, v0);
+        o3_1 = vfmaq_f32(o3_1, p, v1);
+        o3_2 = vfmaq_f32(o3_2, p, v2);
+        o3_3 = vfmaq_f32(o3_3, p, v3);
       }
     }
-    vst1q_f32(o + 120, o0_0);
-    vst1q_f32(o + 124, o0_1);
-    vst1q_f32(o + os + 120, o1_0);
-    vst1q_f32(o + os + 124, o1_1);
+    vst1q_f32(o + 112, o0_0);
+    vst1q_f32(o + 116, o0_1);
+    vst1q_f32(o + 120, o0_2);
+    vst1q_f32(o + 124, o0_3);
+    vst1q_f32(o + os + 112, o1_0);
+    vst1q_f32(o + os + 116, o1_1);
+    vst1q_f32(o + os + 120, o1_2);
+    vst1q_f32(o + os + 124, o1_3);
+    vst1q_f32(o + 2 * os + 112, o2_0);
+    vst1q_f32(o + 2 * os + 116, o2_1);
+    vst1q_f32(o + 2 * os + 120, o2_2);
+    vst1q_f32(o + 2 * os + 124, o2_3);
+    vst1q_f32(o + 3 * os + 112, o3_0);
+    vst1q_f32(o + 3 * os + 116, o3_1);
+    vst1q_f32(o + 3 * os + 120, o3_2);
+    vst1q_f32(o + 3 * os + 124, o3_3);
   }
 }
 
@@ -5363,23 +5855,25 @@ static  void attn_h32_kv8_d128_causal_prefill__neon(const attngen_shape *shape, 
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -5501,23 +5995,25 @@ static  void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_shape 
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -5604,7 +6100,7 @@ static  void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_shape 
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d128_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d128_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d128_causal_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -5640,23 +6136,25 @@ static  void attn_h32_kv8_d128_causal_decode__neon(const attngen_shape *shape, c
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -5682,8 +6180,8 @@ static  void attn_h32_kv8_d128_causal_decode__neon(const attngen_shape *shape, c
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d128_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d128_4x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -5708,10 +6206,9 @@ static  void attn_h32_kv8_d128_causal_decode__neon(const attngen_shape *shape, c
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d128_4x16_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -5729,7 +6226,7 @@ static  void attn_h32_kv8_d128_causal_decode__neon(const attngen_shape *shape, c
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d128_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d128_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d128_causal_padding_decode__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -5765,23 +6262,25 @@ static  void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_shape *
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -5808,8 +6307,8 @@ static  void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_shape *
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d128_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d128_4x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -5834,10 +6333,9 @@ static  void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_shape *
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d128_4x16_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -9178,10 +9676,10 @@ static  void attngen_pv_d128_4x4_s64__scalar(const float *restrict pt, const flo
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static  void attngen_qkdot_d128_2x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static  void attngen_qkdot_d128_4x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -9190,6 +9688,8 @@ static  void attngen_qkdot_d128_2x4_s64__scalar(const float *restrict qp, const 
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
     float acc0_0 = 0.0f;
     float acc0_1 = 0.0f;
     float acc0_2 = 0.0f;
@@ -9198,901 +9698,909 @@ static  void attngen_qkdot_d128_2x4_s64__scalar(const float *restrict qp, const 
     float acc1_1 = 0.0f;
     float acc1_2 = 0.0f;
     float acc1_3 = 0.0f;
+    float acc2_0 = 0.0f;
+    float acc2_1 = 0.0f;
+    float acc2_2 = 0.0f;
+    float acc2_3 = 0.0f;
+    float acc3_0 = 0.0f;
+    float acc3_1 = 0.0f;
+    float acc3_2 = 0.0f;
+    float acc3_3 = 0.0f;
     {
-    const float qv0 = (*(q0)); const float qv1 = (*(q1));
-    { const float kv = (*(k0)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0)); const float qv1 = (*(q1)); const float qv2 = (*(q2)); const float qv3 = (*(q3));
+    { const float kv = (*(k0)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 1)); const float qv1 = (*(q1 + 1));
-    { const float kv = (*(k0 + 1)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 1)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 1)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 1)); const float qv1 = (*(q1 + 1)); const float qv2 = (*(q2 + 1)); const float qv3 = (*(q3 + 1));
+    { const float kv = (*(k0 + 1)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 1)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 1)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 1)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 2)); const float qv1 = (*(q1 + 2));
-    { const float kv = (*(k0 + 2)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 2)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 2)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 2)); const float qv1 = (*(q1 + 2)); const float qv2 = (*(q2 + 2)); const float qv3 = (*(q3 + 2));
+    { const float kv = (*(k0 + 2)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 2)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 2)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 2)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 3)); const float qv1 = (*(q1 + 3));
-    { const float kv = (*(k0 + 3)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 3)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 3)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 3)); const float qv1 = (*(q1 + 3)); const float qv2 = (*(q2 + 3)); const float qv3 = (*(q3 + 3));
+    { const float kv = (*(k0 + 3)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 3)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 3)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 3)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 4)); const float qv1 = (*(q1 + 4));
-    { const float kv = (*(k0 + 4)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 4)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 4)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 4)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 4)); const float qv1 = (*(q1 + 4)); const float qv2 = (*(q2 + 4)); const float qv3 = (*(q3 + 4));
+    { const float kv = (*(k0 + 4)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 4)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 4)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 4)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 5)); const float qv1 = (*(q1 + 5));
-    { const float kv = (*(k0 + 5)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 5)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 5)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 5)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 5)); const float qv1 = (*(q1 + 5)); const float qv2 = (*(q2 + 5)); const float qv3 = (*(q3 + 5));
+    { const float kv = (*(k0 + 5)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 5)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 5)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 5)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 6)); const float qv1 = (*(q1 + 6));
-    { const float kv = (*(k0 + 6)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 6)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 6)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 6)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 6)); const float qv1 = (*(q1 + 6)); const float qv2 = (*(q2 + 6)); const float qv3 = (*(q3 + 6));
+    { const float kv = (*(k0 + 6)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 6)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 6)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 6)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 7)); const float qv1 = (*(q1 + 7));
-    { const float kv = (*(k0 + 7)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 7)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 7)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 7)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 7)); const float qv1 = (*(q1 + 7)); const float qv2 = (*(q2 + 7)); const float qv3 = (*(q3 + 7));
+    { const float kv = (*(k0 + 7)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 7)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 7)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 7)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 8)); const float qv1 = (*(q1 + 8));
-    { const float kv = (*(k0 + 8)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 8)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 8)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 8)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 8)); const float qv1 = (*(q1 + 8)); const float qv2 = (*(q2 + 8)); const float qv3 = (*(q3 + 8));
+    { const float kv = (*(k0 + 8)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 8)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 8)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 8)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 9)); const float qv1 = (*(q1 + 9));
-    { const float kv = (*(k0 + 9)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 9)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 9)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 9)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 9)); const float qv1 = (*(q1 + 9)); const float qv2 = (*(q2 + 9)); const float qv3 = (*(q3 + 9));
+    { const float kv = (*(k0 + 9)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 9)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 9)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 9)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 10)); const float qv1 = (*(q1 + 10));
-    { const float kv = (*(k0 + 10)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 10)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 10)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 10)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 10)); const float qv1 = (*(q1 + 10)); const float qv2 = (*(q2 + 10)); const float qv3 = (*(q3 + 10));
+    { const float kv = (*(k0 + 10)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 10)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 10)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 10)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 11)); const float qv1 = (*(q1 + 11));
-    { const float kv = (*(k0 + 11)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 11)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 11)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 11)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 11)); const float qv1 = (*(q1 + 11)); const float qv2 = (*(q2 + 11)); const float qv3 = (*(q3 + 11));
+    { const float kv = (*(k0 + 11)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 11)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 11)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 11)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 12)); const float qv1 = (*(q1 + 12));
-    { const float kv = (*(k0 + 12)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 12)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 12)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 12)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 12)); const float qv1 = (*(q1 + 12)); const float qv2 = (*(q2 + 12)); const float qv3 = (*(q3 + 12));
+    { const float kv = (*(k0 + 12)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 12)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 12)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 12)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 13)); const float qv1 = (*(q1 + 13));
-    { const float kv = (*(k0 + 13)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 13)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 13)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 13)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 13)); const float qv1 = (*(q1 + 13)); const float qv2 = (*(q2 + 13)); const float qv3 = (*(q3 + 13));
+    { const float kv = (*(k0 + 13)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 13)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 13)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 13)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 14)); const float qv1 = (*(q1 + 14));
-    { const float kv = (*(k0 + 14)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 14)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 14)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 14)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 14)); const float qv1 = (*(q1 + 14)); const float qv2 = (*(q2 + 14)); const float qv3 = (*(q3 + 14));
+    { const float kv = (*(k0 + 14)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 14)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 14)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 14)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 15)); const float qv1 = (*(q1 + 15));
-    { const float kv = (*(k0 + 15)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 15)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 15)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 15)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 15)); const float qv1 = (*(q1 + 15)); const float qv2 = (*(q2 + 15)); const float qv3 = (*(q3 + 15));
+    { const float kv = (*(k0 + 15)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 15)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 15)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 15)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 16)); const float qv1 = (*(q1 + 16));
-    { const float kv = (*(k0 + 16)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 16)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 16)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 16)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 16)); const float qv1 = (*(q1 + 16)); const float qv2 = (*(q2 + 16)); const float qv3 = (*(q3 + 16));
+    { const float kv = (*(k0 + 16)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 16)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 16)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 16)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 17)); const float qv1 = (*(q1 + 17));
-    { const float kv = (*(k0 + 17)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 17)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 17)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 17)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 17)); const float qv1 = (*(q1 + 17)); const float qv2 = (*(q2 + 17)); const float qv3 = (*(q3 + 17));
+    { const float kv = (*(k0 + 17)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 17)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 17)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 17)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 18)); const float qv1 = (*(q1 + 18));
-    { const float kv = (*(k0 + 18)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 18)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 18)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 18)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 18)); const float qv1 = (*(q1 + 18)); const float qv2 = (*(q2 + 18)); const float qv3 = (*(q3 + 18));
+    { const float kv = (*(k0 + 18)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 18)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 18)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 18)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 19)); const float qv1 = (*(q1 + 19));
-    { const float kv = (*(k0 + 19)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 19)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 19)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 19)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 19)); const float qv1 = (*(q1 + 19)); const float qv2 = (*(q2 + 19)); const float qv3 = (*(q3 + 19));
+    { const float kv = (*(k0 + 19)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 19)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 19)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 19)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 20)); const float qv1 = (*(q1 + 20));
-    { const float kv = (*(k0 + 20)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 20)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 20)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 20)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 20)); const float qv1 = (*(q1 + 20)); const float qv2 = (*(q2 + 20)); const float qv3 = (*(q3 + 20));
+    { const float kv = (*(k0 + 20)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 20)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 20)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 20)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 21)); const float qv1 = (*(q1 + 21));
-    { const float kv = (*(k0 + 21)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 21)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 21)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 21)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 21)); const float qv1 = (*(q1 + 21)); const float qv2 = (*(q2 + 21)); const float qv3 = (*(q3 + 21));
+    { const float kv = (*(k0 + 21)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 21)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 21)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 21)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 22)); const float qv1 = (*(q1 + 22));
-    { const float kv = (*(k0 + 22)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 22)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 22)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 22)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 22)); const float qv1 = (*(q1 + 22)); const float qv2 = (*(q2 + 22)); const float qv3 = (*(q3 + 22));
+    { const float kv = (*(k0 + 22)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 22)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 22)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 22)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 23)); const float qv1 = (*(q1 + 23));
-    { const float kv = (*(k0 + 23)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 23)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 23)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 23)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 23)); const float qv1 = (*(q1 + 23)); const float qv2 = (*(q2 + 23)); const float qv3 = (*(q3 + 23));
+    { const float kv = (*(k0 + 23)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 23)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 23)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 23)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 24)); const float qv1 = (*(q1 + 24));
-    { const float kv = (*(k0 + 24)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 24)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 24)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 24)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 24)); const float qv1 = (*(q1 + 24)); const float qv2 = (*(q2 + 24)); const float qv3 = (*(q3 + 24));
+    { const float kv = (*(k0 + 24)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 24)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 24)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 24)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 25)); const float qv1 = (*(q1 + 25));
-    { const float kv = (*(k0 + 25)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 25)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 25)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 25)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 25)); const float qv1 = (*(q1 + 25)); const float qv2 = (*(q2 + 25)); const float qv3 = (*(q3 + 25));
+    { const float kv = (*(k0 + 25)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 25)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 25)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 25)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 26)); const float qv1 = (*(q1 + 26));
-    { const float kv = (*(k0 + 26)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 26)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 26)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 26)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 26)); const float qv1 = (*(q1 + 26)); const float qv2 = (*(q2 + 26)); const float qv3 = (*(q3 + 26));
+    { const float kv = (*(k0 + 26)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 26)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 26)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 26)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 27)); const float qv1 = (*(q1 + 27));
-    { const float kv = (*(k0 + 27)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 27)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 27)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 27)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 27)); const float qv1 = (*(q1 + 27)); const float qv2 = (*(q2 + 27)); const float qv3 = (*(q3 + 27));
+    { const float kv = (*(k0 + 27)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 27)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 27)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 27)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 28)); const float qv1 = (*(q1 + 28));
-    { const float kv = (*(k0 + 28)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 28)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 28)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 28)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 28)); const float qv1 = (*(q1 + 28)); const float qv2 = (*(q2 + 28)); const float qv3 = (*(q3 + 28));
+    { const float kv = (*(k0 + 28)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 28)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 28)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 28)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 29)); const float qv1 = (*(q1 + 29));
-    { const float kv = (*(k0 + 29)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 29)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 29)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 29)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 29)); const float qv1 = (*(q1 + 29)); const float qv2 = (*(q2 + 29)); const float qv3 = (*(q3 + 29));
+    { const float kv = (*(k0 + 29)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 29)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 29)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 29)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 30)); const float qv1 = (*(q1 + 30));
-    { const float kv = (*(k0 + 30)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 30)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 30)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 30)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 30)); const float qv1 = (*(q1 + 30)); const float qv2 = (*(q2 + 30)); const float qv3 = (*(q3 + 30));
+    { const float kv = (*(k0 + 30)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 30)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 30)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 30)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 31)); const float qv1 = (*(q1 + 31));
-    { const float kv = (*(k0 + 31)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 31)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 31)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 31)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 31)); const float qv1 = (*(q1 + 31)); const float qv2 = (*(q2 + 31)); const float qv3 = (*(q3 + 31));
+    { const float kv = (*(k0 + 31)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 31)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 31)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 31)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 32)); const float qv1 = (*(q1 + 32));
-    { const float kv = (*(k0 + 32)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 32)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 32)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 32)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 32)); const float qv1 = (*(q1 + 32)); const float qv2 = (*(q2 + 32)); const float qv3 = (*(q3 + 32));
+    { const float kv = (*(k0 + 32)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 32)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 32)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 32)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 33)); const float qv1 = (*(q1 + 33));
-    { const float kv = (*(k0 + 33)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 33)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 33)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 33)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 33)); const float qv1 = (*(q1 + 33)); const float qv2 = (*(q2 + 33)); const float qv3 = (*(q3 + 33));
+    { const float kv = (*(k0 + 33)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 33)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 33)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 33)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 34)); const float qv1 = (*(q1 + 34));
-    { const float kv = (*(k0 + 34)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 34)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 34)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 34)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 34)); const float qv1 = (*(q1 + 34)); const float qv2 = (*(q2 + 34)); const float qv3 = (*(q3 + 34));
+    { const float kv = (*(k0 + 34)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 34)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 34)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 34)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 35)); const float qv1 = (*(q1 + 35));
-    { const float kv = (*(k0 + 35)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 35)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 35)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 35)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 35)); const float qv1 = (*(q1 + 35)); const float qv2 = (*(q2 + 35)); const float qv3 = (*(q3 + 35));
+    { const float kv = (*(k0 + 35)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 35)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 35)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 35)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 36)); const float qv1 = (*(q1 + 36));
-    { const float kv = (*(k0 + 36)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 36)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 36)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 36)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 36)); const float qv1 = (*(q1 + 36)); const float qv2 = (*(q2 + 36)); const float qv3 = (*(q3 + 36));
+    { const float kv = (*(k0 + 36)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 36)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 36)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 36)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 37)); const float qv1 = (*(q1 + 37));
-    { const float kv = (*(k0 + 37)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 37)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 37)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 37)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 37)); const float qv1 = (*(q1 + 37)); const float qv2 = (*(q2 + 37)); const float qv3 = (*(q3 + 37));
+    { const float kv = (*(k0 + 37)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 37)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 37)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 37)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 38)); const float qv1 = (*(q1 + 38));
-    { const float kv = (*(k0 + 38)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 38)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 38)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 38)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 38)); const float qv1 = (*(q1 + 38)); const float qv2 = (*(q2 + 38)); const float qv3 = (*(q3 + 38));
+    { const float kv = (*(k0 + 38)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 38)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 38)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 38)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 39)); const float qv1 = (*(q1 + 39));
-    { const float kv = (*(k0 + 39)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 39)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 39)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 39)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 39)); const float qv1 = (*(q1 + 39)); const float qv2 = (*(q2 + 39)); const float qv3 = (*(q3 + 39));
+    { const float kv = (*(k0 + 39)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 39)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 39)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 39)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 40)); const float qv1 = (*(q1 + 40));
-    { const float kv = (*(k0 + 40)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 40)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 40)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 40)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 40)); const float qv1 = (*(q1 + 40)); const float qv2 = (*(q2 + 40)); const float qv3 = (*(q3 + 40));
+    { const float kv = (*(k0 + 40)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 40)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 40)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 40)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 41)); const float qv1 = (*(q1 + 41));
-    { const float kv = (*(k0 + 41)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 41)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 41)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 41)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 41)); const float qv1 = (*(q1 + 41)); const float qv2 = (*(q2 + 41)); const float qv3 = (*(q3 + 41));
+    { const float kv = (*(k0 + 41)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 41)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 41)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 41)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 42)); const float qv1 = (*(q1 + 42));
-    { const float kv = (*(k0 + 42)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 42)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 42)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 42)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 42)); const float qv1 = (*(q1 + 42)); const float qv2 = (*(q2 + 42)); const float qv3 = (*(q3 + 42));
+    { const float kv = (*(k0 + 42)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 42)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 42)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 42)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 43)); const float qv1 = (*(q1 + 43));
-    { const float kv = (*(k0 + 43)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 43)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 43)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 43)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 43)); const float qv1 = (*(q1 + 43)); const float qv2 = (*(q2 + 43)); const float qv3 = (*(q3 + 43));
+    { const float kv = (*(k0 + 43)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 43)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 43)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 43)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 44)); const float qv1 = (*(q1 + 44));
-    { const float kv = (*(k0 + 44)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 44)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 44)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 44)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 44)); const float qv1 = (*(q1 + 44)); const float qv2 = (*(q2 + 44)); const float qv3 = (*(q3 + 44));
+    { const float kv = (*(k0 + 44)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 44)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 44)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 44)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 45)); const float qv1 = (*(q1 + 45));
-    { const float kv = (*(k0 + 45)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 45)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 45)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 45)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 45)); const float qv1 = (*(q1 + 45)); const float qv2 = (*(q2 + 45)); const float qv3 = (*(q3 + 45));
+    { const float kv = (*(k0 + 45)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 45)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 45)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 45)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 46)); const float qv1 = (*(q1 + 46));
-    { const float kv = (*(k0 + 46)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 46)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 46)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 46)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 46)); const float qv1 = (*(q1 + 46)); const float qv2 = (*(q2 + 46)); const float qv3 = (*(q3 + 46));
+    { const float kv = (*(k0 + 46)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 46)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 46)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 46)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 47)); const float qv1 = (*(q1 + 47));
-    { const float kv = (*(k0 + 47)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 47)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 47)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 47)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 47)); const float qv1 = (*(q1 + 47)); const float qv2 = (*(q2 + 47)); const float qv3 = (*(q3 + 47));
+    { const float kv = (*(k0 + 47)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 47)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 47)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 47)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 48)); const float qv1 = (*(q1 + 48));
-    { const float kv = (*(k0 + 48)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 48)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 48)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 48)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 48)); const float qv1 = (*(q1 + 48)); const float qv2 = (*(q2 + 48)); const float qv3 = (*(q3 + 48));
+    { const float kv = (*(k0 + 48)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 48)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 48)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 48)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 49)); const float qv1 = (*(q1 + 49));
-    { const float kv = (*(k0 + 49)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 49)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 49)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 49)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 49)); const float qv1 = (*(q1 + 49)); const float qv2 = (*(q2 + 49)); const float qv3 = (*(q3 + 49));
+    { const float kv = (*(k0 + 49)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 49)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 49)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 49)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 50)); const float qv1 = (*(q1 + 50));
-    { const float kv = (*(k0 + 50)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 50)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 50)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 50)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 50)); const float qv1 = (*(q1 + 50)); const float qv2 = (*(q2 + 50)); const float qv3 = (*(q3 + 50));
+    { const float kv = (*(k0 + 50)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 50)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 50)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 50)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 51)); const float qv1 = (*(q1 + 51));
-    { const float kv = (*(k0 + 51)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 51)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 51)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 51)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 51)); const float qv1 = (*(q1 + 51)); const float qv2 = (*(q2 + 51)); const float qv3 = (*(q3 + 51));
+    { const float kv = (*(k0 + 51)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 51)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 51)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 51)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 52)); const float qv1 = (*(q1 + 52));
-    { const float kv = (*(k0 + 52)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 52)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 52)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 52)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 52)); const float qv1 = (*(q1 + 52)); const float qv2 = (*(q2 + 52)); const float qv3 = (*(q3 + 52));
+    { const float kv = (*(k0 + 52)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 52)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 52)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 52)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 53)); const float qv1 = (*(q1 + 53));
-    { const float kv = (*(k0 + 53)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 53)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 53)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 53)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 53)); const float qv1 = (*(q1 + 53)); const float qv2 = (*(q2 + 53)); const float qv3 = (*(q3 + 53));
+    { const float kv = (*(k0 + 53)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 53)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 53)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 53)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 54)); const float qv1 = (*(q1 + 54));
-    { const float kv = (*(k0 + 54)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 54)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 54)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 54)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 54)); const float qv1 = (*(q1 + 54)); const float qv2 = (*(q2 + 54)); const float qv3 = (*(q3 + 54));
+    { const float kv = (*(k0 + 54)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 54)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 54)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 54)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 55)); const float qv1 = (*(q1 + 55));
-    { const float kv = (*(k0 + 55)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 55)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 55)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 55)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 55)); const float qv1 = (*(q1 + 55)); const float qv2 = (*(q2 + 55)); const float qv3 = (*(q3 + 55));
+    { const float kv = (*(k0 + 55)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 55)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 55)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 55)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 56)); const float qv1 = (*(q1 + 56));
-    { const float kv = (*(k0 + 56)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 56)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 56)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 56)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 56)); const float qv1 = (*(q1 + 56)); const float qv2 = (*(q2 + 56)); const float qv3 = (*(q3 + 56));
+    { const float kv = (*(k0 + 56)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 56)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 56)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 56)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 57)); const float qv1 = (*(q1 + 57));
-    { const float kv = (*(k0 + 57)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 57)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 57)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 57)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 57)); const float qv1 = (*(q1 + 57)); const float qv2 = (*(q2 + 57)); const float qv3 = (*(q3 + 57));
+    { const float kv = (*(k0 + 57)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 57)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 57)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 57)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 58)); const float qv1 = (*(q1 + 58));
-    { const float kv = (*(k0 + 58)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 58)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 58)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 58)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 58)); const float qv1 = (*(q1 + 58)); const float qv2 = (*(q2 + 58)); const float qv3 = (*(q3 + 58));
+    { const float kv = (*(k0 + 58)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 58)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 58)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 58)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 59)); const float qv1 = (*(q1 + 59));
-    { const float kv = (*(k0 + 59)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 59)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 59)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 59)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 59)); const float qv1 = (*(q1 + 59)); const float qv2 = (*(q2 + 59)); const float qv3 = (*(q3 + 59));
+    { const float kv = (*(k0 + 59)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 59)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 59)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 59)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 60)); const float qv1 = (*(q1 + 60));
-    { const float kv = (*(k0 + 60)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 60)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 60)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 60)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 60)); const float qv1 = (*(q1 + 60)); const float qv2 = (*(q2 + 60)); const float qv3 = (*(q3 + 60));
+    { const float kv = (*(k0 + 60)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 60)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 60)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 60)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 61)); const float qv1 = (*(q1 + 61));
-    { const float kv = (*(k0 + 61)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 61)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 61)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 61)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 61)); const float qv1 = (*(q1 + 61)); const float qv2 = (*(q2 + 61)); const float qv3 = (*(q3 + 61));
+    { const float kv = (*(k0 + 61)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 61)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 61)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 61)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 62)); const float qv1 = (*(q1 + 62));
-    { const float kv = (*(k0 + 62)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 62)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 62)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 62)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 62)); const float qv1 = (*(q1 + 62)); const float qv2 = (*(q2 + 62)); const float qv3 = (*(q3 + 62));
+    { const float kv = (*(k0 + 62)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 62)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 62)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 62)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 63)); const float qv1 = (*(q1 + 63));
-    { const float kv = (*(k0 + 63)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 63)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 63)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 63)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 63)); const float qv1 = (*(q1 + 63)); const float qv2 = (*(q2 + 63)); const float qv3 = (*(q3 + 63));
+    { const float kv = (*(k0 + 63)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 63)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 63)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 63)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 64)); const float qv1 = (*(q1 + 64));
-    { const float kv = (*(k0 + 64)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 64)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 64)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 64)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 64)); const float qv1 = (*(q1 + 64)); const float qv2 = (*(q2 + 64)); const float qv3 = (*(q3 + 64));
+    { const float kv = (*(k0 + 64)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 64)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 64)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 64)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 65)); const float qv1 = (*(q1 + 65));
-    { const float kv = (*(k0 + 65)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 65)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 65)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 65)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 65)); const float qv1 = (*(q1 + 65)); const float qv2 = (*(q2 + 65)); const float qv3 = (*(q3 + 65));
+    { const float kv = (*(k0 + 65)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 65)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 65)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 65)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 66)); const float qv1 = (*(q1 + 66));
-    { const float kv = (*(k0 + 66)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 66)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 66)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 66)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 66)); const float qv1 = (*(q1 + 66)); const float qv2 = (*(q2 + 66)); const float qv3 = (*(q3 + 66));
+    { const float kv = (*(k0 + 66)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 66)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 66)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 66)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 67)); const float qv1 = (*(q1 + 67));
-    { const float kv = (*(k0 + 67)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 67)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 67)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 67)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 67)); const float qv1 = (*(q1 + 67)); const float qv2 = (*(q2 + 67)); const float qv3 = (*(q3 + 67));
+    { const float kv = (*(k0 + 67)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 67)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 67)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 67)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 68)); const float qv1 = (*(q1 + 68));
-    { const float kv = (*(k0 + 68)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 68)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 68)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 68)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 68)); const float qv1 = (*(q1 + 68)); const float qv2 = (*(q2 + 68)); const float qv3 = (*(q3 + 68));
+    { const float kv = (*(k0 + 68)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 68)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 68)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 68)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 69)); const float qv1 = (*(q1 + 69));
-    { const float kv = (*(k0 + 69)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 69)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 69)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 69)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 69)); const float qv1 = (*(q1 + 69)); const float qv2 = (*(q2 + 69)); const float qv3 = (*(q3 + 69));
+    { const float kv = (*(k0 + 69)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 69)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 69)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 69)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 70)); const float qv1 = (*(q1 + 70));
-    { const float kv = (*(k0 + 70)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 70)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 70)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 70)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 70)); const float qv1 = (*(q1 + 70)); const float qv2 = (*(q2 + 70)); const float qv3 = (*(q3 + 70));
+    { const float kv = (*(k0 + 70)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 70)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 70)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 70)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 71)); const float qv1 = (*(q1 + 71));
-    { const float kv = (*(k0 + 71)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 71)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 71)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 71)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 71)); const float qv1 = (*(q1 + 71)); const float qv2 = (*(q2 + 71)); const float qv3 = (*(q3 + 71));
+    { const float kv = (*(k0 + 71)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 71)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 71)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 71)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 72)); const float qv1 = (*(q1 + 72));
-    { const float kv = (*(k0 + 72)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 72)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 72)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 72)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 72)); const float qv1 = (*(q1 + 72)); const float qv2 = (*(q2 + 72)); const float qv3 = (*(q3 + 72));
+    { const float kv = (*(k0 + 72)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 72)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 72)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 72)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 73)); const float qv1 = (*(q1 + 73));
-    { const float kv = (*(k0 + 73)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 73)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 73)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 73)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 73)); const float qv1 = (*(q1 + 73)); const float qv2 = (*(q2 + 73)); const float qv3 = (*(q3 + 73));
+    { const float kv = (*(k0 + 73)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 73)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 73)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 73)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 74)); const float qv1 = (*(q1 + 74));
-    { const float kv = (*(k0 + 74)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 74)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 74)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 74)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 74)); const float qv1 = (*(q1 + 74)); const float qv2 = (*(q2 + 74)); const float qv3 = (*(q3 + 74));
+    { const float kv = (*(k0 + 74)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 74)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 74)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 74)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 75)); const float qv1 = (*(q1 + 75));
-    { const float kv = (*(k0 + 75)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 75)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 75)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 75)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 75)); const float qv1 = (*(q1 + 75)); const float qv2 = (*(q2 + 75)); const float qv3 = (*(q3 + 75));
+    { const float kv = (*(k0 + 75)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 75)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 75)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 75)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 76)); const float qv1 = (*(q1 + 76));
-    { const float kv = (*(k0 + 76)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 76)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 76)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 76)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 76)); const float qv1 = (*(q1 + 76)); const float qv2 = (*(q2 + 76)); const float qv3 = (*(q3 + 76));
+    { const float kv = (*(k0 + 76)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 76)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 76)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 76)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 77)); const float qv1 = (*(q1 + 77));
-    { const float kv = (*(k0 + 77)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 77)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 77)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 77)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 77)); const float qv1 = (*(q1 + 77)); const float qv2 = (*(q2 + 77)); const float qv3 = (*(q3 + 77));
+    { const float kv = (*(k0 + 77)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 77)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 77)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 77)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 78)); const float qv1 = (*(q1 + 78));
-    { const float kv = (*(k0 + 78)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 78)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 78)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 78)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 78)); const float qv1 = (*(q1 + 78)); const float qv2 = (*(q2 + 78)); const float qv3 = (*(q3 + 78));
+    { const float kv = (*(k0 + 78)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 78)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 78)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 78)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 79)); const float qv1 = (*(q1 + 79));
-    { const float kv = (*(k0 + 79)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 79)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 79)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 79)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 79)); const float qv1 = (*(q1 + 79)); const float qv2 = (*(q2 + 79)); const float qv3 = (*(q3 + 79));
+    { const float kv = (*(k0 + 79)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 79)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 79)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 79)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 80)); const float qv1 = (*(q1 + 80));
-    { const float kv = (*(k0 + 80)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 80)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 80)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 80)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 80)); const float qv1 = (*(q1 + 80)); const float qv2 = (*(q2 + 80)); const float qv3 = (*(q3 + 80));
+    { const float kv = (*(k0 + 80)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 80)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 80)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 80)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 81)); const float qv1 = (*(q1 + 81));
-    { const float kv = (*(k0 + 81)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 81)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 81)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 81)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 81)); const float qv1 = (*(q1 + 81)); const float qv2 = (*(q2 + 81)); const float qv3 = (*(q3 + 81));
+    { const float kv = (*(k0 + 81)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 81)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 81)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 81)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 82)); const float qv1 = (*(q1 + 82));
-    { const float kv = (*(k0 + 82)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 82)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 82)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 82)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 82)); const float qv1 = (*(q1 + 82)); const float qv2 = (*(q2 + 82)); const float qv3 = (*(q3 + 82));
+    { const float kv = (*(k0 + 82)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 82)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 82)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 82)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 83)); const float qv1 = (*(q1 + 83));
-    { const float kv = (*(k0 + 83)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 83)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 83)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 83)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 83)); const float qv1 = (*(q1 + 83)); const float qv2 = (*(q2 + 83)); const float qv3 = (*(q3 + 83));
+    { const float kv = (*(k0 + 83)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 83)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 83)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 83)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 84)); const float qv1 = (*(q1 + 84));
-    { const float kv = (*(k0 + 84)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 84)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 84)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 84)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 84)); const float qv1 = (*(q1 + 84)); const float qv2 = (*(q2 + 84)); const float qv3 = (*(q3 + 84));
+    { const float kv = (*(k0 + 84)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 84)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 84)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 84)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 85)); const float qv1 = (*(q1 + 85));
-    { const float kv = (*(k0 + 85)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 85)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 85)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 85)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 85)); const float qv1 = (*(q1 + 85)); const float qv2 = (*(q2 + 85)); const float qv3 = (*(q3 + 85));
+    { const float kv = (*(k0 + 85)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 85)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 85)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 85)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 86)); const float qv1 = (*(q1 + 86));
-    { const float kv = (*(k0 + 86)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 86)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 86)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 86)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 86)); const float qv1 = (*(q1 + 86)); const float qv2 = (*(q2 + 86)); const float qv3 = (*(q3 + 86));
+    { const float kv = (*(k0 + 86)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 86)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 86)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 86)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 87)); const float qv1 = (*(q1 + 87));
-    { const float kv = (*(k0 + 87)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 87)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 87)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 87)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 87)); const float qv1 = (*(q1 + 87)); const float qv2 = (*(q2 + 87)); const float qv3 = (*(q3 + 87));
+    { const float kv = (*(k0 + 87)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 87)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 87)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 87)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 88)); const float qv1 = (*(q1 + 88));
-    { const float kv = (*(k0 + 88)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 88)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 88)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 88)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 88)); const float qv1 = (*(q1 + 88)); const float qv2 = (*(q2 + 88)); const float qv3 = (*(q3 + 88));
+    { const float kv = (*(k0 + 88)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 88)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 88)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 88)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 89)); const float qv1 = (*(q1 + 89));
-    { const float kv = (*(k0 + 89)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 89)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 89)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 89)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 89)); const float qv1 = (*(q1 + 89)); const float qv2 = (*(q2 + 89)); const float qv3 = (*(q3 + 89));
+    { const float kv = (*(k0 + 89)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 89)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 89)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 89)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 90)); const float qv1 = (*(q1 + 90));
-    { const float kv = (*(k0 + 90)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 90)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 90)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 90)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 90)); const float qv1 = (*(q1 + 90)); const float qv2 = (*(q2 + 90)); const float qv3 = (*(q3 + 90));
+    { const float kv = (*(k0 + 90)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 90)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 90)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 90)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 91)); const float qv1 = (*(q1 + 91));
-    { const float kv = (*(k0 + 91)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 91)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 91)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 91)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 91)); const float qv1 = (*(q1 + 91)); const float qv2 = (*(q2 + 91)); const float qv3 = (*(q3 + 91));
+    { const float kv = (*(k0 + 91)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 91)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 91)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 91)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 92)); const float qv1 = (*(q1 + 92));
-    { const float kv = (*(k0 + 92)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 92)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 92)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 92)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 92)); const float qv1 = (*(q1 + 92)); const float qv2 = (*(q2 + 92)); const float qv3 = (*(q3 + 92));
+    { const float kv = (*(k0 + 92)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 92)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 92)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 92)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 93)); const float qv1 = (*(q1 + 93));
-    { const float kv = (*(k0 + 93)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 93)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 93)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 93)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 93)); const float qv1 = (*(q1 + 93)); const float qv2 = (*(q2 + 93)); const float qv3 = (*(q3 + 93));
+    { const float kv = (*(k0 + 93)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 93)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 93)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 93)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 94)); const float qv1 = (*(q1 + 94));
-    { const float kv = (*(k0 + 94)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 94)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 94)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 94)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 94)); const float qv1 = (*(q1 + 94)); const float qv2 = (*(q2 + 94)); const float qv3 = (*(q3 + 94));
+    { const float kv = (*(k0 + 94)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 94)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 94)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 94)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 95)); const float qv1 = (*(q1 + 95));
-    { const float kv = (*(k0 + 95)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 95)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 95)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 95)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 95)); const float qv1 = (*(q1 + 95)); const float qv2 = (*(q2 + 95)); const float qv3 = (*(q3 + 95));
+    { const float kv = (*(k0 + 95)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 95)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 95)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 95)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 96)); const float qv1 = (*(q1 + 96));
-    { const float kv = (*(k0 + 96)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 96)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 96)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 96)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 96)); const float qv1 = (*(q1 + 96)); const float qv2 = (*(q2 + 96)); const float qv3 = (*(q3 + 96));
+    { const float kv = (*(k0 + 96)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 96)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 96)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 96)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 97)); const float qv1 = (*(q1 + 97));
-    { const float kv = (*(k0 + 97)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 97)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 97)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 97)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 97)); const float qv1 = (*(q1 + 97)); const float qv2 = (*(q2 + 97)); const float qv3 = (*(q3 + 97));
+    { const float kv = (*(k0 + 97)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 97)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 97)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 97)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 98)); const float qv1 = (*(q1 + 98));
-    { const float kv = (*(k0 + 98)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 98)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 98)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 98)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 98)); const float qv1 = (*(q1 + 98)); const float qv2 = (*(q2 + 98)); const float qv3 = (*(q3 + 98));
+    { const float kv = (*(k0 + 98)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 98)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 98)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 98)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 99)); const float qv1 = (*(q1 + 99));
-    { const float kv = (*(k0 + 99)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 99)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 99)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 99)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 99)); const float qv1 = (*(q1 + 99)); const float qv2 = (*(q2 + 99)); const float qv3 = (*(q3 + 99));
+    { const float kv = (*(k0 + 99)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 99)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 99)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 99)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 100)); const float qv1 = (*(q1 + 100));
-    { const float kv = (*(k0 + 100)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 100)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 100)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 100)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 100)); const float qv1 = (*(q1 + 100)); const float qv2 = (*(q2 + 100)); const float qv3 = (*(q3 + 100));
+    { const float kv = (*(k0 + 100)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 100)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 100)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 100)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 101)); const float qv1 = (*(q1 + 101));
-    { const float kv = (*(k0 + 101)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 101)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 101)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 101)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 101)); const float qv1 = (*(q1 + 101)); const float qv2 = (*(q2 + 101)); const float qv3 = (*(q3 + 101));
+    { const float kv = (*(k0 + 101)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 101)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 101)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 101)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 102)); const float qv1 = (*(q1 + 102));
-    { const float kv = (*(k0 + 102)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 102)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 102)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 102)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 102)); const float qv1 = (*(q1 + 102)); const float qv2 = (*(q2 + 102)); const float qv3 = (*(q3 + 102));
+    { const float kv = (*(k0 + 102)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 102)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 102)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 102)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 103)); const float qv1 = (*(q1 + 103));
-    { const float kv = (*(k0 + 103)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 103)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 103)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 103)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 103)); const float qv1 = (*(q1 + 103)); const float qv2 = (*(q2 + 103)); const float qv3 = (*(q3 + 103));
+    { const float kv = (*(k0 + 103)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 103)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 103)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 103)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 104)); const float qv1 = (*(q1 + 104));
-    { const float kv = (*(k0 + 104)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 104)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 104)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 104)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 104)); const float qv1 = (*(q1 + 104)); const float qv2 = (*(q2 + 104)); const float qv3 = (*(q3 + 104));
+    { const float kv = (*(k0 + 104)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 104)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 104)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 104)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 105)); const float qv1 = (*(q1 + 105));
-    { const float kv = (*(k0 + 105)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 105)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 105)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 105)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 105)); const float qv1 = (*(q1 + 105)); const float qv2 = (*(q2 + 105)); const float qv3 = (*(q3 + 105));
+    { const float kv = (*(k0 + 105)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 105)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 105)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 105)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 106)); const float qv1 = (*(q1 + 106));
-    { const float kv = (*(k0 + 106)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 106)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 106)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 106)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 106)); const float qv1 = (*(q1 + 106)); const float qv2 = (*(q2 + 106)); const float qv3 = (*(q3 + 106));
+    { const float kv = (*(k0 + 106)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 106)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 106)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 106)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 107)); const float qv1 = (*(q1 + 107));
-    { const float kv = (*(k0 + 107)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 107)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 107)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 107)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 107)); const float qv1 = (*(q1 + 107)); const float qv2 = (*(q2 + 107)); const float qv3 = (*(q3 + 107));
+    { const float kv = (*(k0 + 107)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 107)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 107)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 107)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 108)); const float qv1 = (*(q1 + 108));
-    { const float kv = (*(k0 + 108)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 108)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 108)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 108)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 108)); const float qv1 = (*(q1 + 108)); const float qv2 = (*(q2 + 108)); const float qv3 = (*(q3 + 108));
+    { const float kv = (*(k0 + 108)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 108)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 108)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 108)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 109)); const float qv1 = (*(q1 + 109));
-    { const float kv = (*(k0 + 109)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 109)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 109)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 109)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 109)); const float qv1 = (*(q1 + 109)); const float qv2 = (*(q2 + 109)); const float qv3 = (*(q3 + 109));
+    { const float kv = (*(k0 + 109)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 109)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 109)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 109)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 110)); const float qv1 = (*(q1 + 110));
-    { const float kv = (*(k0 + 110)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 110)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 110)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 110)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 110)); const float qv1 = (*(q1 + 110)); const float qv2 = (*(q2 + 110)); const float qv3 = (*(q3 + 110));
+    { const float kv = (*(k0 + 110)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 110)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 110)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 110)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 111)); const float qv1 = (*(q1 + 111));
-    { const float kv = (*(k0 + 111)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 111)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 111)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 111)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 111)); const float qv1 = (*(q1 + 111)); const float qv2 = (*(q2 + 111)); const float qv3 = (*(q3 + 111));
+    { const float kv = (*(k0 + 111)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 111)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 111)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 111)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 112)); const float qv1 = (*(q1 + 112));
-    { const float kv = (*(k0 + 112)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 112)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 112)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 112)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 112)); const float qv1 = (*(q1 + 112)); const float qv2 = (*(q2 + 112)); const float qv3 = (*(q3 + 112));
+    { const float kv = (*(k0 + 112)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 112)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 112)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 112)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 113)); const float qv1 = (*(q1 + 113));
-    { const float kv = (*(k0 + 113)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 113)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 113)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 113)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 113)); const float qv1 = (*(q1 + 113)); const float qv2 = (*(q2 + 113)); const float qv3 = (*(q3 + 113));
+    { const float kv = (*(k0 + 113)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 113)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 113)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 113)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 114)); const float qv1 = (*(q1 + 114));
-    { const float kv = (*(k0 + 114)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 114)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 114)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 114)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 114)); const float qv1 = (*(q1 + 114)); const float qv2 = (*(q2 + 114)); const float qv3 = (*(q3 + 114));
+    { const float kv = (*(k0 + 114)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 114)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 114)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 114)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 115)); const float qv1 = (*(q1 + 115));
-    { const float kv = (*(k0 + 115)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 115)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 115)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 115)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 115)); const float qv1 = (*(q1 + 115)); const float qv2 = (*(q2 + 115)); const float qv3 = (*(q3 + 115));
+    { const float kv = (*(k0 + 115)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 115)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 115)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 115)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 116)); const float qv1 = (*(q1 + 116));
-    { const float kv = (*(k0 + 116)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 116)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 116)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 116)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 116)); const float qv1 = (*(q1 + 116)); const float qv2 = (*(q2 + 116)); const float qv3 = (*(q3 + 116));
+    { const float kv = (*(k0 + 116)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 116)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 116)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 116)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 117)); const float qv1 = (*(q1 + 117));
-    { const float kv = (*(k0 + 117)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 117)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 117)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 117)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 117)); const float qv1 = (*(q1 + 117)); const float qv2 = (*(q2 + 117)); const float qv3 = (*(q3 + 117));
+    { const float kv = (*(k0 + 117)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 117)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 117)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 117)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 118)); const float qv1 = (*(q1 + 118));
-    { const float kv = (*(k0 + 118)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 118)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 118)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 118)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 118)); const float qv1 = (*(q1 + 118)); const float qv2 = (*(q2 + 118)); const float qv3 = (*(q3 + 118));
+    { const float kv = (*(k0 + 118)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 118)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 118)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 118)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 119)); const float qv1 = (*(q1 + 119));
-    { const float kv = (*(k0 + 119)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 119)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 119)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 119)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 119)); const float qv1 = (*(q1 + 119)); const float qv2 = (*(q2 + 119)); const float qv3 = (*(q3 + 119));
+    { const float kv = (*(k0 + 119)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 119)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 119)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 119)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 120)); const float qv1 = (*(q1 + 120));
-    { const float kv = (*(k0 + 120)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 120)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 120)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 120)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 120)); const float qv1 = (*(q1 + 120)); const float qv2 = (*(q2 + 120)); const float qv3 = (*(q3 + 120));
+    { const float kv = (*(k0 + 120)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 120)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 120)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 120)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 121)); const float qv1 = (*(q1 + 121));
-    { const float kv = (*(k0 + 121)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 121)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 121)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 121)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 121)); const float qv1 = (*(q1 + 121)); const float qv2 = (*(q2 + 121)); const float qv3 = (*(q3 + 121));
+    { const float kv = (*(k0 + 121)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 121)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 121)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 121)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 122)); const float qv1 = (*(q1 + 122));
-    { const float kv = (*(k0 + 122)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 122)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 122)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 122)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 122)); const float qv1 = (*(q1 + 122)); const float qv2 = (*(q2 + 122)); const float qv3 = (*(q3 + 122));
+    { const float kv = (*(k0 + 122)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 122)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 122)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 122)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 123)); const float qv1 = (*(q1 + 123));
-    { const float kv = (*(k0 + 123)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 123)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 123)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 123)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 123)); const float qv1 = (*(q1 + 123)); const float qv2 = (*(q2 + 123)); const float qv3 = (*(q3 + 123));
+    { const float kv = (*(k0 + 123)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 123)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 123)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 123)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 124)); const float qv1 = (*(q1 + 124));
-    { const float kv = (*(k0 + 124)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 124)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 124)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 124)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 124)); const float qv1 = (*(q1 + 124)); const float qv2 = (*(q2 + 124)); const float qv3 = (*(q3 + 124));
+    { const float kv = (*(k0 + 124)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 124)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 124)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 124)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 125)); const float qv1 = (*(q1 + 125));
-    { const float kv = (*(k0 + 125)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 125)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 125)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 125)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 125)); const float qv1 = (*(q1 + 125)); const float qv2 = (*(q2 + 125)); const float qv3 = (*(q3 + 125));
+    { const float kv = (*(k0 + 125)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 125)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 125)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 125)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 126)); const float qv1 = (*(q1 + 126));
-    { const float kv = (*(k0 + 126)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 126)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 126)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 126)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 126)); const float qv1 = (*(q1 + 126)); const float qv2 = (*(q2 + 126)); const float qv3 = (*(q3 + 126));
+    { const float kv = (*(k0 + 126)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 126)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 126)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 126)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     {
-    const float qv0 = (*(q0 + 127)); const float qv1 = (*(q1 + 127));
-    { const float kv = (*(k0 + 127)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
-    { const float kv = (*(k1 + 127)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
-    { const float kv = (*(k2 + 127)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
-    { const float kv = (*(k3 + 127)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; }
+    const float qv0 = (*(q0 + 127)); const float qv1 = (*(q1 + 127)); const float qv2 = (*(q2 + 127)); const float qv3 = (*(q3 + 127));
+    { const float kv = (*(k0 + 127)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+    { const float kv = (*(k1 + 127)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+    { const float kv = (*(k2 + 127)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+    { const float kv = (*(k3 + 127)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; }
     }
     s[0] = acc0_0;
     s[1] = acc0_1;
@@ -10102,18 +10610,28 @@ static  void attngen_qkdot_d128_2x4_s64__scalar(const float *restrict qp, const 
     s[65] = acc1_1;
     s[66] = acc1_2;
     s[67] = acc1_3;
+    s[128] = acc2_0;
+    s[129] = acc2_1;
+    s[130] = acc2_2;
+    s[131] = acc2_3;
+    s[192] = acc3_0;
+    s[193] = acc3_1;
+    s[194] = acc3_2;
+    s[195] = acc3_3;
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
-static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
+static  void attngen_pv_d128_4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o)) * a0);
     float o0_1 = ((*(o + 1)) * a0);
     float o0_2 = ((*(o + 2)) * a0);
@@ -10122,6 +10640,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 1)) * a1);
     float o1_2 = ((*(o + os + 2)) * a1);
     float o1_3 = ((*(o + os + 3)) * a1);
+    float o2_0 = ((*(o + 2 * os)) * a2);
+    float o2_1 = ((*(o + 2 * os + 1)) * a2);
+    float o2_2 = ((*(o + 2 * os + 2)) * a2);
+    float o2_3 = ((*(o + 2 * os + 3)) * a2);
+    float o3_0 = ((*(o + 3 * os)) * a3);
+    float o3_1 = ((*(o + 3 * os + 1)) * a3);
+    float o3_2 = ((*(o + 3 * os + 2)) * a3);
+    float o3_3 = ((*(o + 3 * os + 3)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10143,6 +10669,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o) = o0_0;
     *(o + 1) = o0_1;
@@ -10152,10 +10692,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 1) = o1_1;
     *(o + os + 2) = o1_2;
     *(o + os + 3) = o1_3;
+    *(o + 2 * os) = o2_0;
+    *(o + 2 * os + 1) = o2_1;
+    *(o + 2 * os + 2) = o2_2;
+    *(o + 2 * os + 3) = o2_3;
+    *(o + 3 * os) = o3_0;
+    *(o + 3 * os + 1) = o3_1;
+    *(o + 3 * os + 2) = o3_2;
+    *(o + 3 * os + 3) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 4)) * a0);
     float o0_1 = ((*(o + 5)) * a0);
     float o0_2 = ((*(o + 6)) * a0);
@@ -10164,6 +10714,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 5)) * a1);
     float o1_2 = ((*(o + os + 6)) * a1);
     float o1_3 = ((*(o + os + 7)) * a1);
+    float o2_0 = ((*(o + 2 * os + 4)) * a2);
+    float o2_1 = ((*(o + 2 * os + 5)) * a2);
+    float o2_2 = ((*(o + 2 * os + 6)) * a2);
+    float o2_3 = ((*(o + 2 * os + 7)) * a2);
+    float o3_0 = ((*(o + 3 * os + 4)) * a3);
+    float o3_1 = ((*(o + 3 * os + 5)) * a3);
+    float o3_2 = ((*(o + 3 * os + 6)) * a3);
+    float o3_3 = ((*(o + 3 * os + 7)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10185,6 +10743,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 4) = o0_0;
     *(o + 5) = o0_1;
@@ -10194,10 +10766,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 5) = o1_1;
     *(o + os + 6) = o1_2;
     *(o + os + 7) = o1_3;
+    *(o + 2 * os + 4) = o2_0;
+    *(o + 2 * os + 5) = o2_1;
+    *(o + 2 * os + 6) = o2_2;
+    *(o + 2 * os + 7) = o2_3;
+    *(o + 3 * os + 4) = o3_0;
+    *(o + 3 * os + 5) = o3_1;
+    *(o + 3 * os + 6) = o3_2;
+    *(o + 3 * os + 7) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 8)) * a0);
     float o0_1 = ((*(o + 9)) * a0);
     float o0_2 = ((*(o + 10)) * a0);
@@ -10206,6 +10788,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 9)) * a1);
     float o1_2 = ((*(o + os + 10)) * a1);
     float o1_3 = ((*(o + os + 11)) * a1);
+    float o2_0 = ((*(o + 2 * os + 8)) * a2);
+    float o2_1 = ((*(o + 2 * os + 9)) * a2);
+    float o2_2 = ((*(o + 2 * os + 10)) * a2);
+    float o2_3 = ((*(o + 2 * os + 11)) * a2);
+    float o3_0 = ((*(o + 3 * os + 8)) * a3);
+    float o3_1 = ((*(o + 3 * os + 9)) * a3);
+    float o3_2 = ((*(o + 3 * os + 10)) * a3);
+    float o3_3 = ((*(o + 3 * os + 11)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10227,6 +10817,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 8) = o0_0;
     *(o + 9) = o0_1;
@@ -10236,10 +10840,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 9) = o1_1;
     *(o + os + 10) = o1_2;
     *(o + os + 11) = o1_3;
+    *(o + 2 * os + 8) = o2_0;
+    *(o + 2 * os + 9) = o2_1;
+    *(o + 2 * os + 10) = o2_2;
+    *(o + 2 * os + 11) = o2_3;
+    *(o + 3 * os + 8) = o3_0;
+    *(o + 3 * os + 9) = o3_1;
+    *(o + 3 * os + 10) = o3_2;
+    *(o + 3 * os + 11) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 12)) * a0);
     float o0_1 = ((*(o + 13)) * a0);
     float o0_2 = ((*(o + 14)) * a0);
@@ -10248,6 +10862,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 13)) * a1);
     float o1_2 = ((*(o + os + 14)) * a1);
     float o1_3 = ((*(o + os + 15)) * a1);
+    float o2_0 = ((*(o + 2 * os + 12)) * a2);
+    float o2_1 = ((*(o + 2 * os + 13)) * a2);
+    float o2_2 = ((*(o + 2 * os + 14)) * a2);
+    float o2_3 = ((*(o + 2 * os + 15)) * a2);
+    float o3_0 = ((*(o + 3 * os + 12)) * a3);
+    float o3_1 = ((*(o + 3 * os + 13)) * a3);
+    float o3_2 = ((*(o + 3 * os + 14)) * a3);
+    float o3_3 = ((*(o + 3 * os + 15)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10269,6 +10891,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 12) = o0_0;
     *(o + 13) = o0_1;
@@ -10278,10 +10914,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 13) = o1_1;
     *(o + os + 14) = o1_2;
     *(o + os + 15) = o1_3;
+    *(o + 2 * os + 12) = o2_0;
+    *(o + 2 * os + 13) = o2_1;
+    *(o + 2 * os + 14) = o2_2;
+    *(o + 2 * os + 15) = o2_3;
+    *(o + 3 * os + 12) = o3_0;
+    *(o + 3 * os + 13) = o3_1;
+    *(o + 3 * os + 14) = o3_2;
+    *(o + 3 * os + 15) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 16)) * a0);
     float o0_1 = ((*(o + 17)) * a0);
     float o0_2 = ((*(o + 18)) * a0);
@@ -10290,6 +10936,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 17)) * a1);
     float o1_2 = ((*(o + os + 18)) * a1);
     float o1_3 = ((*(o + os + 19)) * a1);
+    float o2_0 = ((*(o + 2 * os + 16)) * a2);
+    float o2_1 = ((*(o + 2 * os + 17)) * a2);
+    float o2_2 = ((*(o + 2 * os + 18)) * a2);
+    float o2_3 = ((*(o + 2 * os + 19)) * a2);
+    float o3_0 = ((*(o + 3 * os + 16)) * a3);
+    float o3_1 = ((*(o + 3 * os + 17)) * a3);
+    float o3_2 = ((*(o + 3 * os + 18)) * a3);
+    float o3_3 = ((*(o + 3 * os + 19)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10311,6 +10965,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 16) = o0_0;
     *(o + 17) = o0_1;
@@ -10320,10 +10988,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 17) = o1_1;
     *(o + os + 18) = o1_2;
     *(o + os + 19) = o1_3;
+    *(o + 2 * os + 16) = o2_0;
+    *(o + 2 * os + 17) = o2_1;
+    *(o + 2 * os + 18) = o2_2;
+    *(o + 2 * os + 19) = o2_3;
+    *(o + 3 * os + 16) = o3_0;
+    *(o + 3 * os + 17) = o3_1;
+    *(o + 3 * os + 18) = o3_2;
+    *(o + 3 * os + 19) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 20)) * a0);
     float o0_1 = ((*(o + 21)) * a0);
     float o0_2 = ((*(o + 22)) * a0);
@@ -10332,6 +11010,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 21)) * a1);
     float o1_2 = ((*(o + os + 22)) * a1);
     float o1_3 = ((*(o + os + 23)) * a1);
+    float o2_0 = ((*(o + 2 * os + 20)) * a2);
+    float o2_1 = ((*(o + 2 * os + 21)) * a2);
+    float o2_2 = ((*(o + 2 * os + 22)) * a2);
+    float o2_3 = ((*(o + 2 * os + 23)) * a2);
+    float o3_0 = ((*(o + 3 * os + 20)) * a3);
+    float o3_1 = ((*(o + 3 * os + 21)) * a3);
+    float o3_2 = ((*(o + 3 * os + 22)) * a3);
+    float o3_3 = ((*(o + 3 * os + 23)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10353,6 +11039,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 20) = o0_0;
     *(o + 21) = o0_1;
@@ -10362,10 +11062,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 21) = o1_1;
     *(o + os + 22) = o1_2;
     *(o + os + 23) = o1_3;
+    *(o + 2 * os + 20) = o2_0;
+    *(o + 2 * os + 21) = o2_1;
+    *(o + 2 * os + 22) = o2_2;
+    *(o + 2 * os + 23) = o2_3;
+    *(o + 3 * os + 20) = o3_0;
+    *(o + 3 * os + 21) = o3_1;
+    *(o + 3 * os + 22) = o3_2;
+    *(o + 3 * os + 23) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 24)) * a0);
     float o0_1 = ((*(o + 25)) * a0);
     float o0_2 = ((*(o + 26)) * a0);
@@ -10374,6 +11084,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 25)) * a1);
     float o1_2 = ((*(o + os + 26)) * a1);
     float o1_3 = ((*(o + os + 27)) * a1);
+    float o2_0 = ((*(o + 2 * os + 24)) * a2);
+    float o2_1 = ((*(o + 2 * os + 25)) * a2);
+    float o2_2 = ((*(o + 2 * os + 26)) * a2);
+    float o2_3 = ((*(o + 2 * os + 27)) * a2);
+    float o3_0 = ((*(o + 3 * os + 24)) * a3);
+    float o3_1 = ((*(o + 3 * os + 25)) * a3);
+    float o3_2 = ((*(o + 3 * os + 26)) * a3);
+    float o3_3 = ((*(o + 3 * os + 27)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10395,6 +11113,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 24) = o0_0;
     *(o + 25) = o0_1;
@@ -10404,10 +11136,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 25) = o1_1;
     *(o + os + 26) = o1_2;
     *(o + os + 27) = o1_3;
+    *(o + 2 * os + 24) = o2_0;
+    *(o + 2 * os + 25) = o2_1;
+    *(o + 2 * os + 26) = o2_2;
+    *(o + 2 * os + 27) = o2_3;
+    *(o + 3 * os + 24) = o3_0;
+    *(o + 3 * os + 25) = o3_1;
+    *(o + 3 * os + 26) = o3_2;
+    *(o + 3 * os + 27) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 28)) * a0);
     float o0_1 = ((*(o + 29)) * a0);
     float o0_2 = ((*(o + 30)) * a0);
@@ -10416,6 +11158,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 29)) * a1);
     float o1_2 = ((*(o + os + 30)) * a1);
     float o1_3 = ((*(o + os + 31)) * a1);
+    float o2_0 = ((*(o + 2 * os + 28)) * a2);
+    float o2_1 = ((*(o + 2 * os + 29)) * a2);
+    float o2_2 = ((*(o + 2 * os + 30)) * a2);
+    float o2_3 = ((*(o + 2 * os + 31)) * a2);
+    float o3_0 = ((*(o + 3 * os + 28)) * a3);
+    float o3_1 = ((*(o + 3 * os + 29)) * a3);
+    float o3_2 = ((*(o + 3 * os + 30)) * a3);
+    float o3_3 = ((*(o + 3 * os + 31)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10437,6 +11187,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 28) = o0_0;
     *(o + 29) = o0_1;
@@ -10446,10 +11210,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 29) = o1_1;
     *(o + os + 30) = o1_2;
     *(o + os + 31) = o1_3;
+    *(o + 2 * os + 28) = o2_0;
+    *(o + 2 * os + 29) = o2_1;
+    *(o + 2 * os + 30) = o2_2;
+    *(o + 2 * os + 31) = o2_3;
+    *(o + 3 * os + 28) = o3_0;
+    *(o + 3 * os + 29) = o3_1;
+    *(o + 3 * os + 30) = o3_2;
+    *(o + 3 * os + 31) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 32)) * a0);
     float o0_1 = ((*(o + 33)) * a0);
     float o0_2 = ((*(o + 34)) * a0);
@@ -10458,6 +11232,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 33)) * a1);
     float o1_2 = ((*(o + os + 34)) * a1);
     float o1_3 = ((*(o + os + 35)) * a1);
+    float o2_0 = ((*(o + 2 * os + 32)) * a2);
+    float o2_1 = ((*(o + 2 * os + 33)) * a2);
+    float o2_2 = ((*(o + 2 * os + 34)) * a2);
+    float o2_3 = ((*(o + 2 * os + 35)) * a2);
+    float o3_0 = ((*(o + 3 * os + 32)) * a3);
+    float o3_1 = ((*(o + 3 * os + 33)) * a3);
+    float o3_2 = ((*(o + 3 * os + 34)) * a3);
+    float o3_3 = ((*(o + 3 * os + 35)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10479,6 +11261,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 32) = o0_0;
     *(o + 33) = o0_1;
@@ -10488,10 +11284,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 33) = o1_1;
     *(o + os + 34) = o1_2;
     *(o + os + 35) = o1_3;
+    *(o + 2 * os + 32) = o2_0;
+    *(o + 2 * os + 33) = o2_1;
+    *(o + 2 * os + 34) = o2_2;
+    *(o + 2 * os + 35) = o2_3;
+    *(o + 3 * os + 32) = o3_0;
+    *(o + 3 * os + 33) = o3_1;
+    *(o + 3 * os + 34) = o3_2;
+    *(o + 3 * os + 35) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 36)) * a0);
     float o0_1 = ((*(o + 37)) * a0);
     float o0_2 = ((*(o + 38)) * a0);
@@ -10500,6 +11306,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 37)) * a1);
     float o1_2 = ((*(o + os + 38)) * a1);
     float o1_3 = ((*(o + os + 39)) * a1);
+    float o2_0 = ((*(o + 2 * os + 36)) * a2);
+    float o2_1 = ((*(o + 2 * os + 37)) * a2);
+    float o2_2 = ((*(o + 2 * os + 38)) * a2);
+    float o2_3 = ((*(o + 2 * os + 39)) * a2);
+    float o3_0 = ((*(o + 3 * os + 36)) * a3);
+    float o3_1 = ((*(o + 3 * os + 37)) * a3);
+    float o3_2 = ((*(o + 3 * os + 38)) * a3);
+    float o3_3 = ((*(o + 3 * os + 39)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10521,6 +11335,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 36) = o0_0;
     *(o + 37) = o0_1;
@@ -10530,10 +11358,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 37) = o1_1;
     *(o + os + 38) = o1_2;
     *(o + os + 39) = o1_3;
+    *(o + 2 * os + 36) = o2_0;
+    *(o + 2 * os + 37) = o2_1;
+    *(o + 2 * os + 38) = o2_2;
+    *(o + 2 * os + 39) = o2_3;
+    *(o + 3 * os + 36) = o3_0;
+    *(o + 3 * os + 37) = o3_1;
+    *(o + 3 * os + 38) = o3_2;
+    *(o + 3 * os + 39) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 40)) * a0);
     float o0_1 = ((*(o + 41)) * a0);
     float o0_2 = ((*(o + 42)) * a0);
@@ -10542,6 +11380,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 41)) * a1);
     float o1_2 = ((*(o + os + 42)) * a1);
     float o1_3 = ((*(o + os + 43)) * a1);
+    float o2_0 = ((*(o + 2 * os + 40)) * a2);
+    float o2_1 = ((*(o + 2 * os + 41)) * a2);
+    float o2_2 = ((*(o + 2 * os + 42)) * a2);
+    float o2_3 = ((*(o + 2 * os + 43)) * a2);
+    float o3_0 = ((*(o + 3 * os + 40)) * a3);
+    float o3_1 = ((*(o + 3 * os + 41)) * a3);
+    float o3_2 = ((*(o + 3 * os + 42)) * a3);
+    float o3_3 = ((*(o + 3 * os + 43)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10563,6 +11409,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 40) = o0_0;
     *(o + 41) = o0_1;
@@ -10572,10 +11432,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 41) = o1_1;
     *(o + os + 42) = o1_2;
     *(o + os + 43) = o1_3;
+    *(o + 2 * os + 40) = o2_0;
+    *(o + 2 * os + 41) = o2_1;
+    *(o + 2 * os + 42) = o2_2;
+    *(o + 2 * os + 43) = o2_3;
+    *(o + 3 * os + 40) = o3_0;
+    *(o + 3 * os + 41) = o3_1;
+    *(o + 3 * os + 42) = o3_2;
+    *(o + 3 * os + 43) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 44)) * a0);
     float o0_1 = ((*(o + 45)) * a0);
     float o0_2 = ((*(o + 46)) * a0);
@@ -10584,6 +11454,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 45)) * a1);
     float o1_2 = ((*(o + os + 46)) * a1);
     float o1_3 = ((*(o + os + 47)) * a1);
+    float o2_0 = ((*(o + 2 * os + 44)) * a2);
+    float o2_1 = ((*(o + 2 * os + 45)) * a2);
+    float o2_2 = ((*(o + 2 * os + 46)) * a2);
+    float o2_3 = ((*(o + 2 * os + 47)) * a2);
+    float o3_0 = ((*(o + 3 * os + 44)) * a3);
+    float o3_1 = ((*(o + 3 * os + 45)) * a3);
+    float o3_2 = ((*(o + 3 * os + 46)) * a3);
+    float o3_3 = ((*(o + 3 * os + 47)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10605,6 +11483,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 44) = o0_0;
     *(o + 45) = o0_1;
@@ -10614,10 +11506,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 45) = o1_1;
     *(o + os + 46) = o1_2;
     *(o + os + 47) = o1_3;
+    *(o + 2 * os + 44) = o2_0;
+    *(o + 2 * os + 45) = o2_1;
+    *(o + 2 * os + 46) = o2_2;
+    *(o + 2 * os + 47) = o2_3;
+    *(o + 3 * os + 44) = o3_0;
+    *(o + 3 * os + 45) = o3_1;
+    *(o + 3 * os + 46) = o3_2;
+    *(o + 3 * os + 47) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 48)) * a0);
     float o0_1 = ((*(o + 49)) * a0);
     float o0_2 = ((*(o + 50)) * a0);
@@ -10626,6 +11528,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 49)) * a1);
     float o1_2 = ((*(o + os + 50)) * a1);
     float o1_3 = ((*(o + os + 51)) * a1);
+    float o2_0 = ((*(o + 2 * os + 48)) * a2);
+    float o2_1 = ((*(o + 2 * os + 49)) * a2);
+    float o2_2 = ((*(o + 2 * os + 50)) * a2);
+    float o2_3 = ((*(o + 2 * os + 51)) * a2);
+    float o3_0 = ((*(o + 3 * os + 48)) * a3);
+    float o3_1 = ((*(o + 3 * os + 49)) * a3);
+    float o3_2 = ((*(o + 3 * os + 50)) * a3);
+    float o3_3 = ((*(o + 3 * os + 51)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10647,6 +11557,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 48) = o0_0;
     *(o + 49) = o0_1;
@@ -10656,10 +11580,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 49) = o1_1;
     *(o + os + 50) = o1_2;
     *(o + os + 51) = o1_3;
+    *(o + 2 * os + 48) = o2_0;
+    *(o + 2 * os + 49) = o2_1;
+    *(o + 2 * os + 50) = o2_2;
+    *(o + 2 * os + 51) = o2_3;
+    *(o + 3 * os + 48) = o3_0;
+    *(o + 3 * os + 49) = o3_1;
+    *(o + 3 * os + 50) = o3_2;
+    *(o + 3 * os + 51) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 52)) * a0);
     float o0_1 = ((*(o + 53)) * a0);
     float o0_2 = ((*(o + 54)) * a0);
@@ -10668,6 +11602,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 53)) * a1);
     float o1_2 = ((*(o + os + 54)) * a1);
     float o1_3 = ((*(o + os + 55)) * a1);
+    float o2_0 = ((*(o + 2 * os + 52)) * a2);
+    float o2_1 = ((*(o + 2 * os + 53)) * a2);
+    float o2_2 = ((*(o + 2 * os + 54)) * a2);
+    float o2_3 = ((*(o + 2 * os + 55)) * a2);
+    float o3_0 = ((*(o + 3 * os + 52)) * a3);
+    float o3_1 = ((*(o + 3 * os + 53)) * a3);
+    float o3_2 = ((*(o + 3 * os + 54)) * a3);
+    float o3_3 = ((*(o + 3 * os + 55)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10689,6 +11631,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 52) = o0_0;
     *(o + 53) = o0_1;
@@ -10698,10 +11654,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 53) = o1_1;
     *(o + os + 54) = o1_2;
     *(o + os + 55) = o1_3;
+    *(o + 2 * os + 52) = o2_0;
+    *(o + 2 * os + 53) = o2_1;
+    *(o + 2 * os + 54) = o2_2;
+    *(o + 2 * os + 55) = o2_3;
+    *(o + 3 * os + 52) = o3_0;
+    *(o + 3 * os + 53) = o3_1;
+    *(o + 3 * os + 54) = o3_2;
+    *(o + 3 * os + 55) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 56)) * a0);
     float o0_1 = ((*(o + 57)) * a0);
     float o0_2 = ((*(o + 58)) * a0);
@@ -10710,6 +11676,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 57)) * a1);
     float o1_2 = ((*(o + os + 58)) * a1);
     float o1_3 = ((*(o + os + 59)) * a1);
+    float o2_0 = ((*(o + 2 * os + 56)) * a2);
+    float o2_1 = ((*(o + 2 * os + 57)) * a2);
+    float o2_2 = ((*(o + 2 * os + 58)) * a2);
+    float o2_3 = ((*(o + 2 * os + 59)) * a2);
+    float o3_0 = ((*(o + 3 * os + 56)) * a3);
+    float o3_1 = ((*(o + 3 * os + 57)) * a3);
+    float o3_2 = ((*(o + 3 * os + 58)) * a3);
+    float o3_3 = ((*(o + 3 * os + 59)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10731,6 +11705,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 56) = o0_0;
     *(o + 57) = o0_1;
@@ -10740,10 +11728,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 57) = o1_1;
     *(o + os + 58) = o1_2;
     *(o + os + 59) = o1_3;
+    *(o + 2 * os + 56) = o2_0;
+    *(o + 2 * os + 57) = o2_1;
+    *(o + 2 * os + 58) = o2_2;
+    *(o + 2 * os + 59) = o2_3;
+    *(o + 3 * os + 56) = o3_0;
+    *(o + 3 * os + 57) = o3_1;
+    *(o + 3 * os + 58) = o3_2;
+    *(o + 3 * os + 59) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 60)) * a0);
     float o0_1 = ((*(o + 61)) * a0);
     float o0_2 = ((*(o + 62)) * a0);
@@ -10752,6 +11750,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 61)) * a1);
     float o1_2 = ((*(o + os + 62)) * a1);
     float o1_3 = ((*(o + os + 63)) * a1);
+    float o2_0 = ((*(o + 2 * os + 60)) * a2);
+    float o2_1 = ((*(o + 2 * os + 61)) * a2);
+    float o2_2 = ((*(o + 2 * os + 62)) * a2);
+    float o2_3 = ((*(o + 2 * os + 63)) * a2);
+    float o3_0 = ((*(o + 3 * os + 60)) * a3);
+    float o3_1 = ((*(o + 3 * os + 61)) * a3);
+    float o3_2 = ((*(o + 3 * os + 62)) * a3);
+    float o3_3 = ((*(o + 3 * os + 63)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10773,6 +11779,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 60) = o0_0;
     *(o + 61) = o0_1;
@@ -10782,10 +11802,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 61) = o1_1;
     *(o + os + 62) = o1_2;
     *(o + os + 63) = o1_3;
+    *(o + 2 * os + 60) = o2_0;
+    *(o + 2 * os + 61) = o2_1;
+    *(o + 2 * os + 62) = o2_2;
+    *(o + 2 * os + 63) = o2_3;
+    *(o + 3 * os + 60) = o3_0;
+    *(o + 3 * os + 61) = o3_1;
+    *(o + 3 * os + 62) = o3_2;
+    *(o + 3 * os + 63) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 64)) * a0);
     float o0_1 = ((*(o + 65)) * a0);
     float o0_2 = ((*(o + 66)) * a0);
@@ -10794,6 +11824,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 65)) * a1);
     float o1_2 = ((*(o + os + 66)) * a1);
     float o1_3 = ((*(o + os + 67)) * a1);
+    float o2_0 = ((*(o + 2 * os + 64)) * a2);
+    float o2_1 = ((*(o + 2 * os + 65)) * a2);
+    float o2_2 = ((*(o + 2 * os + 66)) * a2);
+    float o2_3 = ((*(o + 2 * os + 67)) * a2);
+    float o3_0 = ((*(o + 3 * os + 64)) * a3);
+    float o3_1 = ((*(o + 3 * os + 65)) * a3);
+    float o3_2 = ((*(o + 3 * os + 66)) * a3);
+    float o3_3 = ((*(o + 3 * os + 67)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10815,6 +11853,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 64) = o0_0;
     *(o + 65) = o0_1;
@@ -10824,10 +11876,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 65) = o1_1;
     *(o + os + 66) = o1_2;
     *(o + os + 67) = o1_3;
+    *(o + 2 * os + 64) = o2_0;
+    *(o + 2 * os + 65) = o2_1;
+    *(o + 2 * os + 66) = o2_2;
+    *(o + 2 * os + 67) = o2_3;
+    *(o + 3 * os + 64) = o3_0;
+    *(o + 3 * os + 65) = o3_1;
+    *(o + 3 * os + 66) = o3_2;
+    *(o + 3 * os + 67) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 68)) * a0);
     float o0_1 = ((*(o + 69)) * a0);
     float o0_2 = ((*(o + 70)) * a0);
@@ -10836,6 +11898,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 69)) * a1);
     float o1_2 = ((*(o + os + 70)) * a1);
     float o1_3 = ((*(o + os + 71)) * a1);
+    float o2_0 = ((*(o + 2 * os + 68)) * a2);
+    float o2_1 = ((*(o + 2 * os + 69)) * a2);
+    float o2_2 = ((*(o + 2 * os + 70)) * a2);
+    float o2_3 = ((*(o + 2 * os + 71)) * a2);
+    float o3_0 = ((*(o + 3 * os + 68)) * a3);
+    float o3_1 = ((*(o + 3 * os + 69)) * a3);
+    float o3_2 = ((*(o + 3 * os + 70)) * a3);
+    float o3_3 = ((*(o + 3 * os + 71)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10857,6 +11927,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 68) = o0_0;
     *(o + 69) = o0_1;
@@ -10866,10 +11950,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 69) = o1_1;
     *(o + os + 70) = o1_2;
     *(o + os + 71) = o1_3;
+    *(o + 2 * os + 68) = o2_0;
+    *(o + 2 * os + 69) = o2_1;
+    *(o + 2 * os + 70) = o2_2;
+    *(o + 2 * os + 71) = o2_3;
+    *(o + 3 * os + 68) = o3_0;
+    *(o + 3 * os + 69) = o3_1;
+    *(o + 3 * os + 70) = o3_2;
+    *(o + 3 * os + 71) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 72)) * a0);
     float o0_1 = ((*(o + 73)) * a0);
     float o0_2 = ((*(o + 74)) * a0);
@@ -10878,6 +11972,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 73)) * a1);
     float o1_2 = ((*(o + os + 74)) * a1);
     float o1_3 = ((*(o + os + 75)) * a1);
+    float o2_0 = ((*(o + 2 * os + 72)) * a2);
+    float o2_1 = ((*(o + 2 * os + 73)) * a2);
+    float o2_2 = ((*(o + 2 * os + 74)) * a2);
+    float o2_3 = ((*(o + 2 * os + 75)) * a2);
+    float o3_0 = ((*(o + 3 * os + 72)) * a3);
+    float o3_1 = ((*(o + 3 * os + 73)) * a3);
+    float o3_2 = ((*(o + 3 * os + 74)) * a3);
+    float o3_3 = ((*(o + 3 * os + 75)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10899,6 +12001,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 72) = o0_0;
     *(o + 73) = o0_1;
@@ -10908,10 +12024,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 73) = o1_1;
     *(o + os + 74) = o1_2;
     *(o + os + 75) = o1_3;
+    *(o + 2 * os + 72) = o2_0;
+    *(o + 2 * os + 73) = o2_1;
+    *(o + 2 * os + 74) = o2_2;
+    *(o + 2 * os + 75) = o2_3;
+    *(o + 3 * os + 72) = o3_0;
+    *(o + 3 * os + 73) = o3_1;
+    *(o + 3 * os + 74) = o3_2;
+    *(o + 3 * os + 75) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 76)) * a0);
     float o0_1 = ((*(o + 77)) * a0);
     float o0_2 = ((*(o + 78)) * a0);
@@ -10920,6 +12046,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 77)) * a1);
     float o1_2 = ((*(o + os + 78)) * a1);
     float o1_3 = ((*(o + os + 79)) * a1);
+    float o2_0 = ((*(o + 2 * os + 76)) * a2);
+    float o2_1 = ((*(o + 2 * os + 77)) * a2);
+    float o2_2 = ((*(o + 2 * os + 78)) * a2);
+    float o2_3 = ((*(o + 2 * os + 79)) * a2);
+    float o3_0 = ((*(o + 3 * os + 76)) * a3);
+    float o3_1 = ((*(o + 3 * os + 77)) * a3);
+    float o3_2 = ((*(o + 3 * os + 78)) * a3);
+    float o3_3 = ((*(o + 3 * os + 79)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10941,6 +12075,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 76) = o0_0;
     *(o + 77) = o0_1;
@@ -10950,10 +12098,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 77) = o1_1;
     *(o + os + 78) = o1_2;
     *(o + os + 79) = o1_3;
+    *(o + 2 * os + 76) = o2_0;
+    *(o + 2 * os + 77) = o2_1;
+    *(o + 2 * os + 78) = o2_2;
+    *(o + 2 * os + 79) = o2_3;
+    *(o + 3 * os + 76) = o3_0;
+    *(o + 3 * os + 77) = o3_1;
+    *(o + 3 * os + 78) = o3_2;
+    *(o + 3 * os + 79) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 80)) * a0);
     float o0_1 = ((*(o + 81)) * a0);
     float o0_2 = ((*(o + 82)) * a0);
@@ -10962,6 +12120,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 81)) * a1);
     float o1_2 = ((*(o + os + 82)) * a1);
     float o1_3 = ((*(o + os + 83)) * a1);
+    float o2_0 = ((*(o + 2 * os + 80)) * a2);
+    float o2_1 = ((*(o + 2 * os + 81)) * a2);
+    float o2_2 = ((*(o + 2 * os + 82)) * a2);
+    float o2_3 = ((*(o + 2 * os + 83)) * a2);
+    float o3_0 = ((*(o + 3 * os + 80)) * a3);
+    float o3_1 = ((*(o + 3 * os + 81)) * a3);
+    float o3_2 = ((*(o + 3 * os + 82)) * a3);
+    float o3_3 = ((*(o + 3 * os + 83)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -10983,6 +12149,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 80) = o0_0;
     *(o + 81) = o0_1;
@@ -10992,10 +12172,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 81) = o1_1;
     *(o + os + 82) = o1_2;
     *(o + os + 83) = o1_3;
+    *(o + 2 * os + 80) = o2_0;
+    *(o + 2 * os + 81) = o2_1;
+    *(o + 2 * os + 82) = o2_2;
+    *(o + 2 * os + 83) = o2_3;
+    *(o + 3 * os + 80) = o3_0;
+    *(o + 3 * os + 81) = o3_1;
+    *(o + 3 * os + 82) = o3_2;
+    *(o + 3 * os + 83) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 84)) * a0);
     float o0_1 = ((*(o + 85)) * a0);
     float o0_2 = ((*(o + 86)) * a0);
@@ -11004,6 +12194,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 85)) * a1);
     float o1_2 = ((*(o + os + 86)) * a1);
     float o1_3 = ((*(o + os + 87)) * a1);
+    float o2_0 = ((*(o + 2 * os + 84)) * a2);
+    float o2_1 = ((*(o + 2 * os + 85)) * a2);
+    float o2_2 = ((*(o + 2 * os + 86)) * a2);
+    float o2_3 = ((*(o + 2 * os + 87)) * a2);
+    float o3_0 = ((*(o + 3 * os + 84)) * a3);
+    float o3_1 = ((*(o + 3 * os + 85)) * a3);
+    float o3_2 = ((*(o + 3 * os + 86)) * a3);
+    float o3_3 = ((*(o + 3 * os + 87)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11025,6 +12223,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 84) = o0_0;
     *(o + 85) = o0_1;
@@ -11034,10 +12246,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 85) = o1_1;
     *(o + os + 86) = o1_2;
     *(o + os + 87) = o1_3;
+    *(o + 2 * os + 84) = o2_0;
+    *(o + 2 * os + 85) = o2_1;
+    *(o + 2 * os + 86) = o2_2;
+    *(o + 2 * os + 87) = o2_3;
+    *(o + 3 * os + 84) = o3_0;
+    *(o + 3 * os + 85) = o3_1;
+    *(o + 3 * os + 86) = o3_2;
+    *(o + 3 * os + 87) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 88)) * a0);
     float o0_1 = ((*(o + 89)) * a0);
     float o0_2 = ((*(o + 90)) * a0);
@@ -11046,6 +12268,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 89)) * a1);
     float o1_2 = ((*(o + os + 90)) * a1);
     float o1_3 = ((*(o + os + 91)) * a1);
+    float o2_0 = ((*(o + 2 * os + 88)) * a2);
+    float o2_1 = ((*(o + 2 * os + 89)) * a2);
+    float o2_2 = ((*(o + 2 * os + 90)) * a2);
+    float o2_3 = ((*(o + 2 * os + 91)) * a2);
+    float o3_0 = ((*(o + 3 * os + 88)) * a3);
+    float o3_1 = ((*(o + 3 * os + 89)) * a3);
+    float o3_2 = ((*(o + 3 * os + 90)) * a3);
+    float o3_3 = ((*(o + 3 * os + 91)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11067,6 +12297,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 88) = o0_0;
     *(o + 89) = o0_1;
@@ -11076,10 +12320,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 89) = o1_1;
     *(o + os + 90) = o1_2;
     *(o + os + 91) = o1_3;
+    *(o + 2 * os + 88) = o2_0;
+    *(o + 2 * os + 89) = o2_1;
+    *(o + 2 * os + 90) = o2_2;
+    *(o + 2 * os + 91) = o2_3;
+    *(o + 3 * os + 88) = o3_0;
+    *(o + 3 * os + 89) = o3_1;
+    *(o + 3 * os + 90) = o3_2;
+    *(o + 3 * os + 91) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 92)) * a0);
     float o0_1 = ((*(o + 93)) * a0);
     float o0_2 = ((*(o + 94)) * a0);
@@ -11088,6 +12342,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 93)) * a1);
     float o1_2 = ((*(o + os + 94)) * a1);
     float o1_3 = ((*(o + os + 95)) * a1);
+    float o2_0 = ((*(o + 2 * os + 92)) * a2);
+    float o2_1 = ((*(o + 2 * os + 93)) * a2);
+    float o2_2 = ((*(o + 2 * os + 94)) * a2);
+    float o2_3 = ((*(o + 2 * os + 95)) * a2);
+    float o3_0 = ((*(o + 3 * os + 92)) * a3);
+    float o3_1 = ((*(o + 3 * os + 93)) * a3);
+    float o3_2 = ((*(o + 3 * os + 94)) * a3);
+    float o3_3 = ((*(o + 3 * os + 95)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11109,6 +12371,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 92) = o0_0;
     *(o + 93) = o0_1;
@@ -11118,10 +12394,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 93) = o1_1;
     *(o + os + 94) = o1_2;
     *(o + os + 95) = o1_3;
+    *(o + 2 * os + 92) = o2_0;
+    *(o + 2 * os + 93) = o2_1;
+    *(o + 2 * os + 94) = o2_2;
+    *(o + 2 * os + 95) = o2_3;
+    *(o + 3 * os + 92) = o3_0;
+    *(o + 3 * os + 93) = o3_1;
+    *(o + 3 * os + 94) = o3_2;
+    *(o + 3 * os + 95) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 96)) * a0);
     float o0_1 = ((*(o + 97)) * a0);
     float o0_2 = ((*(o + 98)) * a0);
@@ -11130,6 +12416,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 97)) * a1);
     float o1_2 = ((*(o + os + 98)) * a1);
     float o1_3 = ((*(o + os + 99)) * a1);
+    float o2_0 = ((*(o + 2 * os + 96)) * a2);
+    float o2_1 = ((*(o + 2 * os + 97)) * a2);
+    float o2_2 = ((*(o + 2 * os + 98)) * a2);
+    float o2_3 = ((*(o + 2 * os + 99)) * a2);
+    float o3_0 = ((*(o + 3 * os + 96)) * a3);
+    float o3_1 = ((*(o + 3 * os + 97)) * a3);
+    float o3_2 = ((*(o + 3 * os + 98)) * a3);
+    float o3_3 = ((*(o + 3 * os + 99)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11151,6 +12445,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 96) = o0_0;
     *(o + 97) = o0_1;
@@ -11160,10 +12468,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 97) = o1_1;
     *(o + os + 98) = o1_2;
     *(o + os + 99) = o1_3;
+    *(o + 2 * os + 96) = o2_0;
+    *(o + 2 * os + 97) = o2_1;
+    *(o + 2 * os + 98) = o2_2;
+    *(o + 2 * os + 99) = o2_3;
+    *(o + 3 * os + 96) = o3_0;
+    *(o + 3 * os + 97) = o3_1;
+    *(o + 3 * os + 98) = o3_2;
+    *(o + 3 * os + 99) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 100)) * a0);
     float o0_1 = ((*(o + 101)) * a0);
     float o0_2 = ((*(o + 102)) * a0);
@@ -11172,6 +12490,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 101)) * a1);
     float o1_2 = ((*(o + os + 102)) * a1);
     float o1_3 = ((*(o + os + 103)) * a1);
+    float o2_0 = ((*(o + 2 * os + 100)) * a2);
+    float o2_1 = ((*(o + 2 * os + 101)) * a2);
+    float o2_2 = ((*(o + 2 * os + 102)) * a2);
+    float o2_3 = ((*(o + 2 * os + 103)) * a2);
+    float o3_0 = ((*(o + 3 * os + 100)) * a3);
+    float o3_1 = ((*(o + 3 * os + 101)) * a3);
+    float o3_2 = ((*(o + 3 * os + 102)) * a3);
+    float o3_3 = ((*(o + 3 * os + 103)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11193,6 +12519,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 100) = o0_0;
     *(o + 101) = o0_1;
@@ -11202,10 +12542,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 101) = o1_1;
     *(o + os + 102) = o1_2;
     *(o + os + 103) = o1_3;
+    *(o + 2 * os + 100) = o2_0;
+    *(o + 2 * os + 101) = o2_1;
+    *(o + 2 * os + 102) = o2_2;
+    *(o + 2 * os + 103) = o2_3;
+    *(o + 3 * os + 100) = o3_0;
+    *(o + 3 * os + 101) = o3_1;
+    *(o + 3 * os + 102) = o3_2;
+    *(o + 3 * os + 103) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 104)) * a0);
     float o0_1 = ((*(o + 105)) * a0);
     float o0_2 = ((*(o + 106)) * a0);
@@ -11214,6 +12564,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 105)) * a1);
     float o1_2 = ((*(o + os + 106)) * a1);
     float o1_3 = ((*(o + os + 107)) * a1);
+    float o2_0 = ((*(o + 2 * os + 104)) * a2);
+    float o2_1 = ((*(o + 2 * os + 105)) * a2);
+    float o2_2 = ((*(o + 2 * os + 106)) * a2);
+    float o2_3 = ((*(o + 2 * os + 107)) * a2);
+    float o3_0 = ((*(o + 3 * os + 104)) * a3);
+    float o3_1 = ((*(o + 3 * os + 105)) * a3);
+    float o3_2 = ((*(o + 3 * os + 106)) * a3);
+    float o3_3 = ((*(o + 3 * os + 107)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11235,6 +12593,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 104) = o0_0;
     *(o + 105) = o0_1;
@@ -11244,10 +12616,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 105) = o1_1;
     *(o + os + 106) = o1_2;
     *(o + os + 107) = o1_3;
+    *(o + 2 * os + 104) = o2_0;
+    *(o + 2 * os + 105) = o2_1;
+    *(o + 2 * os + 106) = o2_2;
+    *(o + 2 * os + 107) = o2_3;
+    *(o + 3 * os + 104) = o3_0;
+    *(o + 3 * os + 105) = o3_1;
+    *(o + 3 * os + 106) = o3_2;
+    *(o + 3 * os + 107) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 108)) * a0);
     float o0_1 = ((*(o + 109)) * a0);
     float o0_2 = ((*(o + 110)) * a0);
@@ -11256,6 +12638,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 109)) * a1);
     float o1_2 = ((*(o + os + 110)) * a1);
     float o1_3 = ((*(o + os + 111)) * a1);
+    float o2_0 = ((*(o + 2 * os + 108)) * a2);
+    float o2_1 = ((*(o + 2 * os + 109)) * a2);
+    float o2_2 = ((*(o + 2 * os + 110)) * a2);
+    float o2_3 = ((*(o + 2 * os + 111)) * a2);
+    float o3_0 = ((*(o + 3 * os + 108)) * a3);
+    float o3_1 = ((*(o + 3 * os + 109)) * a3);
+    float o3_2 = ((*(o + 3 * os + 110)) * a3);
+    float o3_3 = ((*(o + 3 * os + 111)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11277,6 +12667,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 108) = o0_0;
     *(o + 109) = o0_1;
@@ -11286,10 +12690,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 109) = o1_1;
     *(o + os + 110) = o1_2;
     *(o + os + 111) = o1_3;
+    *(o + 2 * os + 108) = o2_0;
+    *(o + 2 * os + 109) = o2_1;
+    *(o + 2 * os + 110) = o2_2;
+    *(o + 2 * os + 111) = o2_3;
+    *(o + 3 * os + 108) = o3_0;
+    *(o + 3 * os + 109) = o3_1;
+    *(o + 3 * os + 110) = o3_2;
+    *(o + 3 * os + 111) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 112)) * a0);
     float o0_1 = ((*(o + 113)) * a0);
     float o0_2 = ((*(o + 114)) * a0);
@@ -11298,6 +12712,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 113)) * a1);
     float o1_2 = ((*(o + os + 114)) * a1);
     float o1_3 = ((*(o + os + 115)) * a1);
+    float o2_0 = ((*(o + 2 * os + 112)) * a2);
+    float o2_1 = ((*(o + 2 * os + 113)) * a2);
+    float o2_2 = ((*(o + 2 * os + 114)) * a2);
+    float o2_3 = ((*(o + 2 * os + 115)) * a2);
+    float o3_0 = ((*(o + 3 * os + 112)) * a3);
+    float o3_1 = ((*(o + 3 * os + 113)) * a3);
+    float o3_2 = ((*(o + 3 * os + 114)) * a3);
+    float o3_3 = ((*(o + 3 * os + 115)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11319,6 +12741,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 112) = o0_0;
     *(o + 113) = o0_1;
@@ -11328,10 +12764,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 113) = o1_1;
     *(o + os + 114) = o1_2;
     *(o + os + 115) = o1_3;
+    *(o + 2 * os + 112) = o2_0;
+    *(o + 2 * os + 113) = o2_1;
+    *(o + 2 * os + 114) = o2_2;
+    *(o + 2 * os + 115) = o2_3;
+    *(o + 3 * os + 112) = o3_0;
+    *(o + 3 * os + 113) = o3_1;
+    *(o + 3 * os + 114) = o3_2;
+    *(o + 3 * os + 115) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 116)) * a0);
     float o0_1 = ((*(o + 117)) * a0);
     float o0_2 = ((*(o + 118)) * a0);
@@ -11340,6 +12786,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 117)) * a1);
     float o1_2 = ((*(o + os + 118)) * a1);
     float o1_3 = ((*(o + os + 119)) * a1);
+    float o2_0 = ((*(o + 2 * os + 116)) * a2);
+    float o2_1 = ((*(o + 2 * os + 117)) * a2);
+    float o2_2 = ((*(o + 2 * os + 118)) * a2);
+    float o2_3 = ((*(o + 2 * os + 119)) * a2);
+    float o3_0 = ((*(o + 3 * os + 116)) * a3);
+    float o3_1 = ((*(o + 3 * os + 117)) * a3);
+    float o3_2 = ((*(o + 3 * os + 118)) * a3);
+    float o3_3 = ((*(o + 3 * os + 119)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11361,6 +12815,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 116) = o0_0;
     *(o + 117) = o0_1;
@@ -11370,10 +12838,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 117) = o1_1;
     *(o + os + 118) = o1_2;
     *(o + os + 119) = o1_3;
+    *(o + 2 * os + 116) = o2_0;
+    *(o + 2 * os + 117) = o2_1;
+    *(o + 2 * os + 118) = o2_2;
+    *(o + 2 * os + 119) = o2_3;
+    *(o + 3 * os + 116) = o3_0;
+    *(o + 3 * os + 117) = o3_1;
+    *(o + 3 * os + 118) = o3_2;
+    *(o + 3 * os + 119) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 120)) * a0);
     float o0_1 = ((*(o + 121)) * a0);
     float o0_2 = ((*(o + 122)) * a0);
@@ -11382,6 +12860,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 121)) * a1);
     float o1_2 = ((*(o + os + 122)) * a1);
     float o1_3 = ((*(o + os + 123)) * a1);
+    float o2_0 = ((*(o + 2 * os + 120)) * a2);
+    float o2_1 = ((*(o + 2 * os + 121)) * a2);
+    float o2_2 = ((*(o + 2 * os + 122)) * a2);
+    float o2_3 = ((*(o + 2 * os + 123)) * a2);
+    float o3_0 = ((*(o + 3 * os + 120)) * a3);
+    float o3_1 = ((*(o + 3 * os + 121)) * a3);
+    float o3_2 = ((*(o + 3 * os + 122)) * a3);
+    float o3_3 = ((*(o + 3 * os + 123)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11403,6 +12889,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 120) = o0_0;
     *(o + 121) = o0_1;
@@ -11412,10 +12912,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 121) = o1_1;
     *(o + os + 122) = o1_2;
     *(o + os + 123) = o1_3;
+    *(o + 2 * os + 120) = o2_0;
+    *(o + 2 * os + 121) = o2_1;
+    *(o + 2 * os + 122) = o2_2;
+    *(o + 2 * os + 123) = o2_3;
+    *(o + 3 * os + 120) = o3_0;
+    *(o + 3 * os + 121) = o3_1;
+    *(o + 3 * os + 122) = o3_2;
+    *(o + 3 * os + 123) = o3_3;
   }
   {
     const float a0 = (*(alpha));
     const float a1 = (*(alpha + 1));
+    const float a2 = (*(alpha + 2));
+    const float a3 = (*(alpha + 3));
     float o0_0 = ((*(o + 124)) * a0);
     float o0_1 = ((*(o + 125)) * a0);
     float o0_2 = ((*(o + 126)) * a0);
@@ -11424,6 +12934,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     float o1_1 = ((*(o + os + 125)) * a1);
     float o1_2 = ((*(o + os + 126)) * a1);
     float o1_3 = ((*(o + os + 127)) * a1);
+    float o2_0 = ((*(o + 2 * os + 124)) * a2);
+    float o2_1 = ((*(o + 2 * os + 125)) * a2);
+    float o2_2 = ((*(o + 2 * os + 126)) * a2);
+    float o2_3 = ((*(o + 2 * os + 127)) * a2);
+    float o3_0 = ((*(o + 3 * os + 124)) * a3);
+    float o3_1 = ((*(o + 3 * os + 125)) * a3);
+    float o3_2 = ((*(o + 3 * os + 126)) * a3);
+    float o3_3 = ((*(o + 3 * os + 127)) * a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -11445,6 +12963,20 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
         o1_2 = o1_2 + p * v2;
         o1_3 = o1_3 + p * v3;
       }
+      {
+        const float p = (*(pj + 128));
+        o2_0 = o2_0 + p * v0;
+        o2_1 = o2_1 + p * v1;
+        o2_2 = o2_2 + p * v2;
+        o2_3 = o2_3 + p * v3;
+      }
+      {
+        const float p = (*(pj + 192));
+        o3_0 = o3_0 + p * v0;
+        o3_1 = o3_1 + p * v1;
+        o3_2 = o3_2 + p * v2;
+        o3_3 = o3_3 + p * v3;
+      }
     }
     *(o + 124) = o0_0;
     *(o + 125) = o0_1;
@@ -11454,6 +12986,14 @@ static  void attngen_pv_d128_2x4_p64__scalar(const float *restrict pt, const flo
     *(o + os + 125) = o1_1;
     *(o + os + 126) = o1_2;
     *(o + os + 127) = o1_3;
+    *(o + 2 * os + 124) = o2_0;
+    *(o + 2 * os + 125) = o2_1;
+    *(o + 2 * os + 126) = o2_2;
+    *(o + 2 * os + 127) = o2_3;
+    *(o + 3 * os + 124) = o3_0;
+    *(o + 3 * os + 125) = o3_1;
+    *(o + 3 * os + 126) = o3_2;
+    *(o + 3 * os + 127) = o3_3;
   }
 }
 
@@ -11493,23 +13033,25 @@ static  void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_shape *shape
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -11631,23 +13173,25 @@ static  void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_shap
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -11734,7 +13278,7 @@ static  void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_shap
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d128_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d128_causal_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d128_causal_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -11770,23 +13314,25 @@ static  void attn_h32_kv8_d128_causal_decode__scalar(const attngen_shape *shape,
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -11812,8 +13358,8 @@ static  void attn_h32_kv8_d128_causal_decode__scalar(const attngen_shape *shape,
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d128_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -11838,10 +13384,9 @@ static  void attn_h32_kv8_d128_causal_decode__scalar(const attngen_shape *shape,
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d128_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -11859,7 +13404,7 @@ static  void attn_h32_kv8_d128_causal_decode__scalar(const attngen_shape *shape,
   }
 }
 
-/* Work cut and scratch for attn_h32_kv8_d128_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv8_d128_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d128_causal_padding_decode__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -11895,23 +13440,25 @@ static  void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_shape
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
   const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
 
-  /* Pack Q·scale transposed per kv head; padding rows are zero so they stay finite and are never stored. */
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
-    float *restrict qt = state + hh * state_floats, *restrict ot = qt + 128 * mp;
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < mp; ++r) {
-      const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-      if (r < rows)
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r < rows) {
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      else
+      } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }
-    memset(ot, 0, sizeof(float) * (size_t)mp * (size_t)dp);
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < mp; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -11938,8 +13485,8 @@ static  void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_shape
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d128_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -11964,10 +13511,9 @@ static  void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_shape
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
-      /* O = alpha·O + P·V (V rows read in place: each is used by few rows) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
-      (void)vt;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d128_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
