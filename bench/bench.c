@@ -53,6 +53,9 @@
 #ifdef BENCH_HAVE_BERT_BASE
 #include "attngen_bert_base.h"
 #endif
+#ifdef BENCH_HAVE_BENCH_H32_KV8_D128 /* bench/configs: llama's shape with the "none" mask as well */
+#include "attngen_bench_h32_kv8_d128.h"
+#endif
 
 typedef struct {
   const char *model;
@@ -68,6 +71,9 @@ static const bench_table bench_tables[] = {
 #endif
 #ifdef BENCH_HAVE_BERT_BASE
     {"bert-base", &attngen_table_bert_base},
+#endif
+#ifdef BENCH_HAVE_BENCH_H32_KV8_D128
+    {"bench-h32-kv8-d128", &attngen_table_bench_h32_kv8_d128},
 #endif
     {NULL, NULL}};
 

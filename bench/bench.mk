@@ -20,6 +20,18 @@ BENCH_MODELS := llama-3-8b gpt2 bert-base
 BENCH_GEN_SRC := $(foreach m,$(BENCH_MODELS),$(wildcard generated/$(m)/attngen_$(subst -,_,$(m)).c))
 BENCH_GEN_DEF := $(foreach f,$(BENCH_GEN_SRC),-I$(dir $(f)) \
                    -DBENCH_HAVE_$(shell echo '$(basename $(notdir $(f)))' | sed 's/^attngen_//' | tr a-z A-Z))
+# Bench-only shapes (bench/configs/*.lua), generated into $(BENCH_DIR)/gen at build time.
+BENCH_CONFIGS := $(wildcard bench/configs/*.lua)
+BENCH_XNAMES  := $(basename $(notdir $(BENCH_CONFIGS)))
+BENCH_XSRC    := $(foreach m,$(BENCH_XNAMES),$(BENCH_DIR)/gen/$(m)/attngen_$(subst -,_,$(m)).c)
+BENCH_GEN_SRC += $(BENCH_XSRC)
+BENCH_GEN_DEF += $(foreach m,$(BENCH_XNAMES),-I$(BENCH_DIR)/gen/$(m) \
+                   -DBENCH_HAVE_$(shell echo '$(subst -,_,$(m))' | tr a-z A-Z))
+define bench_gen_rule
+$(BENCH_DIR)/gen/$(1)/attngen_$(subst -,_,$(1)).c $(BENCH_DIR)/gen/$(1)/attngen_$(subst -,_,$(1)).h &: bench/configs/$(1).lua $(wildcard gen/*.lua gen/isa/*.lua templates/*.tpl templates/isa/*.c)
+	$$(LUA) gen/attngen.lua $$< -o $(BENCH_DIR)/gen/$(1)
+endef
+$(foreach m,$(BENCH_XNAMES),$(eval $(call bench_gen_rule,$(m))))
 BENCH_SRC    := bench/bench.c bench/machine.c bench/naive.c
 BENCH_HDR    := bench/machine.h bench/naive.h $(wildcard runtime/*.h) $(BENCH_GEN_SRC:.c=.h)
 

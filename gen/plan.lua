@@ -45,9 +45,10 @@ function plan.for_kernel(isa, phase, D, G)
     p.keys_padded = round_up(p.keys, lcm(p.kb, W))
     p.row_align = lcm(lcm(p.rb, p.pr), 4)
   end
-  if G then
-    local qt = phase == "decode" and plan.decode_max_q or (G >= p.rows and 1 or math.floor(p.rows / G))
-    p.mp = round_up(G * qt, p.row_align) -- rows of the largest item, padded: the tiles' row stride
+  if G and phase == "prefill" then
+    -- rows of the largest item, padded: the tiles' row stride, a constant in the microkernels. (Decode's
+    -- microkernels do not use it; there it follows the step's q_len to keep the per-head state small.)
+    p.mp = round_up(G * (G >= p.rows and 1 or math.floor(p.rows / G)), p.row_align)
   end
   if phase == "prefill" then
     p.describe = string.format("about %d (query x group) rows per item, Q·Kᵀ %dx%d register blocks, " ..

@@ -38,6 +38,9 @@
 static $(isa.attr) void $(mk.pv_name)(const float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
 {
+@ if PR == 1 then
+  (void)os; /* one row per block */
+@ end
 @ if mk.D then
 @   local c = 0
 @   while c + PVV * W <= mk.D do

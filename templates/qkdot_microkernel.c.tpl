@@ -8,6 +8,9 @@
  * out of it and spill them. */
 static $(isa.attr) void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp"))
 {
+@ if RB == 1 and not mk.D then
+  (void)dp; /* one row per block */
+@ end
 @ for j = 0, KB - 1 do
   const float *restrict k$(I(j)) = krow[$(I(j))];
 @ end

@@ -1252,7 +1252,7 @@ static void attn_h71_kv1_d64_causal_decode__avx2__tile(const attngen_shape *shap
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 568; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)71 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -1262,8 +1262,9 @@ static void attn_h71_kv1_d64_causal_decode__avx2__tile(const attngen_shape *shap
 static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 568; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h71_kv1_d64_causal_decode__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)71 * (size_t)tiling.q_tile, 4);
   const int rows = 71 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -3234,7 +3235,7 @@ static void attn_h71_kv1_d64_causal_decode__neon__tile(const attngen_shape *shap
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 568; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)71 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -3244,8 +3245,9 @@ static void attn_h71_kv1_d64_causal_decode__neon__tile(const attngen_shape *shap
 static  void attn_h71_kv1_d64_causal_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 568; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h71_kv1_d64_causal_decode__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)71 * (size_t)tiling.q_tile, 4);
   const int rows = 71 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -6880,7 +6882,7 @@ static void attn_h71_kv1_d64_causal_decode__scalar__tile(const attngen_shape *sh
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 568; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)71 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -6890,8 +6892,9 @@ static void attn_h71_kv1_d64_causal_decode__scalar__tile(const attngen_shape *sh
 static  void attn_h71_kv1_d64_causal_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 568; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h71_kv1_d64_causal_decode__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)71 * (size_t)tiling.q_tile, 4);
   const int rows = 71 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */

@@ -3881,7 +3881,7 @@ static void attn_h8_kv4_d256_causal_decode__avx2__tile(const attngen_shape *shap
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 16; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)2 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -3891,8 +3891,9 @@ static void attn_h8_kv4_d256_causal_decode__avx2__tile(const attngen_shape *shap
 static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 16; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h8_kv4_d256_causal_decode__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)2 * (size_t)tiling.q_tile, 4);
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -4007,7 +4008,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__avx2__tile(const attngen_sha
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 16; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)2 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -4017,8 +4018,9 @@ static void attn_h8_kv4_d256_causal_padding_decode__avx2__tile(const attngen_sha
 static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 16; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h8_kv4_d256_causal_padding_decode__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)2 * (size_t)tiling.q_tile, 4);
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -10195,7 +10197,7 @@ static void attn_h8_kv4_d256_causal_decode__neon__tile(const attngen_shape *shap
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 16; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)2 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -10205,8 +10207,9 @@ static void attn_h8_kv4_d256_causal_decode__neon__tile(const attngen_shape *shap
 static  void attn_h8_kv4_d256_causal_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 16; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h8_kv4_d256_causal_decode__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)2 * (size_t)tiling.q_tile, 4);
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
@@ -10321,7 +10324,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon__tile(const attngen_sha
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 16; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)2 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -10331,8 +10334,9 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon__tile(const attngen_sha
 static  void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 16; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h8_kv4_d256_causal_padding_decode__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)2 * (size_t)tiling.q_tile, 4);
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
@@ -19886,6 +19890,7 @@ static  void attngen_qkdot_d256_1x8_s64__scalar(const float *restrict qp, const 
 static  void attngen_pv_d256_1x8_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  (void)os; /* one row per block */
   {
     const float a0 = (*(alpha));
     float o0_0 = ((*(o)) * a0);
@@ -21518,7 +21523,7 @@ static void attn_h8_kv4_d256_causal_decode__scalar__tile(const attngen_shape *sh
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 16; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)2 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -21528,8 +21533,9 @@ static void attn_h8_kv4_d256_causal_decode__scalar__tile(const attngen_shape *sh
 static  void attn_h8_kv4_d256_causal_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 16; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h8_kv4_d256_causal_decode__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)2 * (size_t)tiling.q_tile, 4);
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -21644,7 +21650,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar__tile(const attngen_s
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 16; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)2 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -21654,8 +21660,9 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar__tile(const attngen_s
 static  void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 16; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h8_kv4_d256_causal_padding_decode__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)2 * (size_t)tiling.q_tile, 4);
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */

@@ -964,6 +964,7 @@ static ATTNGEN_AVX2 void attngen_qkdot_d64_1x8_s64__avx2(const float *restrict q
 static ATTNGEN_AVX2 void attngen_pv_d64_1x64_p64__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  (void)os; /* one row per block */
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0);
@@ -1294,7 +1295,7 @@ static void attn_h12_kv12_d64_causal_decode__avx2__tile(const attngen_shape *sha
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 8; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)1 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -1304,8 +1305,9 @@ static void attn_h12_kv12_d64_causal_decode__avx2__tile(const attngen_shape *sha
 static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 8; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h12_kv12_d64_causal_decode__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)1 * (size_t)tiling.q_tile, 4);
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -1420,7 +1422,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__avx2__tile(const attngen_sh
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 8; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)1 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -1430,8 +1432,9 @@ static void attn_h12_kv12_d64_causal_padding_decode__avx2__tile(const attngen_sh
 static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 8; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h12_kv12_d64_causal_padding_decode__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)1 * (size_t)tiling.q_tile, 4);
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -3085,6 +3088,7 @@ static  void attngen_qkdot_d64_1x12_s72__neon(const float *restrict qp, const fl
 static  void attngen_pv_d64_1x48_p72__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  (void)os; /* one row per block */
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha);
     float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0);
@@ -3457,7 +3461,7 @@ static void attn_h12_kv12_d64_causal_decode__neon__tile(const attngen_shape *sha
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 8; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)1 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -3467,8 +3471,9 @@ static void attn_h12_kv12_d64_causal_decode__neon__tile(const attngen_shape *sha
 static  void attn_h12_kv12_d64_causal_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 8; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h12_kv12_d64_causal_decode__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)1 * (size_t)tiling.q_tile, 4);
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
@@ -3583,7 +3588,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon__tile(const attngen_sh
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 8; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)1 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -3593,8 +3598,9 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon__tile(const attngen_sh
 static  void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 8; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h12_kv12_d64_causal_padding_decode__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)1 * (size_t)tiling.q_tile, 4);
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
@@ -6140,6 +6146,7 @@ static  void attngen_qkdot_d64_1x8_s64__scalar(const float *restrict qp, const f
 static  void attngen_pv_d64_1x8_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  (void)os; /* one row per block */
   {
     const float a0 = (*(alpha));
     float o0_0 = ((*(o)) * a0);
@@ -6764,7 +6771,7 @@ static void attn_h12_kv12_d64_causal_decode__scalar__tile(const attngen_shape *s
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 8; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)1 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -6774,8 +6781,9 @@ static void attn_h12_kv12_d64_causal_decode__scalar__tile(const attngen_shape *s
 static  void attn_h12_kv12_d64_causal_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 8; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h12_kv12_d64_causal_decode__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)1 * (size_t)tiling.q_tile, 4);
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -6890,7 +6898,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar__tile(const attngen_
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 8; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)1 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -6900,8 +6908,9 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar__tile(const attngen_
 static  void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 8; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h12_kv12_d64_causal_padding_decode__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)1 * (size_t)tiling.q_tile, 4);
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */

@@ -1393,7 +1393,7 @@ static void attn_h32_kv8_d64_causal_decode__avx2__tile(const attngen_shape *shap
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -1403,8 +1403,9 @@ static void attn_h32_kv8_d64_causal_decode__avx2__tile(const attngen_shape *shap
 static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d64_causal_decode__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -1519,7 +1520,7 @@ static void attn_h32_kv8_d64_causal_padding_decode__avx2__tile(const attngen_sha
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -1529,8 +1530,9 @@ static void attn_h32_kv8_d64_causal_padding_decode__avx2__tile(const attngen_sha
 static ATTNGEN_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d64_causal_padding_decode__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -3643,7 +3645,7 @@ static void attn_h32_kv8_d64_causal_decode__neon__tile(const attngen_shape *shap
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -3653,8 +3655,9 @@ static void attn_h32_kv8_d64_causal_decode__neon__tile(const attngen_shape *shap
 static  void attn_h32_kv8_d64_causal_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d64_causal_decode__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -3769,7 +3772,7 @@ static void attn_h32_kv8_d64_causal_padding_decode__neon__tile(const attngen_sha
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -3779,8 +3782,9 @@ static void attn_h32_kv8_d64_causal_padding_decode__neon__tile(const attngen_sha
 static  void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d64_causal_padding_decode__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -7557,7 +7561,7 @@ static void attn_h32_kv8_d64_causal_decode__scalar__tile(const attngen_shape *sh
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -7567,8 +7571,9 @@ static void attn_h32_kv8_d64_causal_decode__scalar__tile(const attngen_shape *sh
 static  void attn_h32_kv8_d64_causal_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d64_causal_decode__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -7683,7 +7688,7 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar__tile(const attngen_s
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -7693,8 +7698,9 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar__tile(const attngen_s
 static  void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d64_causal_padding_decode__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */

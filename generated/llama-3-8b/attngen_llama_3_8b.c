@@ -2345,7 +2345,7 @@ static void attn_h32_kv8_d128_causal_decode__avx2__tile(const attngen_shape *sha
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -2355,8 +2355,9 @@ static void attn_h32_kv8_d128_causal_decode__avx2__tile(const attngen_shape *sha
 static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d128_causal_decode__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -2471,7 +2472,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__avx2__tile(const attngen_sh
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -2481,8 +2482,9 @@ static void attn_h32_kv8_d128_causal_padding_decode__avx2__tile(const attngen_sh
 static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d128_causal_padding_decode__avx2__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -6105,7 +6107,7 @@ static void attn_h32_kv8_d128_causal_decode__neon__tile(const attngen_shape *sha
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -6115,8 +6117,9 @@ static void attn_h32_kv8_d128_causal_decode__neon__tile(const attngen_shape *sha
 static  void attn_h32_kv8_d128_causal_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d128_causal_decode__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -6231,7 +6234,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon__tile(const attngen_sh
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -6241,8 +6244,9 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon__tile(const attngen_sh
 static  void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d128_causal_padding_decode__neon__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -13283,7 +13287,7 @@ static void attn_h32_kv8_d128_causal_decode__scalar__tile(const attngen_shape *s
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -13293,8 +13297,9 @@ static void attn_h32_kv8_d128_causal_decode__scalar__tile(const attngen_shape *s
 static  void attn_h32_kv8_d128_causal_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d128_causal_decode__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
@@ -13409,7 +13414,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar__tile(const attngen_
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
   const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-  const size_t mp = 32; /* rows of the largest item, padded: the tiles' row stride */
+  const size_t mp = attngen_round_up((size_t)4 * (size_t)qt_plan, 4);
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
@@ -13419,8 +13424,9 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar__tile(const attngen_
 static  void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
     float *scratch)
 {
-  const ptrdiff_t mp = 32; /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+  attngen_tiling tiling;
+  attn_h32_kv8_d128_causal_padding_decode__scalar__tile(shape, a->q_len, &tiling);
+  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)4 * (size_t)tiling.q_tile, 4);
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
