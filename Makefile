@@ -84,8 +84,13 @@ test: deps-test test-generator check-generated test-native test-neon test-downst
 -include bench/bench.mk
 -include examples/downstream/downstream.mk
 
+# docs/size_table.md, also spliced into README.md between the size-table markers
 size-table: generate
 	@sh tools/size_table.sh
+	@awk 'BEGIN { while ((getline l < "docs/size_table.md") > 0) t = t l "\n" } \
+	  /<!-- size-table:begin -->/ { print; printf "%s", t; skip = 1; next } \
+	  /<!-- size-table:end -->/ { skip = 0 } !skip' README.md > README.md.tmp && mv README.md.tmp README.md
+	@echo "size-table: docs/size_table.md and README.md updated"
 
 clean:
 	rm -rf $(BUILD)

@@ -35,6 +35,12 @@ function plan.for_kernel(isa, phase, D, G)
   if phase == "prefill" then
     -- Q·Kᵀ as a GEMM: query rows (x group) along the lanes, rv row vectors x kb keys of accumulators
     p.rv, p.rows = blk.rv, blk.rows           -- rows: target (query x group) rows per work item
+    if D and blk.v_tile_bytes then
+      -- keys per tile from head_dim: the packed V tile (keys x head_dim floats) should stay in L1 while
+      -- every row block streams through it; more keys per tile amortize the softmax bookkeeping
+      local keys = math.floor(blk.v_tile_bytes / (4 * D) / 16) * 16
+      p.keys = math.max(32, math.min(128, keys))
+    end
     p.keys_padded = round_up(p.keys, p.kb)
     p.row_align = lcm(lcm(p.rv * W, p.pr), 4)
     p.unroll = (D and D <= plan.max_full_unroll) and D or 64

@@ -67,16 +67,22 @@ TEST_COMMON   = tests/reference.c tests/cases.c
 define test_obj_rule
 $(BUILD)/tests/$(1)/$(notdir $(2:.c=.o)): $(2) $(TEST_HDRS)
 	@mkdir -p $$(@D)
-	$$(TEST_CC_$(1)) $(TEST_WARN) $(if $(filter tests/%,$(2)),$(TEST_SRC_STD),$(TEST_LIB_STD)) $$(TEST_XFLAGS_$(1)) $(TEST_INC) -c $$< -o $$@
+	$$(TEST_CC_$(1)) $$(TEST_OPT_$(1)) $(if $(filter tests/%,$(2)),$(TEST_SRC_STD),$(TEST_LIB_STD)) $$(TEST_XFLAGS_$(1)) $(TEST_INC) -c $$< -o $$@
 endef
 
 TEST_CC_gcc   = $(TEST_GCC)
 TEST_CC_clang = $(TEST_CLANG)
 TEST_CC_a64   = $(TEST_A64_CC)
+TEST_CC_san   = $(TEST_GCC)
+TEST_OPT_gcc   = $(TEST_WARN)
+TEST_OPT_clang = $(TEST_WARN)
+TEST_OPT_a64   = $(TEST_WARN)
+TEST_SAN_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+TEST_OPT_san   = -O1 -g -Wall $(TEST_SAN_FLAGS)
 TEST_XFLAGS_a64 :=
 TEST_LDFLAGS_a64 := -static
 
-$(foreach tc,gcc clang a64,$(foreach s,$(TEST_LIB_SRC) $(TEST_COMMON) tests/run_cases.c,$(eval $(call test_obj_rule,$(tc),$(s)))))
+$(foreach tc,gcc clang a64 san,$(foreach s,$(TEST_LIB_SRC) $(TEST_COMMON) tests/run_cases.c,$(eval $(call test_obj_rule,$(tc),$(s)))))
 $(foreach tc,gcc clang,$(eval $(call test_obj_rule,$(tc),tests/test_kernels.c)))
 
 test_objs = $(addprefix $(BUILD)/tests/$(1)/,$(notdir $(patsubst %.c,%.o,$(TEST_LIB_SRC) $(TEST_COMMON) $(2))))
@@ -108,11 +114,9 @@ test-neon: $(BUILD)/tests/a64/run_cases
 	$(TEST_QEMU) -L $(TEST_A64_ROOT) $(BUILD)/tests/a64/run_cases --qemu -j $(TEST_JOBS) $(TEST_RUN_FLAGS) $(TEST_FILTER)
 
 # ---- optional: the full case list under AddressSanitizer + UBSan (inputs are allocated to their exact
-# extent, so any read past a tensor is reported). Not part of `make test`.
-TEST_SAN_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-$(BUILD)/tests/san/run_cases: $(TEST_LIB_SRC) $(TEST_COMMON) tests/run_cases.c $(TEST_HDRS)
-	@mkdir -p $(@D)
-	$(TEST_GCC) -O1 -g $(TEST_SAN_FLAGS) -std=gnu11 $(TEST_INC) -o $@ $(TEST_LIB_SRC) $(TEST_COMMON) tests/run_cases.c -lm -lpthread
+# extent, so any read past a tensor is reported). Not part of `make test`; the build is slow (~4 min, -j2).
+$(BUILD)/tests/san/run_cases: $(call test_objs,san,tests/run_cases.c)
+	$(TEST_GCC) $(TEST_SAN_FLAGS) -o $@ $^ -lm -lpthread
 .PHONY: test-sanitize
 test-sanitize: $(BUILD)/tests/san/run_cases
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/tests/san/run_cases -j $(TEST_JOBS) $(TEST_RUN_FLAGS) $(TEST_FILTER)

@@ -9,7 +9,7 @@ return {
   includes = { "<immintrin.h>" },
   attr = "ATTNGEN_AVX2", -- defined in runtime/attngen_kernel.h as target("avx2,fma")
   -- register blocking: prefill QK block = rv row-vectors x kb keys (rv*kb accumulators of 16 ymm)
-  prefill = { rv = 3, kb = 4, rows = 96, keys = 64, pr = 6, pvv = 2 },
+  prefill = { rv = 3, kb = 4, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 6, pvv = 2 },
   -- decode: blocking follows the group size (query rows of one step), so no lanes or registers idle
   decode = { keys = 64,
     by_group = { { min_g = 4, rb = 4, kb = 2, pr = 4, pvv = 2 },   -- 8 + 8 ymm accumulators

@@ -7,7 +7,7 @@ return {
   guard = "defined(__aarch64__)",
   includes = { "<arm_neon.h>" },
   attr = "",
-  prefill = { rv = 4, kb = 5, rows = 96, keys = 64, pr = 8, pvv = 3 }, -- 20 + 24 of 32 q registers
+  prefill = { rv = 4, kb = 5, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 3 }, -- 20 + 24 of 32 q registers
   decode = { keys = 64,
     by_group = { { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 4 },   -- 16 + 16 q accumulators
                  { min_g = 2, rb = 2, kb = 6, pr = 2, pvv = 8 },

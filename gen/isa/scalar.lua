@@ -7,7 +7,7 @@ return {
   guard = nil,
   includes = {},
   attr = "",
-  prefill = { rv = 4, kb = 4, rows = 64, keys = 64, pr = 4, pvv = 4 },
+  prefill = { rv = 4, kb = 4, rows = 64, keys = 64, v_tile_bytes = 32768, pr = 4, pvv = 4 },
   decode = { keys = 64,
     by_group = { { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 4 },
                  { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8 } },

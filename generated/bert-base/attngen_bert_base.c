@@ -836,7 +836,7 @@ static ATTNGEN_AVX2 void attngen_pv_d64_6x16_s96__avx2(const float *restrict pt,
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_none_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_none_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_none_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -845,7 +845,7 @@ static void attn_h12_kv12_d64_none_prefill__avx2__tile(const attngen_shape *shap
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 128, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -860,8 +860,8 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attngen_shap
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)128 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)128 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -891,8 +891,8 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attngen_shap
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
@@ -961,7 +961,7 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attngen_shap
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_padding_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_padding_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_padding_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -970,7 +970,7 @@ static void attn_h12_kv12_d64_padding_prefill__avx2__tile(const attngen_shape *s
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 128, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -985,8 +985,8 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const attngen_s
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)128 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)128 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -1017,8 +1017,8 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const attngen_s
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
@@ -2338,7 +2338,7 @@ static  void attngen_pv_d64_8x12_s96__neon(const float *restrict pt, const float
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_none_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_none_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_none_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -2347,7 +2347,7 @@ static void attn_h12_kv12_d64_none_prefill__neon__tile(const attngen_shape *shap
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 65, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 130, 4, (size_t)heads);
 }
 
 static  void attn_h12_kv12_d64_none_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -2362,8 +2362,8 @@ static  void attn_h12_kv12_d64_none_prefill__neon(const attngen_shape *shape, co
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)130 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)130 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -2393,8 +2393,8 @@ static  void attn_h12_kv12_d64_none_prefill__neon(const attngen_shape *shape, co
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
@@ -2463,7 +2463,7 @@ static  void attn_h12_kv12_d64_none_prefill__neon(const attngen_shape *shape, co
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_padding_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -2472,7 +2472,7 @@ static void attn_h12_kv12_d64_padding_prefill__neon__tile(const attngen_shape *s
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 65, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 130, 4, (size_t)heads);
 }
 
 static  void attn_h12_kv12_d64_padding_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -2487,8 +2487,8 @@ static  void attn_h12_kv12_d64_padding_prefill__neon(const attngen_shape *shape,
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)130 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)130 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -2519,8 +2519,8 @@ static  void attn_h12_kv12_d64_padding_prefill__neon(const attngen_shape *shape,
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
@@ -4280,7 +4280,7 @@ static  void attngen_pv_d64_4x4_s64__scalar(const float *restrict pt, const floa
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_none_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_none_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_none_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -4289,7 +4289,7 @@ static void attn_h12_kv12_d64_none_prefill__scalar__tile(const attngen_shape *sh
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 128, 1, (size_t)heads);
 }
 
 static  void attn_h12_kv12_d64_none_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -4304,8 +4304,8 @@ static  void attn_h12_kv12_d64_none_prefill__scalar(const attngen_shape *shape, 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)128 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)128 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -4335,8 +4335,8 @@ static  void attn_h12_kv12_d64_none_prefill__scalar(const attngen_shape *shape, 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
@@ -4405,7 +4405,7 @@ static  void attn_h12_kv12_d64_none_prefill__scalar(const attngen_shape *shape, 
   }
 }
 
-/* Work cut and scratch for attn_h12_kv12_d64_padding_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h12_kv12_d64_padding_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h12_kv12_d64_padding_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -4414,7 +4414,7 @@ static void attn_h12_kv12_d64_padding_prefill__scalar__tile(const attngen_shape 
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 128, 1, (size_t)heads);
 }
 
 static  void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -4429,8 +4429,8 @@ static  void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_shape *shap
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)128 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)128 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -4461,8 +4461,8 @@ static  void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_shape *shap
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;

@@ -3595,7 +3595,7 @@ static ATTNGEN_AVX2 void attngen_pv_d256_2x32_p64__avx2(const float *restrict pt
   }
 }
 
-/* Work cut and scratch for attn_h8_kv4_d256_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv4_d256_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 32 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -3604,7 +3604,7 @@ static void attn_h8_kv4_d256_causal_prefill__avx2__tile(const attngen_shape *sha
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 64, 8, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 32, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -3619,8 +3619,8 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attngen_sha
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)32 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)32 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -3656,8 +3656,8 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attngen_sha
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -3735,7 +3735,7 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attngen_sha
   }
 }
 
-/* Work cut and scratch for attn_h8_kv4_d256_causal_padding_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv4_d256_causal_padding_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 32 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_padding_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -3744,7 +3744,7 @@ static void attn_h8_kv4_d256_causal_padding_prefill__avx2__tile(const attngen_sh
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 64, 8, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 32, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -3759,8 +3759,8 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(const att
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)32 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)32 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -3797,8 +3797,8 @@ static ATTNGEN_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(const att
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -9911,7 +9911,7 @@ static  void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const floa
   }
 }
 
-/* Work cut and scratch for attn_h8_kv4_d256_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv4_d256_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 32 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -9920,7 +9920,7 @@ static void attn_h8_kv4_d256_causal_prefill__neon__tile(const attngen_shape *sha
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 65, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 35, 4, (size_t)heads);
 }
 
 static  void attn_h8_kv4_d256_causal_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -9935,8 +9935,8 @@ static  void attn_h8_kv4_d256_causal_prefill__neon(const attngen_shape *shape, c
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)35 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)35 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -9972,8 +9972,8 @@ static  void attn_h8_kv4_d256_causal_prefill__neon(const attngen_shape *shape, c
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -10051,7 +10051,7 @@ static  void attn_h8_kv4_d256_causal_prefill__neon(const attngen_shape *shape, c
   }
 }
 
-/* Work cut and scratch for attn_h8_kv4_d256_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv4_d256_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 32 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_padding_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -10060,7 +10060,7 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon__tile(const attngen_sh
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 65, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 35, 4, (size_t)heads);
 }
 
 static  void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -10075,8 +10075,8 @@ static  void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_shape *
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)35 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)35 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -10113,8 +10113,8 @@ static  void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_shape *
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -21237,7 +21237,7 @@ static  void attngen_pv_d256_1x8_p64__scalar(const float *restrict pt, const flo
   }
 }
 
-/* Work cut and scratch for attn_h8_kv4_d256_causal_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv4_d256_causal_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 32 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -21246,7 +21246,7 @@ static void attn_h8_kv4_d256_causal_prefill__scalar__tile(const attngen_shape *s
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 64, 1, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 32, 1, (size_t)heads);
 }
 
 static  void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -21261,8 +21261,8 @@ static  void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_shape *shape,
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)32 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)32 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -21298,8 +21298,8 @@ static  void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_shape *shape,
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -21377,7 +21377,7 @@ static  void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_shape *shape,
   }
 }
 
-/* Work cut and scratch for attn_h8_kv4_d256_causal_padding_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv4_d256_causal_padding_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 32 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_padding_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -21386,7 +21386,7 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar__tile(const attngen_
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 64, 1, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)256, 32, 1, (size_t)heads);
 }
 
 static  void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -21401,8 +21401,8 @@ static  void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_shape
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)32 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)32 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -21439,8 +21439,8 @@ static  void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_shape
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {

@@ -1439,7 +1439,7 @@ static ATTNGEN_AVX2 void attngen_pv_d96_1x64_p64__avx2(const float *restrict pt,
   }
 }
 
-/* Work cut and scratch for attn_h32_kv32_d96_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv32_d96_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 80 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv32_d96_causal_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -1448,7 +1448,7 @@ static void attn_h32_kv32_d96_causal_prefill__avx2__tile(const attngen_shape *sh
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)96, 64, 8, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)96, 80, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -1463,8 +1463,8 @@ static ATTNGEN_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const attngen_sh
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)80 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)80 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -1500,8 +1500,8 @@ static ATTNGEN_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const attngen_sh
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 80) {
+    const int n = kend - kt < 80 ? kend - kt : 80;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -4020,7 +4020,7 @@ static  void attngen_pv_d96_1x48_p72__neon(const float *restrict pt, const float
   }
 }
 
-/* Work cut and scratch for attn_h32_kv32_d96_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv32_d96_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 80 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv32_d96_causal_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -4029,7 +4029,7 @@ static void attn_h32_kv32_d96_causal_prefill__neon__tile(const attngen_shape *sh
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)96, 65, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)96, 80, 4, (size_t)heads);
 }
 
 static  void attn_h32_kv32_d96_causal_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -4044,8 +4044,8 @@ static  void attn_h32_kv32_d96_causal_prefill__neon(const attngen_shape *shape, 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)80 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)80 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -4081,8 +4081,8 @@ static  void attn_h32_kv32_d96_causal_prefill__neon(const attngen_shape *shape, 
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 80) {
+    const int n = kend - kt < 80 ? kend - kt : 80;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -8397,7 +8397,7 @@ static  void attngen_pv_d96_1x8_p64__scalar(const float *restrict pt, const floa
   }
 }
 
-/* Work cut and scratch for attn_h32_kv32_d96_causal_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv32_d96_causal_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 80 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv32_d96_causal_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -8406,7 +8406,7 @@ static void attn_h32_kv32_d96_causal_prefill__scalar__tile(const attngen_shape *
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)96, 64, 1, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)96, 80, 1, (size_t)heads);
 }
 
 static  void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -8421,8 +8421,8 @@ static  void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_shape *shape
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)80 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)80 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -8458,8 +8458,8 @@ static  void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_shape *shape
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 80) {
+    const int n = kend - kt < 80 ? kend - kt : 80;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {

@@ -1107,7 +1107,7 @@ static ATTNGEN_AVX2 void attngen_pv_d64_4x16_p64__avx2(const float *restrict pt,
   }
 }
 
-/* Work cut and scratch for attn_h14_kv2_d64_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h14_kv2_d64_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h14_kv2_d64_causal_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -1116,7 +1116,7 @@ static void attn_h14_kv2_d64_causal_prefill__avx2__tile(const attngen_shape *sha
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 128, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -1131,8 +1131,8 @@ static ATTNGEN_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attngen_sha
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)128 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)128 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -1168,8 +1168,8 @@ static ATTNGEN_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attngen_sha
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -1247,7 +1247,7 @@ static ATTNGEN_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attngen_sha
   }
 }
 
-/* Work cut and scratch for attn_h14_kv2_d64_causal_padding_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h14_kv2_d64_causal_padding_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h14_kv2_d64_causal_padding_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -1256,7 +1256,7 @@ static void attn_h14_kv2_d64_causal_padding_prefill__avx2__tile(const attngen_sh
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 128, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -1271,8 +1271,8 @@ static ATTNGEN_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(const att
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)128 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)128 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -1309,8 +1309,8 @@ static ATTNGEN_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(const att
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -3359,7 +3359,7 @@ static  void attngen_pv_d64_4x16_p64__neon(const float *restrict pt, const float
   }
 }
 
-/* Work cut and scratch for attn_h14_kv2_d64_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h14_kv2_d64_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h14_kv2_d64_causal_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -3368,7 +3368,7 @@ static void attn_h14_kv2_d64_causal_prefill__neon__tile(const attngen_shape *sha
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 65, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 130, 4, (size_t)heads);
 }
 
 static  void attn_h14_kv2_d64_causal_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -3383,8 +3383,8 @@ static  void attn_h14_kv2_d64_causal_prefill__neon(const attngen_shape *shape, c
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)130 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)130 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -3420,8 +3420,8 @@ static  void attn_h14_kv2_d64_causal_prefill__neon(const attngen_shape *shape, c
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -3499,7 +3499,7 @@ static  void attn_h14_kv2_d64_causal_prefill__neon(const attngen_shape *shape, c
   }
 }
 
-/* Work cut and scratch for attn_h14_kv2_d64_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h14_kv2_d64_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h14_kv2_d64_causal_padding_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -3508,7 +3508,7 @@ static void attn_h14_kv2_d64_causal_padding_prefill__neon__tile(const attngen_sh
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 65, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 130, 4, (size_t)heads);
 }
 
 static  void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -3523,8 +3523,8 @@ static  void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_shape *
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)130 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)130 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -3561,8 +3561,8 @@ static  void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_shape *
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -7275,7 +7275,7 @@ static  void attngen_pv_d64_4x4_p64__scalar(const float *restrict pt, const floa
   }
 }
 
-/* Work cut and scratch for attn_h14_kv2_d64_causal_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h14_kv2_d64_causal_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h14_kv2_d64_causal_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -7284,7 +7284,7 @@ static void attn_h14_kv2_d64_causal_prefill__scalar__tile(const attngen_shape *s
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 128, 1, (size_t)heads);
 }
 
 static  void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -7299,8 +7299,8 @@ static  void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_shape *shape,
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)128 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)128 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -7336,8 +7336,8 @@ static  void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_shape *shape,
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {
@@ -7415,7 +7415,7 @@ static  void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_shape *shape,
   }
 }
 
-/* Work cut and scratch for attn_h14_kv2_d64_causal_padding_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h14_kv2_d64_causal_padding_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h14_kv2_d64_causal_padding_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -7424,7 +7424,7 @@ static void attn_h14_kv2_d64_causal_padding_prefill__scalar__tile(const attngen_
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 128, 1, (size_t)heads);
 }
 
 static  void attn_h14_kv2_d64_causal_padding_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -7439,8 +7439,8 @@ static  void attn_h14_kv2_d64_causal_padding_prefill__scalar(const attngen_shape
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)128 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)128 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -7477,8 +7477,8 @@ static  void attn_h14_kv2_d64_causal_padding_prefill__scalar(const attngen_shape
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_qk; ++r) {

@@ -1009,7 +1009,7 @@ static ATTNGEN_AVX2 void attngen_pv_d64_1x64_p64__avx2(const float *restrict pt,
   }
 }
 
-/* Work cut and scratch for attn_h8_kv8_d64_cross_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv8_d64_cross_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv8_d64_cross_prefill__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -1018,7 +1018,7 @@ static void attn_h8_kv8_d64_cross_prefill__avx2__tile(const attngen_shape *shape
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 128, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h8_kv8_d64_cross_prefill__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -1033,8 +1033,8 @@ static ATTNGEN_AVX2 void attn_h8_kv8_d64_cross_prefill__avx2(const attngen_shape
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)128 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)128 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 8);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -1065,8 +1065,8 @@ static ATTNGEN_AVX2 void attn_h8_kv8_d64_cross_prefill__avx2(const attngen_shape
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
@@ -2881,7 +2881,7 @@ static  void attngen_pv_d64_1x48_p72__neon(const float *restrict pt, const float
   }
 }
 
-/* Work cut and scratch for attn_h8_kv8_d64_cross_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv8_d64_cross_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv8_d64_cross_prefill__neon__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -2890,7 +2890,7 @@ static void attn_h8_kv8_d64_cross_prefill__neon__tile(const attngen_shape *shape
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 65, 4, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 130, 4, (size_t)heads);
 }
 
 static  void attn_h8_kv8_d64_cross_prefill__neon(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -2905,8 +2905,8 @@ static  void attn_h8_kv8_d64_cross_prefill__neon(const attngen_shape *shape, con
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)65 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)65 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)130 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)130 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 4);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -2937,8 +2937,8 @@ static  void attn_h8_kv8_d64_cross_prefill__neon(const attngen_shape *shape, con
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
@@ -5897,7 +5897,7 @@ static  void attngen_pv_d64_1x8_p64__scalar(const float *restrict pt, const floa
   }
 }
 
-/* Work cut and scratch for attn_h8_kv8_d64_cross_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h8_kv8_d64_cross_prefill__scalar: about 64 (query x group) rows per item, Q·Kᵀ 4x4 register blocks, P·V 4x4, 128 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv8_d64_cross_prefill__scalar__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -5906,7 +5906,7 @@ static void attn_h8_kv8_d64_cross_prefill__scalar__tile(const attngen_shape *sha
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 1, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 128, 1, (size_t)heads);
 }
 
 static  void attn_h8_kv8_d64_cross_prefill__scalar(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -5921,8 +5921,8 @@ static  void attn_h8_kv8_d64_cross_prefill__scalar(const attngen_shape *shape, c
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)128 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)128 * (size_t)dp, 16); /* rescale */
   float *restrict state = alpha + 4 * mp;
   const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)64, 1);
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
@@ -5953,8 +5953,8 @@ static  void attn_h8_kv8_d64_cross_prefill__scalar(const attngen_shape *shape, c
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
