@@ -85,21 +85,6 @@ static const attngen_table *find_table(const char *model) {
 
 /* ------------------------------------------------------------------------------------------------ */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return (n & 1) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static float *alloc_floats(size_t n) {
   size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
@@ -188,14 +173,14 @@ static void measure_set(const job *jobs, int n, double budget, int min_samples, 
     out[j].status = ATTNGEN_OK;
     out[j].sec = 0.0;
     out[j].calls = out[j].samples = 0;
-    double t0 = now_s();
+    double t0 = bench_now();
     out[j].status = job_run(&jobs[j]);
-    tw[j] = now_s() - t0;
+    tw[j] = bench_now() - t0;
     if (out[j].status != ATTNGEN_OK) continue;
     if (tw[j] < budget / 4) { /* warm-up 2, for calibration with warm caches */
-      t0 = now_s();
+      t0 = bench_now();
       job_run(&jobs[j]);
-      tw[j] = now_s() - t0;
+      tw[j] = bench_now() - t0;
     }
     if (tw[j] < 1e-7) tw[j] = 1e-7;
     inner[j] = tw[j] < 1e-3 ? (int)ceil(1e-3 / tw[j]) : 1;
@@ -207,15 +192,15 @@ static void measure_set(const job *jobs, int n, double budget, int min_samples, 
   for (int r = 0; r < rounds; r++)
     for (int j = 0; j < n; j++) {
       if (out[j].status != ATTNGEN_OK) continue;
-      double t0 = now_s();
+      double t0 = bench_now();
       for (int i = 0; i < inner[j]; i++) job_run(&jobs[j]);
-      samples[j][r] = (now_s() - t0) / inner[j];
+      samples[j][r] = (bench_now() - t0) / inner[j];
     }
   for (int j = 0; j < n; j++) {
     if (out[j].status != ATTNGEN_OK) continue;
     double tmp[MAX_SAMPLES];
     memcpy(tmp, samples[j], sizeof(double) * (size_t)rounds);
-    out[j].sec = median(tmp, rounds);
+    out[j].sec = bench_median(tmp, rounds);
     out[j].samples = rounds;
     out[j].calls = rounds * inner[j];
   }
@@ -225,7 +210,7 @@ static void measure_set(const job *jobs, int n, double budget, int min_samples, 
 static double paired_ratio(const double *num, const double *den, int rounds) {
   double tmp[MAX_SAMPLES];
   for (int r = 0; r < rounds; r++) tmp[r] = num[r] / den[r];
-  return median(tmp, rounds);
+  return bench_median(tmp, rounds);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -571,7 +556,7 @@ int main(int argc, char **argv) {
   const char *cs = getenv("BENCH_CASE_SECONDS");
   if (cs && atof(cs) > 0) st.budget = atof(cs) / 3.0;
   st.naive_max_flop = st.quick ? 0.6e9 : 5e9;
-  double t_start = now_s();
+  double t_start = bench_now();
 
   printf("attngen bench, mode %s (each variant ~%.2f s, medians)\n", st.quick ? "quick" : "full", st.budget);
   const attngen_table *tl = find_table("llama-3-8b"), *tg2 = find_table("gpt2");
@@ -680,7 +665,7 @@ int main(int argc, char **argv) {
   printf("summary: peak memory (ru_maxrss, bench process; machine measurement ran in a child) %.1f MiB\n",
          ru.ru_maxrss / 1024.0);
   printf("summary: wall time %.1f s; 1-min load average before %.2f, after %.2f (this run itself adds up to 2)\n",
-         now_s() - t_start, load0, loadavg1());
+         bench_now() - t_start, load0, loadavg1());
   printf("results: %s/results.csv, %s/machine.csv\n", outdir, outdir);
   return st.errors ? 1 : 0;
 }

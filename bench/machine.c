@@ -24,7 +24,7 @@
 #define BENCH_X86 0
 #endif
 
-static double now_s(void) {
+double bench_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -35,7 +35,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static double median(double *v, int n) {
+double bench_median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return (n & 1) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
@@ -125,14 +125,14 @@ static double fma_time_2threads(long iters, int rounds) {
   for (int i = 0; i < 2; i++) pthread_create(&tid[i], NULL, fma_thread, &w);
   for (int r = 0; r < rounds; r++) {
     pthread_barrier_wait(&start);
-    double t0 = now_s();
+    double t0 = bench_now();
     pthread_barrier_wait(&stop);
-    t[r] = now_s() - t0;
+    t[r] = bench_now() - t0;
   }
   for (int i = 0; i < 2; i++) pthread_join(tid[i], NULL);
   pthread_barrier_destroy(&start);
   pthread_barrier_destroy(&stop);
-  return median(t, rounds);
+  return bench_median(t, rounds);
 }
 
 static int have_avx2_fma(void) {
@@ -183,9 +183,9 @@ static double read_time_threads(const float *buf, size_t n, int nthreads, int ro
   }
   for (int r = 0; r < rounds; r++) {
     pthread_barrier_wait(&start);
-    double t0 = now_s();
+    double t0 = bench_now();
     pthread_barrier_wait(&stop);
-    t[r] = now_s() - t0;
+    t[r] = bench_now() - t0;
   }
   float acc = 0.0f;
   for (int i = 0; i < nthreads; i++) {
@@ -196,7 +196,7 @@ static double read_time_threads(const float *buf, size_t n, int nthreads, int ro
   pthread_barrier_destroy(&start);
   pthread_barrier_destroy(&stop);
   /* bytes actually read: per * nthreads (n rounded down to a multiple of 64 per thread) */
-  double med = median(t, rounds);
+  double med = bench_median(t, rounds);
   return med * (double)n / (double)(per * (size_t)nthreads);
 }
 #endif /* BENCH_X86 */
@@ -213,13 +213,13 @@ int bench_machine_measure(bench_machine *m, int quick) {
   /* (a) FMA peak: calibrate to ~40 ms (quick: ~20 ms) per sample */
   long iters = 1L << 20;
   {
-    double t0 = now_s(); /* ~50 ms of FMAs first: let the core settle its AVX clock */
-    while (now_s() - t0 < 0.05) g_sink = fma_loop(iters / 8);
+    double t0 = bench_now(); /* ~50 ms of FMAs first: let the core settle its AVX clock */
+    while (bench_now() - t0 < 0.05) g_sink = fma_loop(iters / 8);
   }
   for (;;) {
-    double t0 = now_s();
+    double t0 = bench_now();
     g_sink = fma_loop(iters);
-    double dt = now_s() - t0;
+    double dt = bench_now() - t0;
     if (dt > 0.005 || iters > (1L << 34)) {
       double target = quick ? 0.02 : 0.04;
       iters = (long)((double)iters * target / dt) + 1;
@@ -228,11 +228,11 @@ int bench_machine_measure(bench_machine *m, int quick) {
     iters *= 4;
   }
   for (int r = 0; r < reps; r++) {
-    double t0 = now_s();
+    double t0 = bench_now();
     g_sink = fma_loop(iters);
-    t[r] = now_s() - t0;
+    t[r] = bench_now() - t0;
   }
-  double tf = median(t, reps);
+  double tf = bench_median(t, reps);
   m->fma_gflops = (double)iters * FMA_ACCS * 16.0 / tf * 1e-9;
   m->fma_ghz_est = m->fma_gflops / 32.0;
   m->fma2_gflops = 2.0 * (double)iters * FMA_ACCS * 16.0 / fma_time_2threads(iters, reps) * 1e-9;
@@ -249,11 +249,11 @@ int bench_machine_measure(bench_machine *m, int quick) {
 
   g_sink = read_sum(buf, n); /* warm-up */
   for (int r = 0; r < reps; r++) {
-    double t0 = now_s();
+    double t0 = bench_now();
     g_sink = read_sum(buf, n);
-    t[r] = now_s() - t0;
+    t[r] = bench_now() - t0;
   }
-  m->bw1_gbs = (double)bytes / median(t, reps) * 1e-9;
+  m->bw1_gbs = (double)bytes / bench_median(t, reps) * 1e-9;
   (void)read_time_threads(buf, n, 2, 1); /* warm-up */
   m->bw2_gbs = (double)bytes / read_time_threads(buf, n, 2, reps) * 1e-9;
   free(buf);

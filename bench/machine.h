@@ -18,6 +18,8 @@ typedef struct {
 
 /* quick != 0: fewer repeats. Fills *m and returns 0, or -1 if memory could not be had. */
 int bench_machine_measure(bench_machine *m, int quick);
+double bench_now(void);                 /* CLOCK_MONOTONIC seconds */
+double bench_median(double *v, int n);  /* sorts v */
 /* Human-readable summary to stdout. */
 void bench_machine_print(const bench_machine *m);
 

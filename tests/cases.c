@@ -905,6 +905,7 @@ static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
       mk(v, b, 3, 4, 33, 40, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);
       mk(v, b, 2, 3, 7, 16, KVL_FULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1);
       mk(v, b, 1, 8, 33, 40, KVL_FULL, LAYOUT_DENSE, RANGE_LARGE, 1);
+      mk(v, b, 3, 2, 1030, 1040, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 1); /* split-KV */
     }
     return;
   }
@@ -941,6 +942,10 @@ static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
     mk(v, b, 2, 3, 33, 48, KVL_FULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1);
     mk(v, b, 2, 8, 33, 40, KVL_VARIED, LAYOUT_DENSE, RANGE_LARGE, 1);
     mk(v, b, 1, 1, 257, 260, KVL_FULL, LAYOUT_PADDED, RANGE_LARGE, 0);
+    /* long caches: the runtime splits the KV range (split-KV partials merged through the log-sum-exp) */
+    mk(v, b, 1, 1, 1030, 1040, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1);
+    mk(v, b, 3, 8, 2049, 2100, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 0); /* kv_lens 2049, 0, 1025 */
+    mk(v, b, 2, 4, 1500, 1500, KVL_VARIED, LAYOUT_HEAD_MAJOR, RANGE_LARGE, 1);
   }
 }
 
@@ -949,8 +954,10 @@ static void add_threads(vec *v, test_case b, case_subset subset) {
   int big = subset == CASES_QEMU ? 130 : 257;
   if (b.shape.phase == ATTNGEN_PHASE_PREFILL)
     mk(v, b, 2, big / 2 + 1, big, 0, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 1);
-  else
+  else {
     mk(v, b, 2, 3, big, big + 40, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);
+    mk(v, b, 3, 2, 2049, 2100, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 1); /* split-KV */
+  }
 }
 
 static void add_errors(vec *v, test_case b) {
