@@ -396,7 +396,7 @@ struct attngen_plan {
   size_t scratch_floats;
   float **scratch;   /* one per thread, 64-byte aligned views into scratch_raw */
   void **scratch_raw;
-  float *part_o, *part_lse; /* split-KV partials: [split][batch][kv_head][group][q_len](x head_dim) */
+  float *part_o, *part_ms; /* split-KV partials: [split][batch][heads][q_len] x head_dim, and (max, sum) pairs */
   size_t bytes;
 };
 
@@ -418,7 +418,7 @@ void attngen_plan_destroy(attngen_plan *p)
   free((void *)p->scratch);
   free(p->items);
   free(p->part_o);
-  free(p->part_lse);
+  free(p->part_ms);
   free(p);
 }
 
@@ -469,9 +469,9 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
   if (p->splits > 1) {
     const size_t rows = (size_t)p->splits * (size_t)a.batch * (size_t)sh->heads * (size_t)a.q_len;
     p->part_o = (float *)malloc(rows * (size_t)sh->head_dim * sizeof(float));
-    p->part_lse = (float *)malloc(rows * sizeof(float));
-    if (!p->part_o || !p->part_lse) goto nomem;
-    p->bytes += rows * ((size_t)sh->head_dim + 1) * sizeof(float);
+    p->part_ms = (float *)malloc(2 * rows * sizeof(float));
+    if (!p->part_o || !p->part_ms) goto nomem;
+    p->bytes += rows * ((size_t)sh->head_dim + 2) * sizeof(float);
   }
 
   {
@@ -502,7 +502,8 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
               it->o = p->part_o + row0 * sh->head_dim;
               it->o_seq = sh->head_dim;
               it->o_head = (ptrdiff_t)a.q_len * sh->head_dim;
-              it->lse = p->part_lse + row0;
+              it->lse = NULL;
+              it->max_sum = p->part_ms + 2 * row0;
               it->lse_head = a.q_len;
             }
           }
@@ -531,7 +532,10 @@ int attngen_plan_run(attngen_plan *p, size_t begin, size_t end, int thread)
   return ATTNGEN_OK;
 }
 
-/* Merge split-KV partials through their log-sum-exp, in split order (fixed, so bit-identical). */
+/* Merge split-KV partials, in split order (fixed, so bit-identical for any thread count). Each split s gives
+ * its normalized output o_s, row max m_s and sum l_s; with M = max m_s and w_s = exp(m_s - M) * l_s,
+ * out = Σ w_s o_s / Σ w_s and lse = M + log Σ w_s. The maxima are exact scores, so nothing is lost to a
+ * rounded per-split log-sum-exp even when scores are large. */
 int attngen_plan_finish(attngen_plan *p)
 {
   const attngen_args *a;
@@ -547,14 +551,15 @@ int attngen_plan_finish(attngen_plan *p)
         float *out = a->o + b * a->o_stride.batch + i * a->o_stride.seq + h * a->o_stride.head;
         float m = -INFINITY, sum = 0.0f;
         for (s = 0; s < p->splits; ++s) {
-          const float l = p->part_lse[(((size_t)s * a->batch + b) * heads + h) * a->q_len + i];
-          if (l > m) m = l;
+          const float ms = p->part_ms[2 * ((((size_t)s * a->batch + b) * heads + h) * a->q_len + i)];
+          if (ms > m) m = ms;
         }
         for (c = 0; c < d; ++c) out[c] = 0.0f;
         if (m != -INFINITY) {
           for (s = 0; s < p->splits; ++s) {
             const size_t row = (((size_t)s * a->batch + b) * heads + h) * a->q_len + i;
-            const float w = expf(p->part_lse[row] - m); /* exp(-inf) = 0 for empty splits */
+            const float l = p->part_ms[2 * row + 1];
+            const float w = l > 0.0f ? expf(p->part_ms[2 * row] - m) * l : 0.0f; /* empty splits weigh 0 */
             const float *po = p->part_o + row * d;
             sum += w;
             for (c = 0; c < d; ++c) out[c] += w * po[c];

@@ -90,7 +90,7 @@ typedef struct {
   float *o;        /* [batch][q_len][heads][head_dim] */
   attngen_strides q_stride, k_stride, v_stride, o_stride;
   const int32_t *kv_lens; /* [batch] valid keys per sequence: PADDING, CAUSAL_PADDING, CROSS only */
-  float scale;            /* 0: 1/sqrt(head_dim) */
+  float scale;            /* 0: the kernel's default, 1/sqrt(head_dim) or the config's `scale` */
   float *lse;             /* optional [batch][heads][q_len]: natural-log log-sum-exp of the scaled scores */
 } attngen_args;
 
@@ -102,6 +102,9 @@ typedef struct {
   ptrdiff_t o_seq, o_head; /* o points at (q row 0, q head kvh0 * group) of sequence b */
   float *lse;              /* may be NULL; lse[h * lse_head + i] for q head kvh0 * group + h, row i */
   ptrdiff_t lse_head;
+  /* Split-KV partials only (else NULL): the row's max score and sum of exp, at [2 * (h * lse_head + i)] and
+   * [... + 1]. Merging through these instead of a rounded fp32 lse keeps full precision for large scores. */
+  float *max_sum;
 } attngen_item;
 
 /* shape: the bound shape (generic kernels read heads/kv_heads/head_dim/mask from it; specialized ones ignore it).

@@ -35,18 +35,31 @@ static $(isa.attr) void $(mk.qk_name)(const float *restrict qt$(mk.qs and "" or 
 @     qk_step(k)
   }
 @   end
-@ else
-@   local U = mk.D and mk.unroll or 4
-@   local DIM = mk.D and I(mk.D) or "d"
-  int k = 0;
-  for (; k + $(I(U)) <= $(DIM); k += $(I(U))) {
+@ elseif mk.D then
+@   -- head_dim beyond the full-unroll limit: a loop over chunks of mk.unroll, then the rest unrolled
+@   local U, body = mk.unroll, mk.D - mk.D % mk.unroll
+  for (int k = 0; k < $(I(body)); k += $(I(U))) {
 @   for u = 0, U - 1 do
     {
 @     qk_step(add("k", u))
     }
 @   end
   }
-  for (; k < $(DIM); ++k) {
+@   for k = body, mk.D - 1 do
+  {
+@     qk_step(k)
+  }
+@   end
+@ else
+  int k = 0;
+  for (; k + 4 <= d; k += 4) {
+@   for u = 0, 3 do
+    {
+@     qk_step(add("k", u))
+    }
+@   end
+  }
+  for (; k < d; ++k) {
 @   qk_step("k")
   }
 @ end

@@ -957,6 +957,10 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attngen_shap
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -1083,6 +1087,10 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const attngen_s
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -2459,6 +2467,10 @@ static  void attn_h12_kv12_d64_none_prefill__neon(const attngen_shape *shape, co
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -2585,6 +2597,10 @@ static  void attn_h12_kv12_d64_padding_prefill__neon(const attngen_shape *shape,
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -4401,6 +4417,10 @@ static  void attn_h12_kv12_d64_none_prefill__scalar(const attngen_shape *shape, 
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -4527,6 +4547,10 @@ static  void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_shape *shap
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }

@@ -1243,6 +1243,10 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attngen_sha
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -1370,6 +1374,10 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attngen_shap
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -3226,6 +3234,10 @@ static  void attn_h71_kv1_d64_causal_prefill__neon(const attngen_shape *shape, c
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -3353,6 +3365,10 @@ static  void attn_h71_kv1_d64_causal_decode__neon(const attngen_shape *shape, co
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -6873,6 +6889,10 @@ static  void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_shape *shape,
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -7000,6 +7020,10 @@ static  void attn_h71_kv1_d64_causal_decode__scalar(const attngen_shape *shape, 
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }

@@ -1145,6 +1145,10 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const attngen_sh
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -1286,6 +1290,10 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(const at
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -1413,6 +1421,10 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attngen_sha
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -1541,6 +1553,10 @@ static ATTNGEN_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(const att
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -3311,6 +3327,10 @@ static  void attn_h12_kv12_d64_causal_prefill__neon(const attngen_shape *shape, 
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -3452,6 +3472,10 @@ static  void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_shape 
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -3579,6 +3603,10 @@ static  void attn_h12_kv12_d64_causal_decode__neon(const attngen_shape *shape, c
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -3707,6 +3735,10 @@ static  void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_shape *
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -6621,6 +6653,10 @@ static  void attn_h12_kv12_d64_causal_prefill__scalar(const attngen_shape *shape
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -6762,6 +6798,10 @@ static  void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_shap
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -6889,6 +6929,10 @@ static  void attn_h12_kv12_d64_causal_decode__scalar(const attngen_shape *shape,
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -7017,6 +7061,10 @@ static  void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_shape
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }

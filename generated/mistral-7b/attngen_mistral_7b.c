@@ -2195,6 +2195,10 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const attngen_sh
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -2336,6 +2340,10 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(const at
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -2463,6 +2471,10 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_sha
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -2591,6 +2603,10 @@ static ATTNGEN_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const att
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -5957,6 +5973,10 @@ static  void attn_h32_kv8_d128_causal_prefill__neon(const attngen_shape *shape, 
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -6098,6 +6118,10 @@ static  void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_shape 
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -6225,6 +6249,10 @@ static  void attn_h32_kv8_d128_causal_decode__neon(const attngen_shape *shape, c
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -6353,6 +6381,10 @@ static  void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_shape *
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -13137,6 +13169,10 @@ static  void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_shape *shape
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -13278,6 +13314,10 @@ static  void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_shap
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -13405,6 +13445,10 @@ static  void attn_h32_kv8_d128_causal_decode__scalar(const attngen_shape *shape,
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
@@ -13533,6 +13577,10 @@ static  void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_shape
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       for (int c = 0; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
     }
   }
 }
