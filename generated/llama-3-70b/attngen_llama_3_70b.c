@@ -1556,506 +1556,322 @@ static ATTNGEN_AVX2 void attngen_pv_d128_6x16_s96__avx2(const float *restrict pt
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_AVX2 void attngen_qkdot_d128_4x2_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_AVX2 void attngen_qkdot_d128_2x4_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 128;
-    const float *restrict q2 = qp + 2 * 128;
-    const float *restrict q3 = qp + 3 * 128;
     __m256 acc0_0 = _mm256_setzero_ps();
     __m256 acc0_1 = _mm256_setzero_ps();
+    __m256 acc0_2 = _mm256_setzero_ps();
+    __m256 acc0_3 = _mm256_setzero_ps();
     __m256 acc1_0 = _mm256_setzero_ps();
     __m256 acc1_1 = _mm256_setzero_ps();
-    __m256 acc2_0 = _mm256_setzero_ps();
-    __m256 acc2_1 = _mm256_setzero_ps();
-    __m256 acc3_0 = _mm256_setzero_ps();
-    __m256 acc3_1 = _mm256_setzero_ps();
+    __m256 acc1_2 = _mm256_setzero_ps();
+    __m256 acc1_3 = _mm256_setzero_ps();
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
-    { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1);
+    { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 64); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 64); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 72); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 72); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 80); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 80); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 88); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 88); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 96); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 96); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 104); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 104); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 112); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 112); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     {
-    const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
-    { const __m256 kv = _mm256_loadu_ps(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
-    { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); }
+    const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120);
+    { const __m256 kv = _mm256_loadu_ps(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+    { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+    { const __m256 kv = _mm256_loadu_ps(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+    { const __m256 kv = _mm256_loadu_ps(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); }
     }
     s[0] = attngen_hsum_avx2(acc0_0);
     s[1] = attngen_hsum_avx2(acc0_1);
+    s[2] = attngen_hsum_avx2(acc0_2);
+    s[3] = attngen_hsum_avx2(acc0_3);
     s[64] = attngen_hsum_avx2(acc1_0);
     s[65] = attngen_hsum_avx2(acc1_1);
-    s[128] = attngen_hsum_avx2(acc2_0);
-    s[129] = attngen_hsum_avx2(acc2_1);
-    s[192] = attngen_hsum_avx2(acc3_0);
-    s[193] = attngen_hsum_avx2(acc3_1);
+    s[66] = attngen_hsum_avx2(acc1_2);
+    s[67] = attngen_hsum_avx2(acc1_3);
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
- * Column blocks of 16 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_AVX2 void attngen_pv_d128_4x16_p64__avx2(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_AVX2 void attngen_pv_d128_2x32_p64__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
-    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
-    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0);
+    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0);
+    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), a1);
     __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), a2);
-    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), a3);
-    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), a3);
+    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1);
+    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj);
       const __m256 v1 = _mm256_loadu_ps(vj + 8);
+      const __m256 v2 = _mm256_loadu_ps(vj + 16);
+      const __m256 v3 = _mm256_loadu_ps(vj + 24);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
+        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
         const __m256 p = _mm256_broadcast_ss(pj + 64);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 128);
-        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
-        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 192);
-        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
-        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
+        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
+        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
       }
     }
     _mm256_storeu_ps(o, o0_0);
     _mm256_storeu_ps(o + 8, o0_1);
+    _mm256_storeu_ps(o + 16, o0_2);
+    _mm256_storeu_ps(o + 24, o0_3);
     _mm256_storeu_ps(o + os, o1_0);
     _mm256_storeu_ps(o + os + 8, o1_1);
-    _mm256_storeu_ps(o + 2 * os, o2_0);
-    _mm256_storeu_ps(o + 2 * os + 8, o2_1);
-    _mm256_storeu_ps(o + 3 * os, o3_0);
-    _mm256_storeu_ps(o + 3 * os + 8, o3_1);
+    _mm256_storeu_ps(o + os + 16, o1_2);
+    _mm256_storeu_ps(o + os + 24, o1_3);
   }
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
-    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
-    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0);
-    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1);
-    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), a2);
-    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), a3);
-    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), a3);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 16);
-      const __m256 v1 = _mm256_loadu_ps(vj + 24);
-      {
-        const __m256 p = _mm256_broadcast_ss(pj);
-        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
-        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 64);
-        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
-        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 128);
-        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
-        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 192);
-        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
-        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
-      }
-    }
-    _mm256_storeu_ps(o + 16, o0_0);
-    _mm256_storeu_ps(o + 24, o0_1);
-    _mm256_storeu_ps(o + os + 16, o1_0);
-    _mm256_storeu_ps(o + os + 24, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 16, o2_0);
-    _mm256_storeu_ps(o + 2 * os + 24, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 16, o3_0);
-    _mm256_storeu_ps(o + 3 * os + 24, o3_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha);
-    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
-    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
-    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0);
+    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0);
+    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), a1);
     __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), a2);
-    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), a3);
-    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), a3);
+    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1);
+    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj + 32);
       const __m256 v1 = _mm256_loadu_ps(vj + 40);
+      const __m256 v2 = _mm256_loadu_ps(vj + 48);
+      const __m256 v3 = _mm256_loadu_ps(vj + 56);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
+        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
         const __m256 p = _mm256_broadcast_ss(pj + 64);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 128);
-        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
-        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 192);
-        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
-        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
+        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
+        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
       }
     }
     _mm256_storeu_ps(o + 32, o0_0);
     _mm256_storeu_ps(o + 40, o0_1);
+    _mm256_storeu_ps(o + 48, o0_2);
+    _mm256_storeu_ps(o + 56, o0_3);
     _mm256_storeu_ps(o + os + 32, o1_0);
     _mm256_storeu_ps(o + os + 40, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 32, o2_0);
-    _mm256_storeu_ps(o + 2 * os + 40, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 32, o3_0);
-    _mm256_storeu_ps(o + 3 * os + 40, o3_1);
+    _mm256_storeu_ps(o + os + 48, o1_2);
+    _mm256_storeu_ps(o + os + 56, o1_3);
   }
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
-    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
-    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0);
-    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1);
-    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), a2);
-    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), a3);
-    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), a3);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 48);
-      const __m256 v1 = _mm256_loadu_ps(vj + 56);
-      {
-        const __m256 p = _mm256_broadcast_ss(pj);
-        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
-        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 64);
-        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
-        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 128);
-        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
-        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 192);
-        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
-        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
-      }
-    }
-    _mm256_storeu_ps(o + 48, o0_0);
-    _mm256_storeu_ps(o + 56, o0_1);
-    _mm256_storeu_ps(o + os + 48, o1_0);
-    _mm256_storeu_ps(o + os + 56, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 48, o2_0);
-    _mm256_storeu_ps(o + 2 * os + 56, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 48, o3_0);
-    _mm256_storeu_ps(o + 3 * os + 56, o3_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha);
-    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
-    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
-    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), a0);
+    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), a0);
+    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), a0);
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), a1);
     __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), a2);
-    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), a3);
-    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), a3);
+    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), a1);
+    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj + 64);
       const __m256 v1 = _mm256_loadu_ps(vj + 72);
+      const __m256 v2 = _mm256_loadu_ps(vj + 80);
+      const __m256 v3 = _mm256_loadu_ps(vj + 88);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
+        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
         const __m256 p = _mm256_broadcast_ss(pj + 64);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 128);
-        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
-        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 192);
-        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
-        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
+        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
+        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
       }
     }
     _mm256_storeu_ps(o + 64, o0_0);
     _mm256_storeu_ps(o + 72, o0_1);
+    _mm256_storeu_ps(o + 80, o0_2);
+    _mm256_storeu_ps(o + 88, o0_3);
     _mm256_storeu_ps(o + os + 64, o1_0);
     _mm256_storeu_ps(o + os + 72, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 64, o2_0);
-    _mm256_storeu_ps(o + 2 * os + 72, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 64, o3_0);
-    _mm256_storeu_ps(o + 3 * os + 72, o3_1);
+    _mm256_storeu_ps(o + os + 80, o1_2);
+    _mm256_storeu_ps(o + os + 88, o1_3);
   }
   {
     const __m256 a0 = _mm256_broadcast_ss(alpha);
     const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
-    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
-    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), a0);
-    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), a1);
-    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), a2);
-    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), a3);
-    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), a3);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 80);
-      const __m256 v1 = _mm256_loadu_ps(vj + 88);
-      {
-        const __m256 p = _mm256_broadcast_ss(pj);
-        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
-        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 64);
-        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
-        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 128);
-        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
-        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 192);
-        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
-        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
-      }
-    }
-    _mm256_storeu_ps(o + 80, o0_0);
-    _mm256_storeu_ps(o + 88, o0_1);
-    _mm256_storeu_ps(o + os + 80, o1_0);
-    _mm256_storeu_ps(o + os + 88, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 80, o2_0);
-    _mm256_storeu_ps(o + 2 * os + 88, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 80, o3_0);
-    _mm256_storeu_ps(o + 3 * os + 88, o3_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha);
-    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
-    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
-    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), a0);
     __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), a0);
+    __m256 o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), a0);
+    __m256 o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), a0);
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), a1);
     __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), a2);
-    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), a3);
-    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), a3);
+    __m256 o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), a1);
+    __m256 o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), a1);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj + 96);
       const __m256 v1 = _mm256_loadu_ps(vj + 104);
+      const __m256 v2 = _mm256_loadu_ps(vj + 112);
+      const __m256 v3 = _mm256_loadu_ps(vj + 120);
       {
         const __m256 p = _mm256_broadcast_ss(pj);
         o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
         o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
+        o0_2 = _mm256_fmadd_ps(p, v2, o0_2);
+        o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
         const __m256 p = _mm256_broadcast_ss(pj + 64);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 128);
-        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
-        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 192);
-        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
-        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
+        o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
+        o1_3 = _mm256_fmadd_ps(p, v3, o1_3);
       }
     }
     _mm256_storeu_ps(o + 96, o0_0);
     _mm256_storeu_ps(o + 104, o0_1);
+    _mm256_storeu_ps(o + 112, o0_2);
+    _mm256_storeu_ps(o + 120, o0_3);
     _mm256_storeu_ps(o + os + 96, o1_0);
     _mm256_storeu_ps(o + os + 104, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 96, o2_0);
-    _mm256_storeu_ps(o + 2 * os + 104, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 96, o3_0);
-    _mm256_storeu_ps(o + 3 * os + 104, o3_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha);
-    const __m256 a1 = _mm256_broadcast_ss(alpha + 1);
-    const __m256 a2 = _mm256_broadcast_ss(alpha + 2);
-    const __m256 a3 = _mm256_broadcast_ss(alpha + 3);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), a0);
-    __m256 o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), a1);
-    __m256 o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), a2);
-    __m256 o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), a3);
-    __m256 o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), a3);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 112);
-      const __m256 v1 = _mm256_loadu_ps(vj + 120);
-      {
-        const __m256 p = _mm256_broadcast_ss(pj);
-        o0_0 = _mm256_fmadd_ps(p, v0, o0_0);
-        o0_1 = _mm256_fmadd_ps(p, v1, o0_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 64);
-        o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
-        o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 128);
-        o2_0 = _mm256_fmadd_ps(p, v0, o2_0);
-        o2_1 = _mm256_fmadd_ps(p, v1, o2_1);
-      }
-      {
-        const __m256 p = _mm256_broadcast_ss(pj + 192);
-        o3_0 = _mm256_fmadd_ps(p, v0, o3_0);
-        o3_1 = _mm256_fmadd_ps(p, v1, o3_1);
-      }
-    }
-    _mm256_storeu_ps(o + 112, o0_0);
-    _mm256_storeu_ps(o + 120, o0_1);
-    _mm256_storeu_ps(o + os + 112, o1_0);
-    _mm256_storeu_ps(o + os + 120, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 112, o2_0);
-    _mm256_storeu_ps(o + 2 * os + 120, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 112, o3_0);
-    _mm256_storeu_ps(o + 3 * os + 120, o3_1);
+    _mm256_storeu_ps(o + os + 112, o1_2);
+    _mm256_storeu_ps(o + os + 120, o1_3);
   }
 }
 
@@ -2348,7 +2164,7 @@ static ATTNGEN_AVX2 void attn_h64_kv8_d128_causal_padding_prefill__avx2(const at
   }
 }
 
-/* Work cut and scratch for attn_h64_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h64_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h64_kv8_d128_causal_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -2425,12 +2241,12 @@ static ATTNGEN_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attngen_sha
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 2 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        const float *krow[2];
-        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_qkdot_d128_4x2_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_d128_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -2456,8 +2272,8 @@ static ATTNGEN_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attngen_sha
         m[r] = m_new;
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x16_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_d128_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -2479,7 +2295,7 @@ static ATTNGEN_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attngen_sha
   }
 }
 
-/* Work cut and scratch for attn_h64_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h64_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h64_kv8_d128_causal_padding_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -2557,12 +2373,12 @@ static ATTNGEN_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(const att
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 2 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 2) {
-        const float *krow[2];
-        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_qkdot_d128_4x2_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_d128_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -2588,8 +2404,8 @@ static ATTNGEN_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(const att
         m[r] = m_new;
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x16_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_d128_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
