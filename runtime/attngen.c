@@ -377,7 +377,6 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
     return st;
   attngen_args_default_strides(s, a);
   if ((st = check_output_strides(s, a))) return st;
-  if (a->scale == 0.0f) a->scale = 0.0f; /* kernels apply their default (1/sqrt(d) or the config's) */
   return ATTNGEN_OK;
 }
 
@@ -600,8 +599,9 @@ static void *worker(void *arg)
 
 int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args, int nthreads)
 {
+  enum { MAX_THREADS = 64 };
   attngen_plan *p;
-  int st, t;
+  int st;
   if (nthreads <= 0) {
 #if ATTNGEN_HAVE_PTHREADS
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -610,15 +610,15 @@ int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args,
     nthreads = 1;
 #endif
   }
+  if (nthreads > MAX_THREADS) nthreads = MAX_THREADS;
   if ((st = attngen_plan_create(kernel, args, nthreads, &p))) return st;
   if ((size_t)nthreads > p->n_items) nthreads = (int)p->n_items;
 #if ATTNGEN_HAVE_PTHREADS
   if (nthreads > 1) {
-    pthread_t tid[64];
-    worker_arg wa[64];
+    pthread_t tid[MAX_THREADS];
+    worker_arg wa[MAX_THREADS];
     size_t next = 0;
-    int started = 0;
-    if (nthreads > 64) nthreads = 64;
+    int started = 0, t;
     for (t = 1; t < nthreads; ++t) {
       wa[t].plan = p;
       wa[t].thread = t;
@@ -634,7 +634,6 @@ int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args,
   } else
 #endif
   {
-    (void)t;
     attngen_plan_run(p, 0, p->n_items, 0);
   }
   st = attngen_plan_finish(p);
