@@ -839,7 +839,7 @@ static ATTNGEN_AVX2 void attngen_pv_d64_6x16_s72__avx2(const float *restrict pt,
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_AVX2 void attngen_qkdot_d64_2x4_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_AVX2 void attngen_qkdot_d64_2x4_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -916,17 +916,17 @@ static ATTNGEN_AVX2 void attngen_qkdot_d64_2x4_s64__avx2(const float *restrict q
     s[1] = attngen_hsum_avx2(acc0_1);
     s[2] = attngen_hsum_avx2(acc0_2);
     s[3] = attngen_hsum_avx2(acc0_3);
-    s[64] = attngen_hsum_avx2(acc1_0);
-    s[65] = attngen_hsum_avx2(acc1_1);
-    s[66] = attngen_hsum_avx2(acc1_2);
-    s[67] = attngen_hsum_avx2(acc1_3);
+    s[32] = attngen_hsum_avx2(acc1_0);
+    s[33] = attngen_hsum_avx2(acc1_1);
+    s[34] = attngen_hsum_avx2(acc1_2);
+    s[35] = attngen_hsum_avx2(acc1_3);
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_AVX2 void attngen_pv_d64_2x32_p64__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_AVX2 void attngen_pv_d64_2x32_p32__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -955,7 +955,7 @@ static ATTNGEN_AVX2 void attngen_pv_d64_2x32_p64__avx2(const float *restrict pt,
         o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
-        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        const __m256 p = _mm256_broadcast_ss(pj + 32);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
         o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
@@ -997,7 +997,7 @@ static ATTNGEN_AVX2 void attngen_pv_d64_2x32_p64__avx2(const float *restrict pt,
         o0_3 = _mm256_fmadd_ps(p, v3, o0_3);
       }
       {
-        const __m256 p = _mm256_broadcast_ss(pj + 64);
+        const __m256 p = _mm256_broadcast_ss(pj + 32);
         o1_0 = _mm256_fmadd_ps(p, v0, o1_0);
         o1_1 = _mm256_fmadd_ps(p, v1, o1_1);
         o1_2 = _mm256_fmadd_ps(p, v2, o1_2);
@@ -1159,7 +1159,7 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attngen_sha
   }
 }
 
-/* Work cut and scratch for attn_h71_kv1_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h71_kv1_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 32 keys per tile, fully unrolled over head_dim */
 static void attn_h71_kv1_d64_causal_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -1168,7 +1168,7 @@ static void attn_h71_kv1_d64_causal_decode__avx2__tile(const attngen_shape *shap
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 64, 8, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)64, 32, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -1179,13 +1179,13 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attngen_shap
   const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)71 * (size_t)tiling.q_tile, 4);
   const int rows = 71 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)64, 8);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)32 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)32 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -1221,8 +1221,8 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attngen_shap
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_pv; ++r) {
@@ -1241,7 +1241,7 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attngen_shap
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d64_2x4_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1268,7 +1268,7 @@ static ATTNGEN_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attngen_shap
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x32_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_2x32_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 

@@ -1199,7 +1199,7 @@ static ATTNGEN_AVX2 void attngen_pv_d96_6x16_s96__avx2(const float *restrict pt,
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_AVX2 void attngen_qkdot_d96_1x8_s64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_AVX2 void attngen_qkdot_d96_1x8_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -1363,9 +1363,9 @@ static ATTNGEN_AVX2 void attngen_qkdot_d96_1x8_s64__avx2(const float *restrict q
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_AVX2 void attngen_pv_d96_1x64_p64__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_AVX2 void attngen_pv_d96_1x64_p32__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
@@ -1583,7 +1583,7 @@ static ATTNGEN_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const attngen_sh
   }
 }
 
-/* Work cut and scratch for attn_h32_kv32_d96_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 64 keys per tile, fully unrolled over head_dim */
+/* Work cut and scratch for attn_h32_kv32_d96_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 32 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv32_d96_causal_decode__avx2__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
 {
   const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
@@ -1592,7 +1592,7 @@ static void attn_h32_kv32_d96_causal_decode__avx2__tile(const attngen_shape *sha
   (void)g; (void)d;
   t->q_tile = q_len < qt_plan ? q_len : qt_plan;
   t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)96, 64, 8, (size_t)heads);
+  t->scratch_floats = attngen_scratch_floats(mp, (size_t)96, 32, 8, (size_t)heads);
 }
 
 static ATTNGEN_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
@@ -1603,13 +1603,13 @@ static ATTNGEN_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attngen_sha
   const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)1 * (size_t)tiling.q_tile, 4);
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)96, 8);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict vt = st + attngen_round_up((size_t)64 * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)64 * (size_t)dp, 16); /* rescale */
+  float *restrict vt = st + attngen_round_up((size_t)32 * (size_t)mp, 16); /* [keys][dp] */
+  float *restrict alpha = vt + attngen_round_up((size_t)32 * (size_t)dp, 16); /* rescale */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = alpha + 4 * mp;
@@ -1645,8 +1645,8 @@ static ATTNGEN_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attngen_sha
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  for (int kt = it->k0; kt < kend; kt += 32) {
+    const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_pv; ++r) {
@@ -1665,7 +1665,7 @@ static ATTNGEN_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attngen_sha
         const float *krow[8];
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 1)
-          attngen_qkdot_d96_1x8_s64__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d96_1x8_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1692,7 +1692,7 @@ static ATTNGEN_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attngen_sha
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d96_1x64_p64__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d96_1x64_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
