@@ -90,7 +90,9 @@ local function run()
   end
   local out = args.output
   if not os.rename(out, out) then
-    if not os.execute("mkdir -p " .. shell_quote(out)) then die("cannot create directory " .. out) end
+    -- os.execute gives true (lua5.4) or 0 (luajit) on success
+    local status = os.execute("mkdir -p " .. shell_quote(out))
+    if status ~= true and status ~= 0 then die("cannot create directory " .. out) end
   end
   local ok, err = render.write_all(files)
   if not ok then die(err) end

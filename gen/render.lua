@@ -41,10 +41,11 @@ end
 
 -- Deterministic echo of the config for the stamp (fixed field order).
 local function config_lines(c)
-  local function list(t) return "{ " .. table.concat((function()
+  local function list(t)
     local q = {}
     for i, v in ipairs(t) do q[i] = string.format("%q", v) end
-    return q end)(), ", ") .. " }" end
+    return "{ " .. table.concat(q, ", ") .. " }"
+  end
   local lines = {
     string.format("name = %q, heads = %d, kv_heads = %d, head_dim = %d,", c.name, c.heads, c.kv_heads, c.head_dim),
     string.format("masks = %s, phases = %s,", list(c.masks), list(c.phases)),
