@@ -1,12 +1,17 @@
-# attngen — see README.md. `make` generates the default model and runs the demo; `make test` runs every test.
+# attngen — see README.md. `make` brings generated/ up to date and runs the default model's demo; `make test` runs
+# every test; `make help` lists the targets and variables.
 LUA      ?= lua5.4
 LUAJIT   ?= luajit
 CC       ?= cc
 BUILD    := build
 CFLAGS   ?= -O2
 WARN     := -std=c99 -Wall -Wextra -Werror -pedantic
-RUNTIME_SRC := runtime/attngen.c runtime/attngen_generic.c
-RUNTIME_HDR := runtime/attngen.h runtime/attngen_kernel.h
+# runtime/ is hand-written; generated/runtime/ is its generated part (attngen_spec.h from gen/spec.lua, and the
+# generic kernels), written by `attngen --runtime`
+GEN_RUNTIME := generated/runtime
+RUNTIME_SRC := runtime/attngen.c $(GEN_RUNTIME)/attngen_generic.c
+RUNTIME_HDR := runtime/attngen.h runtime/attngen_kernel.h $(GEN_RUNTIME)/attngen_spec.h
+RUNTIME_INC := -Iruntime -I$(GEN_RUNTIME)
 GEN_SRC  := $(wildcard gen/*.lua gen/isa/*.lua templates/*.tpl templates/isa/*.c)
 CONFIGS  := $(wildcard configs/*.lua)
 MODELS   := $(patsubst configs/%.lua,%,$(CONFIGS))
@@ -20,13 +25,46 @@ cname = $(subst -,_,$(1))
 all: deps generate demo
 
 help:
-	@echo "make                 install missing packages, generate generated/$(DEFAULT_MODEL), run the demo"
-	@echo "make test            every test: generator, drift, kernels (gcc+clang), NEON under qemu, downstream"
-	@echo "make generate        regenerate generated/<model>/ for every configs/*.lua and runtime/attngen_generic.c"
-	@echo "make check-generated regenerate with lua5.4 and luajit and fail on any difference from the committed files"
-	@echo "make bench           full benchmark (table, CSV, PNG plots in build/bench/); bench-quick: a short one"
-	@echo "make size-table      docs/size_table.md: lines, bytes, compile time, .text per model"
-
+	@echo "Targets (README.md has the details):"
+	@echo "  make, make all       deps, then generate (every stale model and the generic kernels), then demo"
+	@echo "  make demo            build and run the demo of DEFAULT_MODEL (kernel chosen, error vs float64, speed)"
+	@echo "  make generate        regenerate generated/<model>/ for every configs/*.lua, and $(GEN_RUNTIME)/"
+	@echo "  make generated/<model>/attngen_<cname>.c   regenerate one model (<cname>: <model> with - as _)"
+	@echo "  make check-generated regenerate with LUA and LUAJIT; fail on any difference from the committed files"
+	@echo "  make deps            install missing Debian packages for building (tools/deps.sh build)"
+	@echo "  make deps-test       ... and for make test (Criterion, aarch64 gcc, qemu-user, cmake, pkg-config)"
+	@echo "  make deps-bench      ... and for make bench (gnuplot)"
+	@echo "  make test            every test group below (deps-test first)"
+	@echo "    test-generator     bad configs and flags, lua5.4/luajit identity (tests/test_generator.sh)"
+	@echo "    check-generated    the drift check above"
+	@echo "    test-native        Criterion kernel suite, gcc and clang builds (tests/tests.mk)"
+	@echo "    test-neon          the case list cross-built for aarch64, run under qemu-aarch64"
+	@echo "    test-downstream    examples/downstream: -gcc, -clang, -aarch64, -cmake (each also a target)"
+	@echo "    test-install       install into a temporary prefix, build with CMake and pkg-config, uninstall"
+	@echo "  make test-cases      the native case runner, no Criterion (TEST_FILTER=substring)"
+	@echo "  make test-sanitize   the case list under ASan + UBSan (slow; not part of make test)"
+	@echo "  make test-gen, test-build   only generate / build the test suites"
+	@echo "  make bench           full benchmark (~1.5 min): table, $(BUILD)/bench/results.csv, PNG plots"
+	@echo "  make bench-quick     a few cases (~10 s), same outputs; both run deps-bench first"
+	@echo "  make bench-machine   only the machine measurement (FMA peak, read bandwidth)"
+	@echo "  make bench-plot      redraw the plots from $(BUILD)/bench/results.csv"
+	@if [ -f bench/peers/peers.mk ]; then \
+	  echo "  make bench-peers     attngen vs PyTorch, ONNX Runtime, OpenVINO (needs PyPI; bench-peers-plot redraws)"; fi
+	@echo "  make size-table      docs/size_table.md and the README table: lines, bytes, compile time, .text"
+	@echo "  make install         generator command, libattngen.a, headers, attngen.pc, CMake package (install.mk)"
+	@echo "  make uninstall       remove exactly what make install installed (its manifest)"
+	@echo "  make clean           remove $(BUILD)/"
+	@echo "  make help            this list"
+	@echo "Variables (make VAR=value ...):"
+	@echo "  DEFAULT_MODEL=$(DEFAULT_MODEL)   model of the demo (any configs/<model>.lua)"
+	@echo "  CC=$(CC) CFLAGS=$(CFLAGS)   compiler and flags of the demo and the installed library"
+	@echo "  LUA=$(LUA) LUAJIT=$(LUAJIT)   interpreters of generate / check-generated"
+	@echo "  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)   install location (staged under DESTDIR when set)"
+	@echo "  INSTALL_CFLAGS       flags of libattngen.a (default: CFLAGS -fPIC)"
+	@echo "  TEST_JOBS TEST_FILTER ATTNGEN_TEST_FILTER TEST_CRITERION_FLAGS TEST_RUN_FLAGS TEST_GCC TEST_CLANG"
+	@echo "  TEST_A64_CC TEST_QEMU   test knobs (tests/tests.mk, tests/README.md)"
+	@echo "  BENCH_FILTER=substring BENCH_CASE_SECONDS BENCH_BW_MIB   bench knobs (BENCH_MODE: bench=full, bench-quick=quick)"
+	@echo "Environment of programs using attngen: ATTNGEN_VERBOSE=1 (log selections), ATTNGEN_ISA=scalar|avx2|neon"
 deps:
 	@sh tools/deps.sh build
 deps-test:
@@ -35,7 +73,7 @@ deps-bench:
 	@sh tools/deps.sh bench
 
 # ---- generation: one rule per model, outputs written atomically by the generator
-generate: $(foreach m,$(MODELS),generated/$(m)/attngen_$(call cname,$(m)).c) runtime/attngen_generic.c
+generate: $(foreach m,$(MODELS),generated/$(m)/attngen_$(call cname,$(m)).c) $(GEN_RUNTIME)/attngen_generic.c
 
 define model_rule
 generated/$(1)/attngen_$(call cname,$(1)).c generated/$(1)/attngen_$(call cname,$(1)).h &: configs/$(1).lua $(GEN_SRC)
@@ -43,30 +81,30 @@ generated/$(1)/attngen_$(call cname,$(1)).c generated/$(1)/attngen_$(call cname,
 endef
 $(foreach m,$(MODELS),$(eval $(call model_rule,$(m))))
 
-runtime/attngen_generic.c: $(GEN_SRC)
-	$(LUA) gen/attngen.lua --generic -o runtime
+$(GEN_RUNTIME)/attngen_generic.c $(GEN_RUNTIME)/attngen_spec.h &: $(GEN_SRC)
+	$(LUA) gen/attngen.lua --runtime -o $(GEN_RUNTIME)
 
 # ---- drift: what is committed must be exactly what both interpreters generate
-check-generated:
+check-generated: deps
 	@rm -rf $(BUILD)/regen && mkdir -p $(BUILD)/regen
 	@set -e; for lua in $(LUA) $(LUAJIT); do \
 	  for m in $(MODELS); do $$lua gen/attngen.lua configs/$$m.lua -o $(BUILD)/regen/$$lua/generated/$$m; done; \
-	  $$lua gen/attngen.lua --generic -o $(BUILD)/regen/$$lua/runtime; \
+	  $$lua gen/attngen.lua --runtime -o $(BUILD)/regen/$$lua/generated/runtime; \
 	done
 	@set -e; fail=0; for lua in $(LUA) $(LUAJIT); do \
 	  for m in $(MODELS); do \
 	    diff -r -q generated/$$m $(BUILD)/regen/$$lua/generated/$$m >/dev/null || { echo "drift: generated/$$m differs from $$lua output (run make generate)"; fail=1; }; \
 	  done; \
-	  cmp -s runtime/attngen_generic.c $(BUILD)/regen/$$lua/runtime/attngen_generic.c || { echo "drift: runtime/attngen_generic.c differs from $$lua output"; fail=1; }; \
+	  diff -r -q $(GEN_RUNTIME) $(BUILD)/regen/$$lua/generated/runtime >/dev/null || { echo "drift: $(GEN_RUNTIME) differs from $$lua output (run make generate)"; fail=1; }; \
 	done; \
-	for d in generated/*/; do m=$$(basename $$d); [ -f configs/$$m.lua ] || { echo "drift: generated/$$m has no configs/$$m.lua"; fail=1; }; done; \
+	for d in generated/*/; do m=$$(basename $$d); [ $$m = runtime ] || [ -f configs/$$m.lua ] || { echo "drift: generated/$$m has no configs/$$m.lua"; fail=1; }; done; \
 	[ $$fail = 0 ] && echo "check-generated: $(words $(MODELS)) models + generic identical under $(LUA) and $(LUAJIT)"; exit $$fail
 
 # ---- demo: the default model's kernel against the reference and the generic kernel
 DEMO_MODEL_DIR := generated/$(DEFAULT_MODEL)
 $(BUILD)/demo: examples/demo/demo.c $(RUNTIME_SRC) $(RUNTIME_HDR) $(DEMO_MODEL_DIR)/attngen_$(call cname,$(DEFAULT_MODEL)).c
 	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS) $(WARN) -Iruntime -I$(DEMO_MODEL_DIR) \
+	$(CC) $(CFLAGS) $(WARN) $(RUNTIME_INC) -I$(DEMO_MODEL_DIR) \
 	  -DATTNGEN_DEMO_HEADER='"attngen_$(call cname,$(DEFAULT_MODEL)).h"' \
 	  -DATTNGEN_DEMO_TABLE=attngen_table_$(call cname,$(DEFAULT_MODEL)) \
 	  examples/demo/demo.c $(DEMO_MODEL_DIR)/attngen_$(call cname,$(DEFAULT_MODEL)).c $(RUNTIME_SRC) -o $@ -lm -lpthread
@@ -77,12 +115,14 @@ demo: $(BUILD)/demo
 test-generator:
 	@sh tests/test_generator.sh
 
-test: deps-test test-generator check-generated test-native test-neon test-downstream
+test: deps-test test-generator check-generated test-native test-fuzz test-neon test-downstream test-install
 	@echo "make test: all test groups passed"
 
 -include tests/tests.mk
 -include bench/bench.mk
+-include bench/peers/peers.mk
 -include examples/downstream/downstream.mk
+-include install.mk
 
 # docs/size_table.md, also spliced into README.md between the size-table markers
 size-table: generate

@@ -3,7 +3,7 @@
  * For each case (shape, mask, phase, lengths; batch 1) it times, in one run of this program:
  *   select   what attngen_select picks from the model's generated table (specialized kernel, or the
  *            generic fallback when the table has none for the shape: the row says so), 1 thread;
- *   generic  attngen_select_generic(shape, ATTNGEN_ISA_AVX2), 1 thread (skipped when select already ran it);
+ *   generic  attngen_select_generic(shape, best ISA of this CPU), 1 thread (skipped when select already ran it);
  *   select   again with attngen_run_parallel(..., 2);
  *   naive    a plain C triple loop (bench/naive.c), small sizes only, for the plots.
  * Machine numbers (FMA peak of one core, 1- and 2-thread read bandwidth) are measured at the start of the
@@ -41,46 +41,24 @@
 #include "machine.h"
 #include "naive.h"
 
-/* Generated tables, when bench.mk found them (-DBENCH_HAVE_...); a shape no table has runs generic only.
- * llama-3-8b and gpt2 are the cases' own models; bert-base (h12/kv12/d64 like GPT-2, masks none/padding)
- * provides the specialized d64 "none" prefill kernel that gpt2's causal-only config lacks. */
-#ifdef BENCH_HAVE_LLAMA_3_8B
-#include "attngen_llama_3_8b.h"
-#endif
-#ifdef BENCH_HAVE_GPT2
-#include "attngen_gpt2.h"
-#endif
-#ifdef BENCH_HAVE_BERT_BASE
-#include "attngen_bert_base.h"
-#endif
-#ifdef BENCH_HAVE_BENCH_H32_KV8_D128 /* bench/configs: llama's shape with the "none" mask as well */
-#include "attngen_bench_h32_kv8_d128.h"
-#endif
-
-typedef struct {
-  const char *model;
-  const attngen_table *table;
-} bench_table;
-
-static const bench_table bench_tables[] = {
-#ifdef BENCH_HAVE_LLAMA_3_8B
-    {"llama-3-8b", &attngen_table_llama_3_8b},
-#endif
-#ifdef BENCH_HAVE_GPT2
-    {"gpt2", &attngen_table_gpt2},
-#endif
-#ifdef BENCH_HAVE_BERT_BASE
-    {"bert-base", &attngen_table_bert_base},
-#endif
-#ifdef BENCH_HAVE_BENCH_H32_KV8_D128
-    {"bench-h32-kv8-d128", &attngen_table_bench_h32_kv8_d128},
-#endif
-    {NULL, NULL}};
+/* The generated tables the cases use, listed by the generator (attngen --registry bench, see bench.mk):
+ * llama-3-8b, gpt2 and bert-base (h12/kv12/d64 like GPT-2, masks none/padding: the specialized d64 "none"
+ * prefill kernel that gpt2's causal-only config lacks), plus bench/configs/ (llama's shape with "none"). */
+#include "attngen_registry_bench.h"
 
 static const attngen_table *find_table(const char *model) {
-  for (const bench_table *t = bench_tables; t->model; t++)
-    if (strcmp(t->model, model) == 0) return t->table;
+  for (const attngen_table *const *t = attngen_registry_bench; *t; t++)
+    if (strcmp((*t)->model, model) == 0) return *t;
   return NULL;
+}
+
+/* The best ISA this CPU runs (the spec lists them best first): what specialized and generic kernels are
+ * compared on. */
+static attngen_isa best_isa(void) {
+#define FIRST_USABLE(E, ...) if ((attngen_cpu_isas() >> ATTNGEN_ISA_##E) & 1u) return ATTNGEN_ISA_##E;
+  ATTNGEN_ISA_LIST(FIRST_USABLE)
+#undef FIRST_USABLE
+  return ATTNGEN_ISA_SCALAR;
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -120,7 +98,8 @@ static double max_abs_diff(const float *a, const float *b, size_t n) {
 
 /* Visible (query, key) pairs of one head of one sequence. */
 static double visible_pairs(attngen_mask mask, int q_len, int kv_len) {
-  if (mask != ATTNGEN_MASK_CAUSAL) return (double)q_len * (double)kv_len;
+  /* (the bench runs every sequence at full length, so only the causal feature removes pairs) */
+  if (!(attngen_mask_features(mask) & ATTNGEN_FEATURE_CAUSAL)) return (double)q_len * (double)kv_len;
   double pairs = 0.0;
   for (int i = 0; i < q_len; i++) {
     long lim = (long)i + (kv_len - q_len) + 1;
@@ -313,20 +292,21 @@ static const char *kernel_name(const attngen_kernel *k) { return k->info && k->i
 static int kernel_is_generic(const attngen_kernel *k) { return k->info && k->info->heads == 0; }
 
 static void run_case(bench_state *st, const bcase *c0) {
-  /* The case's own model table if it has a specialized AVX2 kernel for the shape, else another generated
+  /* The case's own model table if it has a specialized kernel on the best ISA for the shape, else another generated
    * table that has one (same heads/kv_heads/head_dim/mask/phase: the kernel is the same), else the case's
    * own table, from which attngen_select falls back to generic. */
   bcase cc = *c0;
   const bcase *c = &cc;
   attngen_kernel kspec;
   char borrowed[120] = "";
-  if (!(cc.table && attngen_select_specialized(cc.table, &cc.shape, ATTNGEN_ISA_AVX2, &kspec) == ATTNGEN_OK))
-    for (const bench_table *t = bench_tables; t->model; t++)
-      if (attngen_select_specialized(t->table, &cc.shape, ATTNGEN_ISA_AVX2, &kspec) == ATTNGEN_OK) {
-        snprintf(borrowed, sizeof borrowed, "kernel from the %s table (%s has none for this mask)", t->model,
+  const attngen_isa isa = best_isa();
+  if (!(cc.table && attngen_select_specialized(cc.table, &cc.shape, isa, &kspec) == ATTNGEN_OK))
+    for (const attngen_table *const *t = attngen_registry_bench; *t; t++)
+      if (attngen_select_specialized(*t, &cc.shape, isa, &kspec) == ATTNGEN_OK) {
+        snprintf(borrowed, sizeof borrowed, "kernel from the %s table (%s has none for this mask)", (*t)->model,
                  cc.model);
-        cc.model = t->model;
-        cc.table = t->table;
+        cc.model = (*t)->model;
+        cc.table = *t;
         break;
       }
   char label[96];
@@ -345,15 +325,16 @@ static void run_case(bench_state *st, const bcase *c0) {
     return;
   }
   const int have_spec =
-      c->table && attngen_select_specialized(c->table, sh, ATTNGEN_ISA_AVX2, &kspec) == ATTNGEN_OK;
+      c->table && attngen_select_specialized(c->table, sh, isa, &kspec) == ATTNGEN_OK;
   const int sel_generic = kernel_is_generic(&ksel);
-  int rcg = attngen_select_generic(sh, ATTNGEN_ISA_AVX2, &kgen);
+  int rcg = attngen_select_generic(sh, isa, &kgen);
 
   char note[200] = "";
   if (!have_spec) {
     if (c->table)
-      snprintf(note, sizeof note, "no specialized avx2 kernel for this shape in the %s table (nor in any other benched"
-               " table): attngen_select ran %s", c->model, sel_generic ? "the generic kernel" : "another kernel");
+      snprintf(note, sizeof note, "no specialized %s kernel for this shape in the %s table (nor in any other benched"
+               " table): attngen_select ran %s", attngen_isa_name(isa), c->model,
+               sel_generic ? "the generic kernel" : "another kernel");
     else
       snprintf(note, sizeof note, "%s not generated: attngen_select ran %s", c->model,
                sel_generic ? "the generic kernel" : "another kernel");
@@ -561,12 +542,15 @@ int main(int argc, char **argv) {
   printf("attngen bench, mode %s (each variant ~%.2f s, medians)\n", st.quick ? "quick" : "full", st.budget);
   const attngen_table *tl = find_table("llama-3-8b"), *tg2 = find_table("gpt2");
   printf("tables:");
-  for (const bench_table *t = bench_tables; t->model; t++)
-    printf(" %s (%d kernels, generator %s)", t->model, t->table->count, t->table->generator_version);
-  printf("%s\n", bench_tables[0].model ? "" : " none generated: every case runs generic");
+  for (const attngen_table *const *t = attngen_registry_bench; *t; t++)
+    printf(" %s (%d kernels, generator %s)", (*t)->model, (*t)->count, (*t)->generator_version);
+  printf("%s\n", attngen_registry_bench[0] ? "" : " none generated: every case runs generic");
   unsigned isas = attngen_cpu_isas();
-  printf("cpu isas usable by attngen:%s%s%s\n", (isas & (1u << ATTNGEN_ISA_SCALAR)) ? " scalar" : "",
-         (isas & (1u << ATTNGEN_ISA_AVX2)) ? " avx2" : "", (isas & (1u << ATTNGEN_ISA_NEON)) ? " neon" : "");
+  printf("cpu isas usable by attngen:");
+#define PRINT_ISA(E, name, ...) if ((isas >> ATTNGEN_ISA_##E) & 1u) printf(" %s", #name);
+  ATTNGEN_ISA_LIST(PRINT_ISA)
+#undef PRINT_ISA
+  printf(" (specialized and generic kernels compared on %s)\n", attngen_isa_name(best_isa()));
   const double load0 = loadavg1();
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   printf("online cpus %ld, 1-min load average before the run %.2f%s\n", ncpu, load0,

@@ -1,8 +1,9 @@
 # bench/bench.mk: benchmark targets, included by the top-level Makefile (which defines CC, BUILD, LUA,
 # RUNTIME_SRC, RUNTIME_HDR).
 #
-#   make bench          full run (< 10 min): machine peak + bandwidth, every case, CSV, PNG plots
-#   make bench-quick    a few cases (< 30 s), same outputs
+#   make bench          full run (about 1.5 min on 2 vCPUs): machine peak + bandwidth, every case, CSV, PNG plots
+#   make bench-quick    a few cases (about 10 s), same outputs
+#   Both first install gnuplot if missing (make deps-bench); the first build adds about 30 s.
 #   make bench-machine  only the machine measurement (FMA peak, read bandwidth)
 #   make bench-plot     redraw the plots from an existing $(BUILD)/bench/results.csv
 #
@@ -13,27 +14,28 @@
 BENCH_DIR    := $(BUILD)/bench
 BENCH_BIN    := $(BENCH_DIR)/bench
 BENCH_MBIN   := $(BENCH_DIR)/machine
-BENCH_CFLAGS := -O2 -std=c99 -Wall -Wextra -pedantic -pthread -Iruntime -Ibench
+BENCH_CFLAGS := -O2 -std=c99 -Wall -Wextra -pedantic -pthread $(RUNTIME_INC) -Ibench
 
-# Generated tables the bench uses when present; a missing one means those cases run the generic kernel.
-BENCH_MODELS := llama-3-8b gpt2 bert-base
-BENCH_GEN_SRC := $(foreach m,$(BENCH_MODELS),$(wildcard generated/$(m)/attngen_$(subst -,_,$(m)).c))
-BENCH_GEN_DEF := $(foreach f,$(BENCH_GEN_SRC),-I$(dir $(f)) \
-                   -DBENCH_HAVE_$(shell echo '$(basename $(notdir $(f)))' | sed 's/^attngen_//' | tr a-z A-Z))
-# Bench-only shapes (bench/configs/*.lua), generated into $(BENCH_DIR)/gen at build time.
-BENCH_CONFIGS := $(wildcard bench/configs/*.lua)
-BENCH_XNAMES  := $(basename $(notdir $(BENCH_CONFIGS)))
+# The generated tables the bench uses: catalog models (committed in generated/) and bench-only shapes
+# (bench/configs/*.lua, generated into $(BENCH_DIR)/gen at build time), listed in one registry header that the
+# generator writes (attngen --registry bench), so bench.c names no model.
+BENCH_MODELS  := llama-3-8b gpt2 bert-base
+BENCH_CONFIGS := $(addprefix configs/,$(addsuffix .lua,$(BENCH_MODELS))) $(wildcard bench/configs/*.lua)
+BENCH_XNAMES  := $(basename $(notdir $(wildcard bench/configs/*.lua)))
 BENCH_XSRC    := $(foreach m,$(BENCH_XNAMES),$(BENCH_DIR)/gen/$(m)/attngen_$(subst -,_,$(m)).c)
-BENCH_GEN_SRC += $(BENCH_XSRC)
-BENCH_GEN_DEF += $(foreach m,$(BENCH_XNAMES),-I$(BENCH_DIR)/gen/$(m) \
-                   -DBENCH_HAVE_$(shell echo '$(subst -,_,$(m))' | tr a-z A-Z))
+BENCH_GEN_SRC := $(foreach m,$(BENCH_MODELS),generated/$(m)/attngen_$(subst -,_,$(m)).c) $(BENCH_XSRC)
+BENCH_REGISTRY := $(BENCH_DIR)/gen/attngen_registry_bench.h
+BENCH_GEN_DEF := -I$(BENCH_DIR)/gen $(foreach f,$(BENCH_GEN_SRC),-I$(dir $(f)))
 define bench_gen_rule
-$(BENCH_DIR)/gen/$(1)/attngen_$(subst -,_,$(1)).c $(BENCH_DIR)/gen/$(1)/attngen_$(subst -,_,$(1)).h &: bench/configs/$(1).lua $(wildcard gen/*.lua gen/isa/*.lua templates/*.tpl templates/isa/*.c)
+$(BENCH_DIR)/gen/$(1)/attngen_$(subst -,_,$(1)).c $(BENCH_DIR)/gen/$(1)/attngen_$(subst -,_,$(1)).h &: bench/configs/$(1).lua $(GEN_SRC)
 	$$(LUA) gen/attngen.lua $$< -o $(BENCH_DIR)/gen/$(1)
 endef
 $(foreach m,$(BENCH_XNAMES),$(eval $(call bench_gen_rule,$(m))))
+$(BENCH_REGISTRY): $(BENCH_CONFIGS) $(GEN_SRC)
+	$(LUA) gen/attngen.lua --registry bench $(BENCH_CONFIGS) -o $(BENCH_DIR)/gen
 BENCH_SRC    := bench/bench.c bench/machine.c bench/naive.c
-BENCH_HDR    := bench/machine.h bench/naive.h $(wildcard runtime/*.h) $(BENCH_GEN_SRC:.c=.h)
+BENCH_HDR    := bench/machine.h bench/naive.h $(wildcard runtime/*.h generated/runtime/*.h) $(BENCH_GEN_SRC:.c=.h) \
+                $(BENCH_REGISTRY)
 
 .PHONY: bench bench-quick bench-machine bench-plot
 
@@ -59,7 +61,7 @@ endef
 bench: deps-bench $(BENCH_BIN)
 	$(call bench_run,full)
 
-bench-quick: $(BENCH_BIN)
+bench-quick: deps-bench $(BENCH_BIN)
 	$(call bench_run,quick)
 
 bench-machine: $(BENCH_MBIN)

@@ -1,13 +1,18 @@
 #!/usr/bin/env lua5.4
 -- attngen: generate specialized scaled-dot-product attention kernels for one model's shape.
+-- The pipeline, one module per step:  config (load, validate) -> enumerate -> plan -> render -> write.
 -- Runs under lua5.4 and luajit with byte-identical output.
 local script_dir = (arg and arg[0] or ""):match("^(.*)[/\\]") or "."
 local root = script_dir .. "/.."
 package.path = script_dir .. "/?.lua;" .. package.path
 
 local argparse = require("argparse")
+local spec = require("spec")
 local config = require("config")
+local enumerate = require("enumerate")
+local plan = require("plan")
 local render = require("render")
+local write = require("write")
 local version = require("version")
 
 local function csv(s)
@@ -16,85 +21,129 @@ local function csv(s)
   return t
 end
 
-local parser = argparse("attngen", "Generate specialized fp32 attention kernels (AVX2, NEON, scalar C) for one model shape.")
-  :epilog("Example: lua5.4 gen/attngen.lua configs/llama-3-8b.lua -o generated/llama-3-8b\n" ..
-          "         lua5.4 gen/attngen.lua --heads 32 --kv-heads 8 --head-dim 128 --mask causal -o out\n" ..
-          "Flags override the config file's fields. Version " .. version .. ".")
-parser:argument("config", "Model config: a Lua file returning a table (see docs/design.md)."):args("?")
+local function die(msg)
+  io.stderr:write("attngen: error: " .. (tostring(msg):gsub("%c", " ")) .. "\n")
+  os.exit(2)
+end
+
+local names = function(list) return table.concat(spec.names(list), ",") end
+local parser = argparse("attngen", "Generate specialized fp32 attention kernels (" .. names(spec.isas) ..
+    ") for one model shape.")
+  :epilog("Example: attngen configs/llama-3-8b.lua -o generated/llama-3-8b\n" ..
+          "         attngen --heads 32 --kv-heads 8 --head-dim 128 --mask causal -o out\n" ..
+          "         attngen configs/llama-3-8b.lua --list\n" ..
+          "Flags override the config file's fields. Errors: one line 'attngen: error: ...', exit status 2.")
+parser:argument("config", "Model config: a Lua file returning a table (see README.md, Config); with --registry, several."):args("*")
 parser:option("-o --output", "Directory to write attngen_<name>.c/.h into (created if missing).")
 parser:option("--name", "Model name (lowercase, digits, '-').")
 parser:option("--heads", "Query heads.")
 parser:option("--kv-heads", "Key/value heads (heads must be a multiple).")
-parser:option("--head-dim", "Head dimension, 1..512.")
-parser:option("--mask", "Masks, comma-separated: none,causal,padding,causal_padding,cross.")
-parser:option("--phase", "Phases, comma-separated: prefill,decode.")
-parser:option("--isa", "ISAs, comma-separated: avx2,neon,scalar.")
-parser:option("--scale", "Softmax scale (default 1/sqrt(head_dim)).")
-parser:flag("--generic", "Write the generic kernels (runtime/attngen_generic.c) instead of a model.")
+parser:option("--head-dim", "Head dimension, 1.." .. spec.limits.max_head_dim .. ".")
+parser:option("--mask", "Masks, comma-separated: " .. names(spec.masks) .. ".")
+parser:option("--phase", "Phases, comma-separated: " .. names(spec.phases) .. ".")
+parser:option("--isa", "ISAs, comma-separated: " .. names(spec.isas) .. ".")
+for _, o in ipairs(spec.options) do parser:option("--" .. o.name:gsub("_", "-"), o.doc .. ".") end
+parser:flag("--runtime", "Write the generated part of the runtime (attngen_spec.h, attngen_generic.c) instead of a model.")
+parser:option("--registry", "Write attngen_registry_<NAME>.h: includes the configs' headers and lists their tables " ..
+  "(NAME_TABLES(X) and a NULL-terminated array), for test and bench programs.")
+parser:flag("--list", "List the kernels the config produces (name, ISA, phase, mask, scratch bytes) and write nothing.")
 parser:flag("--stdout", "Print the generated files instead of writing them.")
 parser:flag("--version", "Print the generator version and exit.")
 
-local args = parser:parse()
-if args.version then print("attngen " .. version) os.exit(0) end
+-- argparse would print its usage and exit 1; every user error here is one line and exit status 2
+local parsed, args = parser:pparse()
+if not parsed then die(args) end
+local configs = args.config
+if not args.registry then
+  if #configs > 1 then die("one config file at a time (several only with --registry)") end
+  args.config = configs[1]
+end
+if args.version then print("attngen " .. version .. " (table ABI " .. spec.abi .. ")") os.exit(0) end
 
-local function die(msg)
-  io.stderr:write("attngen: error: " .. msg .. "\n")
-  os.exit(2)
+-- Reads the config file and the flags; `origin` remembers which fields came from which flag.
+local function gather()
+  local raw, where, origin = {}, "command line", {}
+  if args.config then
+    raw = config.load(args.config)
+    where = args.config
+  end
+  local function num(flag, field, v)
+    local n = tonumber(v)
+    if not n then config.fail("command line", string.format("flag '%s' (field '%s')", flag, field), "must be a number, got %s", config.show(v)) end
+    raw[field], origin[field] = n, flag
+  end
+  local function set(flag, field, v) raw[field], origin[field] = v, flag end
+  if args.name then set("--name", "name", args.name) end
+  if args.heads then num("--heads", "heads", args.heads) end
+  if args.kv_heads then num("--kv-heads", "kv_heads", args.kv_heads) end
+  if args.head_dim then num("--head-dim", "head_dim", args.head_dim) end
+  if args.mask then set("--mask", "masks", csv(args.mask)) end
+  if args.phase then set("--phase", "phases", csv(args.phase)) end
+  if args.isa then set("--isa", "isas", csv(args.isa)) end
+  for _, o in ipairs(spec.options) do
+    local v = args[o.name]
+    if v then num("--" .. o.name:gsub("_", "-"), o.name, v) end
+  end
+  if not args.config then -- defaults for a flags-only run
+    raw.name = raw.name or string.format("h%s-kv%s-d%s", tostring(raw.heads), tostring(raw.kv_heads),
+                                         tostring(raw.head_dim))
+    raw.phases = raw.phases or spec.names(spec.phases)
+    raw.isas = raw.isas or spec.names(spec.isas)
+  end
+  return raw, where, origin
 end
 
-local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+-- The command that regenerates a file, for its stamp: it names the config by its file name only, so the
+-- stamp does not depend on where files are written.
+local function regen_command(c)
+  if args.config then return "attngen configs/" .. args.config:match("[^/\\]*$") .. " -o DIR" end
+  local opts = {}
+  for _, o in ipairs(spec.options) do
+    if c.options[o.name] then opts[#opts + 1] = string.format(" --%s %.9g", o.name, c.options[o.name]) end
+  end
+  return string.format("attngen --name %s --heads %d --kv-heads %d --head-dim %d --mask %s --phase %s --isa %s%s -o DIR",
+    c.name, c.heads, c.kv_heads, c.head_dim, table.concat(c.masks, ","), table.concat(c.phases, ","),
+    table.concat(c.isas, ","), table.concat(opts))
+end
+
+local function planned(kernels)
+  for _, k in ipairs(kernels) do k.plan = plan.for_kernel(k) end
+  return kernels
+end
 
 local function run()
-  if not args.output and not args.stdout then
+  if not args.output and not args.stdout and not args.list then
     config.fail("command line", "-o", "an output directory is required")
   end
   local files
-  if args.generic then
-    files = render.generic(root, args.output or ".", "lua5.4 gen/attngen.lua --generic -o runtime")
+  if args.registry then
+    if not args.registry:match("^[a-z][a-z0-9_]*$") then
+      config.fail("command line", "--registry", "must be a C identifier in lowercase, got %s", config.show(args.registry))
+    end
+    local cs = {}
+    for _, path in ipairs(configs) do cs[#cs + 1] = config.validate(config.load(path), path) end
+    files = render.registry(root, args.registry, cs, args.output or ".", "attngen --registry " .. args.registry .. " CONFIGS -o DIR")
+  elseif args.runtime then
+    files = render.runtime(root, planned(enumerate.generic()), plan.isa, args.output or ".", "attngen --runtime -o DIR")
   else
-    local raw, where = {}, "command line"
-    if args.config then
-      raw = config.load(args.config)
-      where = args.config
+    local c = config.validate(gather())
+    local kernels = planned(enumerate.model(c))
+    if args.list then
+      print(string.format("%-48s %-7s %-8s %-15s %14s", "kernel", "isa", "phase", "mask", "scratch bytes"))
+      for _, k in ipairs(kernels) do
+        print(string.format("%-48s %-7s %-8s %-15s %14d", k.name, k.isa, k.phase, k.mask, 4 * k.plan.scratch.total))
+      end
+      return
     end
-    local function num(flag, v)
-      local n = tonumber(v)
-      if not n then config.fail("command line", flag, "must be a number, got %q", v) end
-      return n
-    end
-    if args.name then raw.name = args.name end
-    if args.heads then raw.heads = num("--heads", args.heads) end
-    if args.kv_heads then raw.kv_heads = num("--kv-heads", args.kv_heads) end
-    if args.head_dim then raw.head_dim = num("--head-dim", args.head_dim) end
-    if args.mask then raw.masks = csv(args.mask) end
-    if args.phase then raw.phases = csv(args.phase) end
-    if args.isa then raw.isas = csv(args.isa) end
-    if args.scale then raw.scale = num("--scale", args.scale) end
-    -- defaults for a flags-only run
-    if not args.config then
-      raw.name = raw.name or string.format("h%s-kv%s-d%s", tostring(raw.heads), tostring(raw.kv_heads),
-                                           tostring(raw.head_dim))
-      raw.phases = raw.phases or { "prefill", "decode" }
-      raw.isas = raw.isas or { "avx2", "neon", "scalar" }
-    end
-    local c = config.validate(raw, where)
-    -- the stamp names the config by its file name only, so it does not depend on where files are written
-    local regen = args.config and ("lua5.4 gen/attngen.lua configs/" .. args.config:match("[^/\\]*$") .. " -o DIR")
-      or string.format("lua5.4 gen/attngen.lua --name %s --heads %d --kv-heads %d --head-dim %d --mask %s --phase %s --isa %s -o DIR",
-        c.name, c.heads, c.kv_heads, c.head_dim, table.concat(c.masks, ","), table.concat(c.phases, ","), table.concat(c.isas, ","))
-    files = render.model(root, c, args.output or ".", regen)
+    files = render.model(root, c, kernels, plan.isa, args.output or ".", regen_command(c))
   end
   if args.stdout then
     for _, f in ipairs(files) do io.write(f.text) end
     return
   end
-  local out = args.output
-  if not os.rename(out, out) then
-    -- os.execute gives true (lua5.4) or 0 (luajit) on success
-    local status = os.execute("mkdir -p " .. shell_quote(out))
-    if status ~= true and status ~= 0 then die("cannot create directory " .. out) end
-  end
-  local ok, err = render.write_all(files)
+  local ok, err = write.mkdir_p(args.output)
+  if not ok then die(err) end
+  ok, err = write.all(files)
   if not ok then die(err) end
 end
 

@@ -34,4 +34,33 @@ function M.add(...)
   return table.concat(parts, " + ")
 end
 
+-- The plan's arithmetic works on numbers (specialized kernels: the result is a constant) or on C names
+-- (generic kernels: the result is the C expression that computes it at run time), so every work-cut formula
+-- is written once, in gen/plan.lua.
+local function wrap(x)
+  x = M.I(x)
+  if x:find("[ +%-*/?]") then return "(" .. x .. ")" end
+  return x
+end
+
+-- integer quotient (both operands non-negative)
+function M.div(a, b)
+  if type(a) == "number" and type(b) == "number" then return math.floor(a / b) end
+  return wrap(a) .. " / " .. wrap(b)
+end
+
+-- x rounded up to a multiple of m
+function M.round_up(x, m)
+  if type(x) == "number" and type(m) == "number" then return math.floor((x + m - 1) / m) * m end
+  return "attngen_round_up(" .. M.I(x) .. ", " .. M.I(m) .. ")"
+end
+
+-- a >= b ? x : y
+function M.ge(a, b, x, y)
+  if type(a) == "number" and type(b) == "number" then
+    if a >= b then return x else return y end
+  end
+  return "(" .. wrap(a) .. " >= " .. wrap(b) .. " ? " .. M.I(x) .. " : " .. M.I(y) .. ")"
+end
+
 return M

@@ -1,22 +1,36 @@
--- Config loading and validation. A user mistake raises a UserError naming the file, the field and the
--- reason; the CLI prints it without a traceback and exits non-zero before anything is written.
+-- Step 1-2 of the pipeline: load a config file and validate it against the spec. A user mistake raises a
+-- UserError naming the file (or flag), the field and the reason; the CLI prints it on one line, exits 2 and
+-- writes nothing.
+local spec = require("spec")
+
 local M = {}
-
-M.MASKS = { "none", "causal", "padding", "causal_padding", "cross" }
-M.PHASES = { "prefill", "decode" }
-M.ISAS = { "avx2", "neon", "scalar" }
-
--- Options that later versions will add; a config naming one gets a clear "not supported yet".
-local FUTURE = { "kv_dtype", "sliding_window", "softcap", "alibi", "sinks", "rope", "lse" }
 
 local UserError = {}
 UserError.__index = UserError
 UserError.__tostring = function(e) return e.msg end
 M.UserError = UserError
 
+-- One-line, printable rendering of any value for messages (control characters escaped, long text cut).
+local function show(v)
+  if type(v) == "number" then
+    if v ~= v then return "nan" elseif v == math.huge then return "inf" elseif v == -math.huge then return "-inf" end
+    if v == math.floor(v) and math.abs(v) < 2^53 then return string.format("%d", v) end
+    return string.format("%.9g", v)
+  end
+  if type(v) ~= "string" then return tostring(v) end
+  local s = v:gsub("[%c\"\\]", function(c)
+    if c == "\n" then return "\\n" elseif c == "\t" then return "\\t" elseif c == "\"" or c == "\\" then return "\\" .. c end
+    return string.format("\\%03d", c:byte())
+  end)
+  if #s > 80 then s = s:sub(1, 77) .. "..." end
+  return "\"" .. s .. "\""
+end
+M.show = show
+
 local function fail(where, field, fmt, ...)
   local msg = string.format(fmt, ...)
-  if field then msg = string.format("field '%s': %s", field, msg) end
+  if field and field:find("^flag ") then msg = field .. ": " .. msg
+  elseif field then msg = string.format("field '%s': %s", field, msg) end
   error(setmetatable({ msg = where .. ": " .. msg }, UserError), 0)
 end
 M.fail = fail
@@ -26,31 +40,34 @@ local function contains(list, x)
   return false
 end
 
-local function show(v)
-  if type(v) == "string" then return string.format("%q", v) end
-  return tostring(v)
+-- `origin` maps a field to the flag that set it, so an error names what the user actually typed.
+local function blame(where, origin, field)
+  if origin and origin[field] then return "command line", string.format("flag '%s' (field '%s')", origin[field], field) end
+  return where, field
 end
 
-local function check_int(where, cfg, field, lo, hi)
+local function check_int(where, origin, cfg, field, lo, hi)
+  local w, f = blame(where, origin, field)
   local v = cfg[field]
-  if v == nil then fail(where, field, "missing (an integer in %d..%d)", lo, hi) end
-  if type(v) ~= "number" or v ~= math.floor(v) then fail(where, field, "must be an integer, got %s", show(v)) end
-  if v < lo or v > hi then fail(where, field, "must be in %d..%d, got %s", lo, hi, show(v)) end
+  if v == nil then fail(w, f, "missing (an integer in %d..%d)", lo, hi) end
+  if type(v) ~= "number" or v ~= v or v ~= math.floor(v) then fail(w, f, "must be an integer, got %s", show(v)) end
+  if v < lo or v > hi then fail(w, f, "must be in %d..%d, got %s", lo, hi, show(v)) end
   return math.floor(v)
 end
 
-local function check_list(where, cfg, field, allowed)
+local function check_list(where, origin, cfg, field, allowed)
+  local w, f = blame(where, origin, field)
   local v = cfg[field]
   if type(v) == "string" then v = { v } end
   if type(v) ~= "table" or #v == 0 then
-    fail(where, field, "must be a non-empty list of %s, got %s", table.concat(allowed, ", "), show(v))
+    fail(w, f, "must be a non-empty list of %s, got %s", table.concat(allowed, ", "), show(v))
   end
-  local seen, out = {}, {}
+  local seen, out, n = {}, {}, 0
+  for _ in pairs(v) do n = n + 1 end
+  if n ~= #v then fail(w, f, "must be a list (no keys or holes)") end
   for i, x in ipairs(v) do
-    if not contains(allowed, x) then
-      fail(where, field, "entry %d is %s; allowed: %s", i, show(x), table.concat(allowed, ", "))
-    end
-    if seen[x] then fail(where, field, "%s is listed twice", show(x)) end
+    if not contains(allowed, x) then fail(w, f, "entry %d is %s; allowed: %s", i, show(x), table.concat(allowed, ", ")) end
+    if seen[x] then fail(w, f, "%s is listed twice", show(x)) end
     seen[x] = true
   end
   -- canonical order, so the output does not depend on how the list was written
@@ -58,55 +75,98 @@ local function check_list(where, cfg, field, allowed)
   return out
 end
 
+-- Free text that the stamp echoes into a C comment: printable, one line, no comment terminator.
+local function check_text(where, origin, raw, field)
+  local w, f = blame(where, origin, field)
+  local v = raw[field]
+  if v == nil then return nil end
+  if type(v) ~= "string" then fail(w, f, "must be a string, got %s", show(v)) end
+  if #v > 400 then fail(w, f, "is longer than 400 characters") end
+  if v:find("[%c]") then fail(w, f, "must be one line of printable text, got %s", show(v)) end
+  if v:find("*/", 1, true) or v:find("/*", 1, true) then
+    fail(w, f, "must not contain '/*' or '*/' (it is echoed into a C comment), got %s", show(v))
+  end
+  return v
+end
+
+local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas" }
+
 -- Validates a raw table (from a file and/or flags) and returns the normalized config.
-function M.validate(raw, where)
-  local known = { name = 1, source = 1, heads = 1, kv_heads = 1, head_dim = 1, masks = 1, phases = 1, isas = 1,
-                  scale = 1, notes = 1 }
+-- where: the file name (or "command line"); origin: field -> flag for fields set by flags.
+function M.validate(raw, where, origin)
+  local known = {}
+  for _, k in ipairs(FIELDS) do known[k] = true end
+  for _, o in ipairs(spec.options) do known[o.name] = true end
   local keys = {}
-  for k in pairs(raw) do keys[#keys + 1] = tostring(k) end
-  table.sort(keys)
+  for k in pairs(raw) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
   for _, k in ipairs(keys) do
-    if contains(FUTURE, k) then fail(where, k, "is not supported yet by this version of attngen") end
-    if not known[k] then fail(where, k, "unknown field (known: name, source, heads, kv_heads, head_dim, masks, phases, isas, scale, notes)") end
+    if type(k) ~= "string" then fail(where, nil, "has a non-name key %s (fields are name = value)", show(k)) end
+    if contains(spec.reserved, k) then fail(where, k, "is not supported yet by this version of attngen") end
+    if not known[k] then
+      local all = {}
+      for _, f in ipairs(FIELDS) do all[#all + 1] = f end
+      for _, o in ipairs(spec.options) do all[#all + 1] = o.name end
+      fail(where, k, "unknown field (known: %s)", table.concat(all, ", "))
+    end
   end
   local c = {}
-  c.name = raw.name
-  if type(c.name) ~= "string" or not c.name:match("^[a-z0-9][a-z0-9%-]*$") or #c.name > 64 then
-    fail(where, "name", "must be lowercase letters, digits and '-' (at most 64), got %s", show(raw.name))
+  do
+    local w, f = blame(where, origin, "name")
+    c.name = raw.name
+    if type(c.name) ~= "string" or not c.name:match("^[a-z0-9][a-z0-9%-]*$") or #c.name > 64 then
+      fail(w, f, "must be lowercase letters, digits and '-' (at most 64), got %s", show(raw.name))
+    end
   end
   c.cname = c.name:gsub("%-", "_")
-  if raw.source ~= nil and type(raw.source) ~= "string" then fail(where, "source", "must be a string") end
-  c.source = raw.source
-  if raw.notes ~= nil and type(raw.notes) ~= "string" then fail(where, "notes", "must be a string") end
-  c.heads = check_int(where, raw, "heads", 1, 1024)
-  c.kv_heads = check_int(where, raw, "kv_heads", 1, 1024)
+  c.source = check_text(where, origin, raw, "source")
+  c.notes = check_text(where, origin, raw, "notes")
+  c.heads = check_int(where, origin, raw, "heads", 1, spec.limits.max_heads)
+  c.kv_heads = check_int(where, origin, raw, "kv_heads", 1, spec.limits.max_heads)
   if c.heads % c.kv_heads ~= 0 then
-    fail(where, "kv_heads", "heads (%d) must be a multiple of kv_heads (%d)", c.heads, c.kv_heads)
+    local w, f = blame(where, origin, "kv_heads")
+    fail(w, f, "heads (%d) must be a multiple of kv_heads (%d)", c.heads, c.kv_heads)
   end
-  c.head_dim = check_int(where, raw, "head_dim", 1, 512)
-  c.masks = check_list(where, raw, "masks", M.MASKS)
-  c.phases = check_list(where, raw, "phases", M.PHASES)
-  c.isas = check_list(where, raw, "isas", M.ISAS)
-  if raw.scale ~= nil then
-    if type(raw.scale) ~= "number" or not (raw.scale > 0) or raw.scale == math.huge then
-      fail(where, "scale", "must be a positive finite number, got %s", show(raw.scale))
+  c.head_dim = check_int(where, origin, raw, "head_dim", 1, spec.limits.max_head_dim)
+  c.masks = check_list(where, origin, raw, "masks", spec.names(spec.masks))
+  c.phases = check_list(where, origin, raw, "phases", spec.names(spec.phases))
+  c.isas = check_list(where, origin, raw, "isas", spec.names(spec.isas))
+  -- per-kernel options: validated by the spec's own rule, absent = the option's default
+  c.options = {}
+  for _, o in ipairs(spec.options) do
+    local v = raw[o.name]
+    if v ~= nil then
+      local err = o.check(v)
+      if err then
+        local w, f = blame(where, origin, o.name)
+        fail(w, f, "%s, got %s", err, show(v))
+      end
+      c.options[o.name] = v
     end
-    c.scale = raw.scale
   end
   return c
 end
 
--- Reads a config file: a Lua chunk returning a table, run with no access to the outside world.
+-- Reads a config file: a Lua chunk returning a table, run with no access to the outside world and with an
+-- instruction budget, so `while true do end` ends with an error instead of hanging.
+local BUDGET = 10000000 -- VM instructions; a real config needs a few hundred
 function M.load(path)
-  local f, err = loadfile(path, "t", {})
-  if not f then
-    local io_err = io.open(path, "r")
-    if not io_err then fail(path, nil, "cannot open the file") end
-    io_err:close()
-    fail(path, nil, "is not valid Lua: %s", (err:gsub("^.-:(%d+):", "line %1:")))
-  end
+  local h = io.open(path, "rb")
+  if not h then fail(path, nil, "cannot open the file") end
+  local text = h:read("a")
+  h:close()
+  if not text then fail(path, nil, "cannot read the file") end
+  local f, err = load(text, "=" .. path, "t", {})
+  if not f then fail(path, nil, "is not valid Lua: %s", (tostring(err):gsub("^.-:(%d+):", "line %1:"):gsub("%c", " "))) end
+  if jit then jit.off(f, true) end -- count hooks do not fire inside JIT-compiled loops
+  local over = {}
+  debug.sethook(function() error(over, 0) end, "", BUDGET)
   local ok, t = pcall(f)
-  if not ok then fail(path, nil, "failed while running: %s", tostring(t)) end
+  debug.sethook()
+  if not ok then
+    if t == over then fail(path, nil, "did not finish (more than %d Lua instructions): a config is a plain table", BUDGET) end
+    fail(path, nil, "failed while running: %s", (tostring(t):gsub("%c", " ")))
+  end
   if type(t) ~= "table" then fail(path, nil, "must 'return { ... }' a table, returned %s", type(t)) end
   return t
 end

@@ -1,22 +1,71 @@
--- The plan: how a kernel cuts its work, chosen per (ISA, phase, head_dim, group). This is where
--- specialization pays: blocking follows the ISA's register file, unrolling follows head_dim, and the
--- tile row stride becomes a compile-time constant once the group size is known.
+-- Step 4 of the pipeline: the plan. For one enumerated kernel it chooses how the work is cut (query rows
+-- per item, keys per tile, split-KV policy, scratch layout) and the register blocking and unrolling of its
+-- microkernels, per (ISA, phase, head_dim, group). It owns every work-cut number: the kernel info carries them
+-- as data (attngen_work), the runtime and the generated code read them; no formula exists anywhere else.
+-- Specialized kernels get numbers; generic kernels (head_dim "d" and group "g" known at run time) get the C
+-- expressions of the same formulas, emitted into their work function.
+local spec = require("spec")
+local E = require("cexpr")
+
 local plan = {}
 
 local function gcd(a, b) while b ~= 0 do a, b = b, a % b end return a end
 local function lcm(a, b) return math.floor(a / gcd(a, b)) * b end
-local function round_up(x, m) return math.floor((x + m - 1) / m) * m end
+local round_up = E.round_up
 
--- Largest head_dim whose Q·Kᵀ microkernel is fully unrolled; beyond it the body is unrolled in chunks
--- of this many so the code stays within the instruction cache.
+-- Largest head_dim whose Q·Kᵀ microkernel is fully unrolled; beyond it the body is unrolled in chunks of this
+-- many so the code stays within the instruction cache.
 plan.max_full_unroll = 256
-plan.decode_max_q = 8 -- ATTNGEN_DECODE_MAX_Q
 
--- G = heads / kv_heads and D = head_dim (nil for generic kernels, which read them at run time).
-function plan.for_kernel(isa, phase, D, G)
-  local blk = isa[phase]
+-- The vocabulary of an ISA named in the spec (gen/isa/<name>.lua). A spec entry without one is a one-line error.
+local vocab_cache = {}
+function plan.isa(name)
+  if vocab_cache[name] then return vocab_cache[name] end
+  local ok, v = pcall(require, "isa." .. name)
+  if not ok or type(v) ~= "table" then
+    error(setmetatable({ msg = string.format("spec: isa '%s' has no vocabulary (gen/isa/%s.lua): %s", name, name,
+      (tostring(v):match("^[^\n]*"))) }, require("config").UserError), 0)
+  end
+  for _, field in ipairs({ "width", "vtype", "prefill", "decode", "load", "store", "fma", "exp" }) do
+    if v[field] == nil then
+      error(setmetatable({ msg = string.format("spec: gen/isa/%s.lua lacks '%s'", name, field) },
+        require("config").UserError), 0)
+    end
+  end
+  v.name = name
+  v.spec = spec.isa[name]
+  v.enum = "ATTNGEN_ISA_" .. name:upper()
+  vocab_cache[name] = v
+  return v
+end
+
+-- Scratch layout of one work item, in floats (all regions multiples of 16 floats: 64-byte aligned):
+--   S tile [keys_padded][mp], packed V tile [keys_padded][dp] (prefill only: decode reads V in place), 4 per-row
+--   arrays [mp] (rescale, visible keys, key limit, spare), then per kv head of the item a state: Q tile [mp][dp],
+--   O accumulator [mp][dp], max and sum [mp]. Returns the offsets the kernel addresses and the total.
+local function scratch_layout(mp, dp, keys_padded, heads, pack_v)
+  local q_floats = round_up(E.mul(mp, dp), 16)
+  local state = E.add(E.mul(2, q_floats), round_up(E.mul(2, mp), 16))
+  local s_floats = round_up(E.mul(keys_padded, mp), 16)
+  local v_floats = pack_v and round_up(E.mul(keys_padded, dp), 16) or 0
+  local rows_floats = E.mul(4, mp)
+  return {
+    q_floats = q_floats, state_floats = state,
+    vt_offset = s_floats, alpha_offset = E.add(s_floats, v_floats),
+    state_offset = E.add(s_floats, v_floats, rows_floats),
+    total = E.add(s_floats, v_floats, rows_floats, E.mul(heads, state)),
+  }
+end
+
+-- k: an enumerated kernel (gen/enumerate.lua): isa, phase, D and G (nil for generic kernels).
+function plan.for_kernel(k)
+  local isa = plan.isa(k.isa)
   local W = isa.width
-  if phase == "decode" then
+  local D, G = k.D, k.G
+  local d, g = D or "d", G or "g"
+  local blk = isa[k.phase]
+  local p = { phase = k.phase, width = W }
+  if k.phase == "decode" then
     -- a decode step has G query rows per kv head (x q_len): pick the blocking made for that many rows
     local choice = blk.generic
     if G then
@@ -24,62 +73,67 @@ function plan.for_kernel(isa, phase, D, G)
         if G >= b.min_g then choice = b break end
       end
     end
-    blk = { keys = blk.keys, rb = choice.rb, kb = choice.kb, pr = choice.pr, pvv = choice.pvv }
-  end
-  local p = {
-    phase = phase,
-    kb = blk.kb,                              -- keys per Q·Kᵀ block
-    pr = blk.pr, pvv = blk.pvv,               -- P·V block: pr rows x pvv vectors of head_dim
-    keys = blk.keys,                          -- keys per KV tile
-  }
-  if phase == "prefill" then
-    -- Q·Kᵀ as a GEMM: query rows (x group) along the lanes, rv row vectors x kb keys of accumulators
-    p.rv, p.rows = blk.rv, blk.rows           -- rows: target (query x group) rows per work item
+    p.kb, p.pr, p.pvv, p.rb, p.keys = choice.kb, choice.pr, choice.pvv, choice.rb, blk.keys
+    p.keys_padded = round_up(p.keys, lcm(p.kb, W))
+    p.row_align = lcm(lcm(p.rb, p.pr), 4)
+    p.q_tile = spec.phase.decode.max_q        -- every query of a step in one item ...
+    p.kv_heads_per_item = 0                   -- ... and every kv head: K/V rows are read page after page
+  else
+    p.kb, p.pr, p.pvv, p.rv, p.rows = blk.kb, blk.pr, blk.pvv, blk.rv, blk.rows
+    p.keys = blk.keys
     if D and blk.v_tile_bytes then
-      -- keys per tile from head_dim: the packed V tile (keys x head_dim floats) should stay in L1 while
-      -- every row block streams through it; more keys per tile amortize the softmax bookkeeping
-      local keys = math.floor(blk.v_tile_bytes / (4 * D) / 16) * 16
+      -- keys per tile from head_dim: the packed V tile (keys x head_dim) should stay in L1 while every row
+      -- block streams through it; more keys per tile amortize the softmax bookkeeping
+      local keys = math.floor(blk.v_tile_bytes / (spec.kv_dtype.f32.bytes * D) / 16) * 16
       p.keys = math.max(32, math.min(128, keys))
     end
     p.keys_padded = round_up(p.keys, p.kb)
     p.row_align = lcm(lcm(p.rv * W, p.pr), 4)
-    p.unroll = (D and D <= plan.max_full_unroll) and D or 64
-  else
-    -- few query rows: dot products along head_dim, rb rows x kb keys at a time; keys along the lanes
-    -- in the softmax; one work item covers every kv head so K/V rows are read page after page
-    p.rb = blk.rb
-    p.keys_padded = round_up(p.keys, lcm(p.kb, W))
-    p.row_align = lcm(lcm(p.rb, p.pr), 4)
+    -- about `rows` (query x group) rows per item; a group larger than that gets one query per item
+    p.q_tile = E.ge(g, p.rows, 1, E.div(p.rows, g))
+    p.kv_heads_per_item = 1
+    if isa.unroll_head_dim ~= false then
+      p.unroll = (D and D <= plan.max_full_unroll) and D or 64
+    end
   end
-  if G and phase == "prefill" then
-    -- rows of the largest item, padded: the tiles' row stride, a constant in the microkernels. (Decode's
-    -- microkernels do not use it; there it follows the step's q_len to keep the per-head state small.)
-    p.mp = round_up(G * (G >= p.rows and 1 or math.floor(p.rows / G)), p.row_align)
-  end
-  if phase == "prefill" then
+  if k.phase == "decode" and isa.unroll_head_dim ~= false then p.unroll = D end
+  -- the row stride of the Q, S and O tiles: rows of the largest item, padded to the blocking
+  p.mp = round_up(E.mul(g, p.q_tile), p.row_align)
+  p.dp = round_up(d, W)
+  local heads = p.kv_heads_per_item == 0 and (k.D and k.kv_heads or "kvh") or 1 -- generic: kvh at run time
+  p.scratch = scratch_layout(p.mp, p.dp, p.keys_padded, heads, k.phase == "prefill")
+  -- split-KV (decode with few sequences): threads share one sequence's KV stream; merged through max and sum
+  local split = blk.split or {}
+  p.split = { max = split.max or 1, min_keys = split.min_keys or 0, align = split.align or 1,
+              below_batch = split.below_batch or 0 }
+  p.mk = plan.microkernels(isa, p, D)
+  if k.phase == "prefill" then
     p.describe = string.format("about %d (query x group) rows per item, Q·Kᵀ %dx%d register blocks, " ..
-      "P·V %dx%d, %d keys per tile%s", p.rows, p.rv * W, p.kb, p.pr, p.pvv * W, p.keys,
-      D and (D <= plan.max_full_unroll and ", fully unrolled over head_dim"
-             or string.format(", head_dim unrolled by %d", p.unroll)) or ", head_dim at run time")
+      "P·V %dx%d, %s keys per tile%s", p.rows, p.rv * W, p.kb, p.pr, p.pvv * W, E.I(p.keys),
+      not D and ", head_dim at run time" or not p.unroll and ", head_dim loops"
+        or D <= plan.max_full_unroll and ", fully unrolled over head_dim"
+        or string.format(", head_dim unrolled by %d", p.unroll))
   else
     p.describe = string.format("every kv head and all queries of a step per item, Q·Kᵀ as %dx%d dot products, " ..
       "P·V %dx%d, %d keys per tile%s", p.rb, p.kb, p.pr, p.pvv * W, p.keys,
-      D and ", fully unrolled over head_dim" or ", head_dim at run time")
+      not D and ", head_dim at run time" or p.unroll and ", fully unrolled over head_dim" or ", head_dim loops")
   end
   return p
 end
 
--- Microkernels are shared by all kernels of a file with the same (ISA, head_dim, blocking, strides).
-function plan.microkernel(isa, p, D)
+-- Microkernels are shared by all kernels of a file with the same (ISA, head_dim, blocking, strides); the name
+-- carries every parameter.
+function plan.microkernels(isa, p, D)
   local W = isa.width
   local dim = D and string.format("d%d", D) or "dany"
-  local mk = { D = D, kb = p.kb, pr = p.pr, pvv = p.pvv }
-  if D then mk.dp = round_up(D, W) end
+  local mk = { D = D, kb = p.kb, pr = p.pr, pvv = p.pvv, unroll = p.unroll }
+  if D then mk.dp = p.dp end
   if p.phase == "prefill" then
-    local stride = p.mp and string.format("_s%d", p.mp) or ""
+    local qs = type(p.mp) == "number" and p.mp or nil
+    local stride = qs and string.format("_s%d", qs) or ""
     mk.template = "qk_microkernel.c.tpl"
-    mk.rv, mk.unroll, mk.qs = p.rv, p.unroll, p.mp
-    mk.p_key_stride, mk.p_row_stride = p.mp, 1 -- P transposed: P[r][j] at j * mp + r
+    mk.rv, mk.qs = p.rv, qs
+    mk.p_key_stride, mk.p_row_stride = qs, 1 -- P transposed: P[r][j] at j * mp + r
     mk.qk_name = string.format("attngen_qk_%s_%dx%d%s__%s", dim, p.rv * W, p.kb, stride, isa.name)
     mk.pv_name = string.format("attngen_pv_%s_%dx%d%s__%s", dim, p.pr, p.pvv * W, stride, isa.name)
   else

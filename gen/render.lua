@@ -1,21 +1,21 @@
--- Renders the templates for a validated config (or for the generic kernels) and writes the files
--- atomically: everything is rendered in memory first, then each file goes to a temporary and is renamed.
+-- Step 5 of the pipeline: templates -> file texts, for kernels that are already enumerated and planned.
+-- Nothing here decides a number: it prints what the plan chose. Returns { {path=, text=}, ... }; writing is
+-- gen/write.lua's job.
 local template = require("pl.template")
 local cexpr = require("cexpr")
-local plan = require("plan")
+local spec = require("spec")
 local version = require("version")
+local config = require("config")
 
 local M = {}
 
-local ISA = {
-  avx2 = require("isa.avx2"),
-  neon = require("isa.neon"),
-  scalar = require("isa.scalar"),
-}
-M.ISA = ISA
+local function user_error(fmt, ...)
+  error(setmetatable({ msg = string.format(fmt, ...) }, config.UserError), 0)
+end
 
 local function read(path)
-  local f = assert(io.open(path, "rb"))
+  local f = io.open(path, "rb")
+  if not f then user_error("missing template %s", path) end
   local s = f:read("a")
   f:close()
   return s
@@ -29,7 +29,8 @@ local function render(root, name, env)
   env._inline_escape = "$"
   env._chunk_name = name
   env.I, env.add, env.mul = cexpr.I, cexpr.add, cexpr.mul
-  env.ipairs, env.math, env.string, env.table, env.tostring = ipairs, math, string, table, tostring
+  env.ipairs, env.pairs, env.math, env.string, env.table, env.tostring = ipairs, pairs, math, string, table, tostring
+  env.spec = spec
   local out, err = template.substitute(cache[path], env)
   if not out then error("template " .. name .. ": " .. tostring(err)) end
   -- no trailing blanks, one final newline: stable bytes whatever the template's line layout
@@ -39,7 +40,8 @@ local function render(root, name, env)
   return out .. "\n"
 end
 
--- Deterministic echo of the config for the stamp (fixed field order).
+-- Deterministic echo of the config for the stamp (fixed field order). Free text was validated as one
+-- printable line without comment delimiters (gen/config.lua).
 local function config_lines(c)
   local function list(t)
     local q = {}
@@ -51,116 +53,109 @@ local function config_lines(c)
     string.format("masks = %s, phases = %s,", list(c.masks), list(c.phases)),
     string.format("isas = %s,", list(c.isas)),
   }
-  if c.scale then lines[#lines + 1] = string.format("scale = %.9g,", c.scale) end
+  for _, o in ipairs(spec.options) do
+    if c.options[o.name] ~= nil then lines[#lines + 1] = string.format("%s = %.9g,", o.name, c.options[o.name]) end
+  end
   if c.source then lines[#lines + 1] = "source = " .. c.source end
   return lines
 end
 
-local function kernel_name(c, mask, phase, isa)
-  return string.format("attn_h%d_kv%d_d%d_%s_%s__%s", c.heads, c.kv_heads, c.head_dim, mask, phase, isa)
+-- The kernel template asks for each mask feature through feature(name): true/false in a specialized kernel,
+-- nil (decided at run time) in a generic one. A feature the kernel has but the template never asked about has
+-- no implementation: that is a generation error, not a silently unmasked kernel.
+local function render_kernel(root, isa, k)
+  local asked = {}
+  local function feature(name)
+    if not spec.mask_feature[name] then error("template asks for unknown mask feature '" .. name .. "'") end
+    asked[name] = true
+    if not k.features then return nil end
+    return k.features[name] == true
+  end
+  local text = render(root, "kernel.c.tpl", { isa = isa, kern = k, plan = k.plan, mk = k.plan.mk, feature = feature })
+  for _, f in ipairs(spec.mask_features) do
+    if (not k.features or k.features[f.name]) and not asked[f.name] then
+      user_error("spec: mask feature '%s' (mask '%s') is not implemented by templates/kernel.c.tpl", f.name, k.mask)
+    end
+  end
+  return text
 end
 
 -- One ISA's section: its prelude (exp and helpers), the microkernels the kernels need, the kernels.
 local function section(root, isa, kernels)
   local parts, seen = {}, {}
   for _, k in ipairs(kernels) do
-    for _, which in ipairs({ { k.mk.qk_name, k.mk.template }, { k.mk.pv_name, "pv_microkernel.c.tpl" } }) do
+    local mk = k.plan.mk
+    for _, which in ipairs({ { mk.qk_name, mk.template }, { mk.pv_name, "pv_microkernel.c.tpl" } }) do
       if not seen[which[1]] then
         seen[which[1]] = true
-        parts[#parts + 1] = render(root, which[2], { isa = isa, mk = k.mk })
+        parts[#parts + 1] = render(root, which[2], { isa = isa, mk = mk })
       end
     end
   end
-  for _, k in ipairs(kernels) do
-    parts[#parts + 1] = render(root, "kernel.c.tpl", { isa = isa, kern = k, plan = k.plan, mk = k.mk })
-  end
-  return { isa = isa, kernels = kernels, prelude = read(root .. "/templates/isa/" .. isa.name .. ".c"),
-           body = table.concat(parts, "\n") }
+  for _, k in ipairs(kernels) do parts[#parts + 1] = render_kernel(root, isa, k) end
+  local prelude = root .. "/templates/isa/" .. isa.name .. ".c"
+  local h = io.open(prelude, "rb")
+  if not h then user_error("spec: isa '%s' has no prelude (templates/isa/%s.c)", isa.name, isa.name) end
+  h:close()
+  return { isa = isa, kernels = kernels, prelude = read(prelude), body = table.concat(parts, "\n") }
 end
 
--- Returns { {path=, text=}, ... } for a model config.
-function M.model(root, c, outdir, regen)
-  local kernels, sections, isas = {}, {}, {}
-  for _, isa_name in ipairs(c.isas) do
-    local isa = ISA[isa_name]
-    isas[#isas + 1] = isa
+-- kernels: enumerated and planned (k.plan), grouped into one section per ISA in spec order.
+local function sections(root, kernels, vocab)
+  local out = {}
+  for _, s in ipairs(spec.isas) do
     local ks = {}
-    for _, phase in ipairs(c.phases) do
-      for _, mask in ipairs(c.masks) do
-        local p = plan.for_kernel(isa, phase, c.head_dim, math.floor(c.heads / c.kv_heads))
-        local k = {
-          name = kernel_name(c, mask, phase, isa_name), heads = c.heads, kv_heads = c.kv_heads,
-          D = c.head_dim, G = math.floor(c.heads / c.kv_heads), mask = mask, phase = phase, isa = isa,
-          causal = (mask == "causal" or mask == "causal_padding"),
-          padded = (mask == "padding" or mask == "causal_padding" or mask == "cross"),
-          plan = p, mk = plan.microkernel(isa, p, c.head_dim),
-          scale = c.scale,
-        }
-        ks[#ks + 1] = k
-        kernels[#kernels + 1] = k
-      end
-    end
-    sections[#sections + 1] = section(root, isa, ks)
+    for _, k in ipairs(kernels) do if k.isa == s.name then ks[#ks + 1] = k end end
+    if #ks > 0 then out[#out + 1] = section(root, vocab(s.name), ks) end
   end
+  return out
+end
+
+local function base_env(regen)
+  return { version = version, regen = regen, abi = spec.abi, license = "SPDX-License-Identifier: MIT" }
+end
+
+-- A model's files: attngen_<cname>.h (X-macro kernel list, table declaration) and .c (kernels, table).
+function M.model(root, c, kernels, vocab, outdir, regen)
   local base = "attngen_" .. c.cname
-  local env = {
-    version = version, regen = regen, config_lines = config_lines(c), model = c.name,
-    file = { h = base .. ".h", c = base .. ".c" },
-    guard = "ATTNGEN_" .. c.cname:upper() .. "_H",
-    list_macro = "ATTNGEN_" .. c.cname:upper() .. "_KERNELS",
-    table_name = "attngen_table_" .. c.cname,
-    kernels = kernels, isas = isas, sections = sections,
-  }
+  local env = base_env(regen)
+  env.config_lines, env.model, env.c = config_lines(c), c.name, c
+  env.file = { h = base .. ".h", c = base .. ".c" }
+  env.guard = "ATTNGEN_" .. c.cname:upper() .. "_H"
+  env.list_macro = "ATTNGEN_" .. c.cname:upper() .. "_KERNELS"
+  env.table_name = "attngen_table_" .. c.cname
+  env.kernels, env.sections = kernels, sections(root, kernels, vocab)
+  env.isas = {}
+  for _, s in ipairs(env.sections) do env.isas[#env.isas + 1] = s.isa end
   return {
     { path = outdir .. "/" .. base .. ".h", text = render(root, "model.h.tpl", env) },
     { path = outdir .. "/" .. base .. ".c", text = render(root, "source.c.tpl", env) },
   }
 end
 
--- The generic kernels (head_dim, group and mask read at run time), for runtime/attngen_generic.c.
-function M.generic(root, outdir, regen)
-  local sections = {}
-  for _, isa_name in ipairs({ "avx2", "neon", "scalar" }) do
-    local isa = ISA[isa_name]
-    local ks = {}
-    for _, phase in ipairs({ "prefill", "decode" }) do
-      local p = plan.for_kernel(isa, phase, nil)
-      ks[#ks + 1] = {
-        name = string.format("attn_generic_%s__%s", phase, isa_name), heads = 0, kv_heads = 0, D = nil,
-        G = nil, mask = "none", phase = phase, isa = isa, causal = nil, padded = nil,
-        plan = p, mk = plan.microkernel(isa, p, nil),
-      }
-    end
-    sections[#sections + 1] = section(root, isa, ks)
-  end
-  local env = {
-    version = version, regen = regen, model = "generic",
-    config_lines = { "generic kernels: head_dim, heads / kv_heads and mask are run-time values" },
-    file = { h = "attngen.h", c = "attngen_generic.c" },
-    table_name = "attngen_table_generic", sections = sections,
+-- The generated part of the runtime: attngen_spec.h (enums and lists from gen/spec.lua) and
+-- attngen_generic.c (the generic kernels: head_dim, group and mask read at run time).
+function M.runtime(root, kernels, vocab, outdir, regen)
+  local env = base_env(regen)
+  env.model = "generic"
+  env.config_lines = { "generic kernels: head_dim, heads / kv_heads and mask are run-time values" }
+  env.file = { h = "attngen.h", c = "attngen_generic.c" }
+  env.table_name = "attngen_table_generic"
+  env.sections = sections(root, kernels, vocab)
+  local senv = base_env(regen)
+  local vmaj, vmin, vpat = version:match("^(%d+)%.(%d+)%.(%d+)$")
+  senv.vmaj, senv.vmin, senv.vpat = vmaj, vmin, vpat
+  return {
+    { path = outdir .. "/attngen_spec.h", text = render(root, "spec.h.tpl", senv) },
+    { path = outdir .. "/attngen_generic.c", text = render(root, "source.c.tpl", env) },
   }
-  return { { path = outdir .. "/attngen_generic.c", text = render(root, "source.c.tpl", env) } }
 end
 
--- Write all files or none: temporaries first, renames last.
-function M.write_all(files)
-  local tmps = {}
-  for i, f in ipairs(files) do
-    local tmp = f.path .. ".tmp"
-    local h, err = io.open(tmp, "wb")
-    if not h then
-      for _, t in ipairs(tmps) do os.remove(t) end
-      return nil, "cannot write " .. tmp .. ": " .. tostring(err)
-    end
-    h:write(f.text)
-    h:close()
-    tmps[i] = tmp
-  end
-  for i, f in ipairs(files) do
-    local ok, err = os.rename(tmps[i], f.path)
-    if not ok then return nil, "cannot rename " .. tmps[i] .. ": " .. tostring(err) end
-  end
-  return true
+-- A registry of several models' tables (tests, benchmarks): one header, no per-model code in the program.
+function M.registry(root, name, configs, outdir, regen)
+  local env = base_env(regen)
+  env.name, env.NAME, env.configs = name, name:upper(), configs
+  return { { path = outdir .. "/attngen_registry_" .. name .. ".h", text = render(root, "registry.h.tpl", env) } }
 end
 
 return M

@@ -1,2 +1,2 @@
 -- The generator's version: stamped into every generated file. Bump it when generated output changes.
-return "0.1.0"
+return "0.2.0"

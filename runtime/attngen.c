@@ -60,6 +60,7 @@ const char *attngen_status_name(int status)
   case ATTNGEN_ERR_UNSUPPORTED: return "unsupported";
   case ATTNGEN_ERR_NOMEM: return "out of memory";
   case ATTNGEN_ERR_STRIDE: return "bad stride";
+  case ATTNGEN_ERR_ALIAS: return "outputs overlap inputs or each other";
   default: return "unknown status";
   }
 }
@@ -81,11 +82,47 @@ static void logf_verbose(const char *fmt, ...)
   va_end(ap);
 }
 
+/* An ATTNGEN_ISA value that cannot be honoured: said on stderr once per process, with or without
+ * ATTNGEN_VERBOSE (a silently ignored cap would run another ISA than the user asked for). `why` is
+ * "unknown" (not an ISA name) or "unusable" (an ISA this CPU cannot run). */
+static void isa_env_ignored(const char *value, const char *why)
+{
+  static volatile int said;
+  char names[128] = "", hint[64] = "";
+  size_t len = 0;
+  int i;
+#if defined(__GNUC__) || defined(__clang__)
+  if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) return;
+#else
+  if (said) return;
+  said = 1;
+#endif
+  for (i = 0; i < ATTNGEN_ISA_COUNT_ && len < sizeof names; ++i) {
+    const char *n = attngen_isa_name((attngen_isa)i), *a = value;
+    int w = snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", n);
+    if (w > 0) len += (size_t)w;
+    while (*a && *n && (*a == *n || (*a >= 'A' && *a <= 'Z' && *a - 'A' + 'a' == *n))) ++a, ++n;
+    if (!*a && !*n) snprintf(hint, sizeof hint, " (names are lower-case: %s)", attngen_isa_name((attngen_isa)i));
+  }
+  if (strcmp(why, "unusable") == 0)
+    fprintf(stderr, "attngen: ATTNGEN_ISA=%s ignored: this CPU cannot run it; using the best ISA it has\n", value);
+  else
+    fprintf(stderr, "attngen: ATTNGEN_ISA=%s ignored: not one of %s%s; using the best ISA this CPU has\n", value,
+            names, hint);
+}
+
 /* ---------------------------------------------------------------- names */
 
-static const char *const isa_names[ATTNGEN_ISA_COUNT_] = { "scalar", "avx2", "neon" };
-static const char *const mask_names[ATTNGEN_MASK_COUNT_] = { "none", "causal", "padding", "causal_padding", "cross" };
-static const char *const phase_names[ATTNGEN_PHASE_COUNT_] = { "prefill", "decode" };
+/* Indexed by the enum values (gen/spec.lua assigns them; the X lists below come from it). */
+#define NAME_AT(E, name, ...) [ATTNGEN_ISA_##E] = #name,
+static const char *const isa_names[ATTNGEN_ISA_COUNT_] = { ATTNGEN_ISA_LIST(NAME_AT) };
+#undef NAME_AT
+#define NAME_AT(E, name, ...) [ATTNGEN_MASK_##E] = #name,
+static const char *const mask_names[ATTNGEN_MASK_COUNT_] = { ATTNGEN_MASK_LIST(NAME_AT) };
+#undef NAME_AT
+#define NAME_AT(E, name, ...) [ATTNGEN_PHASE_##E] = #name,
+static const char *const phase_names[ATTNGEN_PHASE_COUNT_] = { ATTNGEN_PHASE_LIST(NAME_AT) };
+#undef NAME_AT
 
 const char *attngen_isa_name(attngen_isa isa)
 {
@@ -102,9 +139,10 @@ const char *attngen_phase_name(attngen_phase p)
 
 /* ---------------------------------------------------------------- CPU */
 
-static unsigned detect_isas(void)
+/* One check per ISA of the spec (its `detect` name); each is defined on every architecture, so the list can
+ * name them all. */
+static int attngen_cpu_has_avx2(void)
 {
-  unsigned isas = 1u << ATTNGEN_ISA_SCALAR;
 #if defined(ATTNGEN_X86)
   unsigned a, b, c, d;
   if (__get_cpuid(1, &a, &b, &c, &d)) {
@@ -114,13 +152,32 @@ static unsigned detect_isas(void)
       __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
       (void)xcr0_hi;
       /* the OS must save both the xmm and the ymm halves on context switch */
-      if ((xcr0_lo & 6u) == 6u && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1))
-        isas |= 1u << ATTNGEN_ISA_AVX2;
+      return (xcr0_lo & 6u) == 6u && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1);
     }
   }
-#elif defined(__aarch64__)
-  isas |= 1u << ATTNGEN_ISA_NEON; /* AdvSIMD is mandatory on aarch64 */
 #endif
+  return 0;
+}
+
+static int attngen_cpu_has_neon(void)
+{
+#if defined(__aarch64__)
+  return 1; /* AdvSIMD is mandatory on aarch64 */
+#else
+  return 0;
+#endif
+}
+
+static int attngen_cpu_always(void) { return 1; }
+
+static unsigned detect_isas(void)
+{
+  unsigned isas = 0;
+  /* an ISA counts when this build compiled its code and the CPU (and OS) can run it */
+#define DETECT(E, name, compiled, check) \
+  if ((compiled) && check()) isas |= 1u << ATTNGEN_ISA_##E;
+  ATTNGEN_ISA_LIST(DETECT)
+#undef DETECT
   return isas;
 }
 
@@ -141,18 +198,20 @@ static unsigned allowed_isas(void)
   for (i = 0; i < ATTNGEN_ISA_COUNT_; ++i)
     if (strcmp(cap, isa_names[i]) == 0) {
       if (!(cpu & (1u << i))) {
-        logf_verbose("ATTNGEN_ISA=%s ignored: this CPU cannot run it", cap);
+        isa_env_ignored(cap, "unusable");
         return cpu;
       }
       /* the named ISA and the portable one */
       return (1u << i) | (1u << ATTNGEN_ISA_SCALAR);
     }
-  logf_verbose("ATTNGEN_ISA=%s ignored: not one of scalar, avx2, neon", cap);
+  isa_env_ignored(cap, "unknown");
   return cpu;
 }
 
 /* Best first. */
-static const attngen_isa isa_preference[ATTNGEN_ISA_COUNT_] = { ATTNGEN_ISA_AVX2, ATTNGEN_ISA_NEON, ATTNGEN_ISA_SCALAR };
+#define PREF(E, ...) ATTNGEN_ISA_##E,
+static const attngen_isa isa_preference[ATTNGEN_ISA_COUNT_] = { ATTNGEN_ISA_LIST(PREF) };
+#undef PREF
 
 /* ---------------------------------------------------------------- selection */
 
@@ -168,10 +227,38 @@ static int check_shape(const attngen_shape *s)
   if (s->head_dim > ATTNGEN_MAX_HEAD_DIM)
     return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: head_dim %d is above the maximum %d", s->head_dim,
                 ATTNGEN_MAX_HEAD_DIM);
+#ifdef ATTNGEN_MAX_HEADS
+  if (s->heads > ATTNGEN_MAX_HEADS) /* the kernels count query rows x group in int */
+    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: heads %d is above the maximum %d", s->heads, ATTNGEN_MAX_HEADS);
+#endif
   if ((unsigned)s->mask >= ATTNGEN_MASK_COUNT_) return fail(ATTNGEN_ERR_SHAPE, "attngen: unknown mask %d", (int)s->mask);
   if ((unsigned)s->phase >= ATTNGEN_PHASE_COUNT_)
     return fail(ATTNGEN_ERR_SHAPE, "attngen: unknown phase %d", (int)s->phase);
   return ATTNGEN_OK;
+}
+
+/* A table from another generator ABI has another layout or meaning: refuse it rather than misread it. */
+static int check_table(const attngen_table *t)
+{
+  if (t && t->abi != ATTNGEN_ABI)
+    return fail(ATTNGEN_ERR_UNSUPPORTED,
+                "attngen: table '%s' comes from a generator with table ABI %d; this runtime (attngen %s) reads ABI %d: "
+                "regenerate it with attngen %s", t->abi > 0 && t->abi < 1000 ? t->model : "?", t->abi,
+                ATTNGEN_VERSION_STRING, ATTNGEN_ABI, ATTNGEN_VERSION_STRING);
+  return ATTNGEN_OK;
+}
+
+/* Binds a kernel to a shape: its work cut (the plan's constants, or computed for the shape by a generic kernel)
+ * and the table's parameters. The table's parameters belong to its model's shape, so they travel with any
+ * kernel selected for that shape, the generic fallback included: the fallback never changes the result. */
+static void bind(const attngen_table *t, const attngen_kernel_info *k, const attngen_shape *s, attngen_kernel *out)
+{
+  memset(out, 0, sizeof *out);
+  out->info = k;
+  out->shape = *s;
+  if (k->work_fn) k->work_fn(s, &out->work);
+  else out->work = k->work;
+  if (t && t->heads == s->heads && t->kv_heads == s->kv_heads && t->head_dim == s->head_dim) out->params = t->params;
 }
 
 static int matches(const attngen_kernel_info *k, const attngen_shape *s, attngen_isa isa)
@@ -206,6 +293,9 @@ int attngen_select_specialized(const attngen_table *table, const attngen_shape *
   const attngen_kernel_info *k;
   if (st) return st;
   if (!out) return fail(ATTNGEN_ERR_NULL, "attngen: out is NULL");
+  if ((st = check_table(table))) return st;
+  if ((unsigned)isa >= ATTNGEN_ISA_COUNT_)
+    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: unknown ISA %d (valid: 0..%d)", (int)isa, ATTNGEN_ISA_COUNT_ - 1);
   if (!(attngen_cpu_isas() & (1u << isa)))
     return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: this CPU cannot run %s", attngen_isa_name(isa));
   k = find_specialized(table, shape, isa);
@@ -213,8 +303,7 @@ int attngen_select_specialized(const attngen_table *table, const attngen_shape *
     return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: table '%s' has no %s kernel for h%d kv%d d%d %s %s",
                 table ? table->model : "(none)", attngen_isa_name(isa), shape->heads, shape->kv_heads,
                 shape->head_dim, attngen_mask_name(shape->mask), attngen_phase_name(shape->phase));
-  out->info = k;
-  out->shape = *shape;
+  bind(table, k, shape, out);
   return ATTNGEN_OK;
 }
 
@@ -224,12 +313,13 @@ int attngen_select_generic(const attngen_shape *shape, attngen_isa isa, attngen_
   const attngen_kernel_info *k;
   if (st) return st;
   if (!out) return fail(ATTNGEN_ERR_NULL, "attngen: out is NULL");
-  if ((unsigned)isa >= ATTNGEN_ISA_COUNT_ || !(attngen_cpu_isas() & (1u << isa)))
+  if ((unsigned)isa >= ATTNGEN_ISA_COUNT_)
+    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: unknown ISA %d (valid: 0..%d)", (int)isa, ATTNGEN_ISA_COUNT_ - 1);
+  if (!(attngen_cpu_isas() & (1u << isa)))
     return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: this CPU cannot run %s", attngen_isa_name(isa));
   k = find_generic(shape, isa);
   if (!k) return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no generic %s kernel in this build", attngen_isa_name(isa));
-  out->info = k;
-  out->shape = *shape;
+  bind(NULL, k, shape, out);
   return ATTNGEN_OK;
 }
 
@@ -239,14 +329,14 @@ int attngen_select(const attngen_table *table, const attngen_shape *shape, attng
   int st = check_shape(shape), i;
   if (st) return st;
   if (!out) return fail(ATTNGEN_ERR_NULL, "attngen: out is NULL");
+  if ((st = check_table(table))) return st;
   for (i = 0; i < ATTNGEN_ISA_COUNT_; ++i) {
     const attngen_isa isa = isa_preference[i];
     const attngen_kernel_info *k;
     if (!(allowed & (1u << isa))) continue;
     k = find_specialized(table, shape, isa);
     if (k) {
-      out->info = k;
-      out->shape = *shape;
+      bind(table, k, shape, out);
       logf_verbose("h%d kv%d d%d %s %s -> %s (specialized, table '%s')", shape->heads, shape->kv_heads,
                    shape->head_dim, attngen_mask_name(shape->mask), attngen_phase_name(shape->phase), k->name,
                    table->model);
@@ -262,8 +352,7 @@ int attngen_select(const attngen_table *table, const attngen_shape *shape, attng
     if (!(allowed & (1u << isa))) continue;
     k = find_generic(shape, isa);
     if (k) {
-      out->info = k;
-      out->shape = *shape;
+      bind(table, k, shape, out);
       logf_verbose("h%d kv%d d%d %s %s -> %s (generic fallback)", shape->heads, shape->kv_heads, shape->head_dim,
                    attngen_mask_name(shape->mask), attngen_phase_name(shape->phase), k->name);
       return ATTNGEN_OK;
@@ -272,25 +361,55 @@ int attngen_select(const attngen_table *table, const attngen_shape *shape, attng
   return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: no kernel can run this shape on this CPU");
 }
 
+/* ---------------------------------------------------------------- checked sizes */
+
+/* Every size the runtime derives from the caller's numbers goes through these: a product or sum that does not
+ * fit is reported (1), never wrapped. */
+static int mul_size(size_t a, size_t b, size_t *r)
+{
+  if (b != 0 && a > SIZE_MAX / b) return 1;
+  *r = a * b;
+  return 0;
+}
+static int add_size(size_t a, size_t b, size_t *r)
+{
+  if (a > SIZE_MAX - b) return 1;
+  *r = a + b;
+  return 0;
+}
+/* The most floats one tensor (or one allocation) may span: its size in bytes must fit in ptrdiff_t. */
+#define ATTNGEN_MAX_FLOATS ((size_t)PTRDIFF_MAX / sizeof(float))
+
 /* ---------------------------------------------------------------- arguments */
+
+/* a * n for a default stride; PTRDIFF_MAX when it does not fit (check_args then refuses the extent), 0 when a
+ * size is not positive (left to check_args to report). */
+static ptrdiff_t default_stride(ptrdiff_t a, ptrdiff_t n)
+{
+  if (a <= 0 || n <= 0) return 0;
+  return a > PTRDIFF_MAX / n ? PTRDIFF_MAX : a * n;
+}
 
 void attngen_args_default_strides(const attngen_shape *s, attngen_args *a)
 {
-  const ptrdiff_t d = s->head_dim;
-  const ptrdiff_t cap = a->kv_capacity > 0 ? a->kv_capacity : a->kv_len;
-  attngen_strides *q = &a->q_stride, *k = &a->k_stride, *v = &a->v_stride, *o = &a->o_stride;
+  ptrdiff_t d, cap;
+  attngen_strides *q, *k, *v, *o;
+  if (!s || !a) return;
+  d = s->head_dim;
+  cap = a->kv_capacity > 0 ? a->kv_capacity : a->kv_len;
+  q = &a->q_stride, k = &a->k_stride, v = &a->v_stride, o = &a->o_stride;
   if (!q->head) q->head = d;
-  if (!q->seq) q->seq = s->heads * d;
-  if (!q->batch) q->batch = a->q_len * q->seq;
+  if (!q->seq) q->seq = default_stride(s->heads, d);
+  if (!q->batch) q->batch = default_stride(a->q_len, q->seq);
   if (!o->head) o->head = d;
-  if (!o->seq) o->seq = s->heads * d;
-  if (!o->batch) o->batch = a->q_len * o->seq;
+  if (!o->seq) o->seq = default_stride(s->heads, d);
+  if (!o->batch) o->batch = default_stride(a->q_len, o->seq);
   if (!k->head) k->head = d;
-  if (!k->seq) k->seq = s->kv_heads * d;
-  if (!k->batch) k->batch = cap * k->seq;
+  if (!k->seq) k->seq = default_stride(s->kv_heads, d);
+  if (!k->batch) k->batch = default_stride(cap, k->seq);
   if (!v->head) v->head = d;
-  if (!v->seq) v->seq = s->kv_heads * d;
-  if (!v->batch) v->batch = cap * v->seq;
+  if (!v->seq) v->seq = default_stride(s->kv_heads, d);
+  if (!v->batch) v->batch = default_stride(cap, v->seq);
 }
 
 static int check_strides(const char *what, const attngen_strides *st)
@@ -315,15 +434,95 @@ static int check_output_strides(const attngen_shape *s, const attngen_args *a)
         ptrdiff_t t = st[i]; st[i] = st[j]; st[j] = t;
         t = n[i]; n[i] = n[j]; n[j] = t;
       }
-  /* ascending strides: each must step over a whole row (or the whole block of the previous dimension) */
+  /* ascending strides: each must step over a whole row (or the whole block of the previous dimension).
+   * Strides and counts are non-negative here; the block size is a checked product (check_extents has already
+   * bounded it, but this check must not depend on that). */
   {
-    ptrdiff_t span = s->head_dim;
+    size_t span = (size_t)s->head_dim;
     for (i = 0; i < 3; ++i) {
-      if (n[i] > 1 && st[i] < span)
+      if (n[i] <= 1) continue;
+      if ((size_t)st[i] < span)
         return fail(ATTNGEN_ERR_STRIDE, "attngen: output strides (batch %td, seq %td, head %td) make rows overlap",
                     a->o_stride.batch, a->o_stride.seq, a->o_stride.head);
-      if (n[i] > 1) span = st[i] * n[i];
+      if (mul_size((size_t)st[i], (size_t)n[i], &span))
+        return fail(ATTNGEN_ERR_SIZE, "attngen: output strides (batch %td, seq %td, head %td) overflow size_t",
+                    a->o_stride.batch, a->o_stride.seq, a->o_stride.head);
     }
+  }
+  return ATTNGEN_OK;
+}
+
+/* Extent in floats of a [n0][n1][n2][d] tensor with non-negative strides (n0, n1, n2, d >= 1): the offset of
+ * its last element + 1. Refused when it, or any product or sum on the way, exceeds ATTNGEN_MAX_FLOATS. */
+static int tensor_extent(const char *what, const char *rows_name, const attngen_strides *st, int n0, int n1, int n2,
+                         int d, size_t *out)
+{
+  const ptrdiff_t s[3] = { st->batch, st->seq, st->head };
+  const int n[3] = { n0, n1, n2 };
+  size_t e = (size_t)d, t;
+  int i;
+  for (i = 0; i < 3; ++i)
+    if (mul_size((size_t)(n[i] - 1), (size_t)s[i], &t) || add_size(e, t, &e) || e > ATTNGEN_MAX_FLOATS)
+      return fail(ATTNGEN_ERR_SIZE,
+                  "attngen: %s spans more than PTRDIFF_MAX bytes: (batch %d - 1) * batch stride %td + (%s %d - 1) * "
+                  "seq stride %td + (heads %d - 1) * head stride %td + head_dim %d floats",
+                  what, n0, st->batch, rows_name, n1, st->seq, n2, st->head, d);
+  *out = e;
+  return ATTNGEN_OK;
+}
+
+/* One tensor's address range [lo, hi) in bytes. */
+typedef struct {
+  const char *name;
+  uintptr_t lo, hi;
+} addr_range;
+
+static int make_range(const char *name, const void *p, size_t floats, size_t elem, addr_range *r)
+{
+  size_t bytes = floats * elem; /* floats <= ATTNGEN_MAX_FLOATS: no overflow */
+  r->name = name;
+  r->lo = (uintptr_t)p;
+  if (r->lo > UINTPTR_MAX - bytes)
+    return fail(ATTNGEN_ERR_SIZE, "attngen: %s (%zu bytes at %p) runs past the end of the address space", name, bytes,
+                p);
+  r->hi = r->lo + bytes;
+  return ATTNGEN_OK;
+}
+
+/* Every extent, in checked arithmetic, and the aliasing rule: outputs must not overlap inputs or each other
+ * (a conservative test on whole address ranges, documented in attngen.h). a has its default strides. */
+static int check_extents(const attngen_shape *s, const attngen_args *a, int reads_lens)
+{
+  size_t eq, ek, ev, eo, el = 0;
+  addr_range out[2], in[4];
+  int nout = 0, nin = 0, i, j, st;
+  if ((st = tensor_extent("q", "q_len", &a->q_stride, a->batch, a->q_len, s->heads, s->head_dim, &eq)) ||
+      (st = tensor_extent("k", "kv_len", &a->k_stride, a->batch, a->kv_len, s->kv_heads, s->head_dim, &ek)) ||
+      (st = tensor_extent("v", "kv_len", &a->v_stride, a->batch, a->kv_len, s->kv_heads, s->head_dim, &ev)) ||
+      (st = tensor_extent("o", "q_len", &a->o_stride, a->batch, a->q_len, s->heads, s->head_dim, &eo)))
+    return st;
+  if (a->lse &&
+      (mul_size((size_t)a->batch, (size_t)s->heads, &el) || mul_size(el, (size_t)a->q_len, &el) ||
+       el > ATTNGEN_MAX_FLOATS))
+    return fail(ATTNGEN_ERR_SIZE, "attngen: lse (batch %d * heads %d * q_len %d floats) spans more than PTRDIFF_MAX bytes",
+                a->batch, s->heads, a->q_len);
+  if ((st = make_range("o", a->o, eo, sizeof(float), &out[nout++]))) return st;
+  if (a->lse && (st = make_range("lse", a->lse, el, sizeof(float), &out[nout++]))) return st;
+  if ((st = make_range("q", a->q, eq, sizeof(float), &in[nin++])) ||
+      (st = make_range("k", a->k, ek, sizeof(float), &in[nin++])) ||
+      (st = make_range("v", a->v, ev, sizeof(float), &in[nin++])))
+    return st;
+  if (reads_lens && (st = make_range("kv_lens", a->kv_lens, (size_t)a->batch, sizeof(int32_t), &in[nin++]))) return st;
+  for (i = 0; i < nout; ++i) {
+    for (j = i + 1; j < nout; ++j)
+      if (out[i].lo < out[j].hi && out[j].lo < out[i].hi)
+        return fail(ATTNGEN_ERR_ALIAS, "attngen: %s and %s overlap (outputs must not overlap inputs or each other)",
+                    out[i].name, out[j].name);
+    for (j = 0; j < nin; ++j)
+      if (out[i].lo < in[j].hi && in[j].lo < out[i].hi)
+        return fail(ATTNGEN_ERR_ALIAS,
+                    "attngen: output %s overlaps input %s (outputs must not overlap inputs or each other)", out[i].name,
+                    in[j].name);
   }
   return ATTNGEN_OK;
 }
@@ -333,7 +532,7 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
 {
   const attngen_kernel_info *info;
   const attngen_shape *s;
-  int st, b;
+  int st, b, reads_lens;
   if (!kern || !kern->info) return fail(ATTNGEN_ERR_NULL, "attngen: kernel is NULL (select one first)");
   if (!in) return fail(ATTNGEN_ERR_NULL, "attngen: args is NULL");
   info = kern->info;
@@ -344,9 +543,16 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
     return fail(ATTNGEN_ERR_SHAPE, "attngen: kernel %s does not match the bound shape h%d kv%d d%d %s %s", info->name,
                 s->heads, s->kv_heads, s->head_dim, attngen_mask_name(s->mask), attngen_phase_name(s->phase));
   if ((in->heads && in->heads != s->heads) || (in->kv_heads && in->kv_heads != s->kv_heads) ||
-      (in->head_dim && in->head_dim != s->head_dim))
-    return fail(ATTNGEN_ERR_SHAPE, "attngen: args say h%d kv%d d%d but kernel %s is for h%d kv%d d%d", in->heads,
-                in->kv_heads, in->head_dim, info->name, s->heads, s->kv_heads, s->head_dim);
+      (in->head_dim && in->head_dim != s->head_dim)) {
+    /* name only what the caller set: a field left at 0 is not part of the check */
+    char said[3][32];
+    const int v[3] = { in->heads, in->kv_heads, in->head_dim };
+    for (b = 0; b < 3; ++b)
+      if (v[b]) snprintf(said[b], sizeof said[b], "%d", v[b]);
+      else snprintf(said[b], sizeof said[b], "(unset)");
+    return fail(ATTNGEN_ERR_SHAPE, "attngen: args say heads %s, kv_heads %s, head_dim %s but kernel %s is for heads %d, "
+                "kv_heads %d, head_dim %d", said[0], said[1], said[2], info->name, s->heads, s->kv_heads, s->head_dim);
+  }
   if (!in->q || !in->k || !in->v || !in->o)
     return fail(ATTNGEN_ERR_NULL, "attngen: q, k, v and o must not be NULL (q=%p k=%p v=%p o=%p)", (const void *)in->q,
                 (const void *)in->k, (const void *)in->v, (void *)in->o);
@@ -354,6 +560,11 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
     return fail(ATTNGEN_ERR_SIZE, "attngen: batch (%d), q_len (%d) and kv_len (%d) must be positive", in->batch,
                 in->q_len, in->kv_len);
   if (in->kv_capacity < 0) return fail(ATTNGEN_ERR_SIZE, "attngen: kv_capacity (%d) is negative", in->kv_capacity);
+  if (in->q_len > ATTNGEN_MAX_LEN || in->kv_len > ATTNGEN_MAX_LEN || in->kv_capacity > ATTNGEN_MAX_LEN)
+    return fail(ATTNGEN_ERR_SIZE, "attngen: %s (%d) is above ATTNGEN_MAX_LEN (%d)",
+                in->q_len > ATTNGEN_MAX_LEN ? "q_len" : in->kv_len > ATTNGEN_MAX_LEN ? "kv_len" : "kv_capacity",
+                in->q_len > ATTNGEN_MAX_LEN ? in->q_len : in->kv_len > ATTNGEN_MAX_LEN ? in->kv_len : in->kv_capacity,
+                ATTNGEN_MAX_LEN);
   if (in->kv_capacity > 0 && in->kv_len > in->kv_capacity)
     return fail(ATTNGEN_ERR_CAPACITY, "attngen: kv_len (%d) exceeds kv_capacity (%d)", in->kv_len, in->kv_capacity);
   if (s->phase == ATTNGEN_PHASE_DECODE && in->q_len > ATTNGEN_DECODE_MAX_Q)
@@ -361,30 +572,32 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
                 info->name, ATTNGEN_DECODE_MAX_Q, in->q_len);
   if (!(in->scale >= 0.0f) || isinf(in->scale))
     return fail(ATTNGEN_ERR_SIZE, "attngen: scale must be finite and >= 0 (0 = default), got %g", (double)in->scale);
-  if (s->mask == ATTNGEN_MASK_PADDING || s->mask == ATTNGEN_MASK_CAUSAL_PADDING || s->mask == ATTNGEN_MASK_CROSS) {
-    if (!in->kv_lens)
-      return fail(ATTNGEN_ERR_LENGTHS, "attngen: mask %s needs kv_lens (valid keys per sequence)",
-                  attngen_mask_name(s->mask));
-    for (b = 0; b < in->batch; ++b)
-      if (in->kv_lens[b] < 0 || in->kv_lens[b] > in->kv_len)
-        return fail(ATTNGEN_ERR_LENGTHS, "attngen: kv_lens[%d] = %d is outside [0, kv_len = %d]", b, in->kv_lens[b],
-                    in->kv_len);
-  }
+  reads_lens = s->mask == ATTNGEN_MASK_PADDING || s->mask == ATTNGEN_MASK_CAUSAL_PADDING || s->mask == ATTNGEN_MASK_CROSS;
+  if (reads_lens && !in->kv_lens)
+    return fail(ATTNGEN_ERR_LENGTHS, "attngen: mask %s needs kv_lens (valid keys per sequence)",
+                attngen_mask_name(s->mask));
   *a = *in;
   if (a->kv_capacity == 0) a->kv_capacity = a->kv_len;
   if ((st = check_strides("q", &a->q_stride)) || (st = check_strides("k", &a->k_stride)) ||
       (st = check_strides("v", &a->v_stride)) || (st = check_strides("o", &a->o_stride)))
     return st;
   attngen_args_default_strides(s, a);
+  if ((st = check_extents(s, a, reads_lens))) return st;
   if ((st = check_output_strides(s, a))) return st;
+  /* last: kv_lens is read only once everything else, batch included, has passed */
+  if (reads_lens)
+    for (b = 0; b < a->batch; ++b)
+      if (a->kv_lens[b] < 0 || a->kv_lens[b] > a->kv_len)
+        return fail(ATTNGEN_ERR_LENGTHS, "attngen: kv_lens[%d] = %d is outside [0, kv_len = %d]", b, a->kv_lens[b],
+                    a->kv_len);
   return ATTNGEN_OK;
 }
 
 /* ---------------------------------------------------------------- plans */
 
-/* Decode with a small batch splits the KV range so threads share the stream; the split depends
- * only on the shape and lengths, never on the thread count, so results are bit-identical for any thread count. */
-enum { SPLIT_MIN_KEYS = 512, SPLIT_MAX = 8, SPLIT_ALIGN = 256, SPLIT_WHEN_BATCH_BELOW = 8 };
+/* The work cut comes from the kernel (attngen_work, chosen by the generator's plan); the runtime executes it.
+ * It depends only on the shape and lengths, never on the thread count, so results are bit-identical for any
+ * thread count. */
 
 struct attngen_plan {
   attngen_kernel kernel;
@@ -426,13 +639,16 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
   attngen_plan *p;
   attngen_args a;
   int st, q_tile, b, h, s, q0, t, hpi;
-  attngen_tiling tiling;
-  size_t n = 0, cap;
+  const attngen_work *w;
+  size_t n = 0, cap, rows = 0, part_floats = 0;
   const attngen_shape *sh;
   if (!out) return fail(ATTNGEN_ERR_NULL, "attngen: plan out pointer is NULL");
   *out = NULL;
+  /* before anything is allocated: the plan holds one scratch buffer per thread */
+  if (nthreads <= 0 || nthreads > ATTNGEN_MAX_THREADS)
+    return fail(ATTNGEN_ERR_SIZE, "attngen: nthreads (%d) must be in [1, ATTNGEN_MAX_THREADS = %d]", nthreads,
+                ATTNGEN_MAX_THREADS);
   if ((st = check_args(kernel, args, &a))) return st;
-  if (nthreads <= 0) return fail(ATTNGEN_ERR_SIZE, "attngen: nthreads (%d) must be positive", nthreads);
   sh = &kernel->shape;
   p = (attngen_plan *)calloc(1, sizeof *p);
   if (!p) return fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory");
@@ -440,20 +656,49 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
   p->args = a;
   p->nthreads = nthreads;
   p->group = sh->heads / sh->kv_heads;
-  kernel->info->tile(sh, a.q_len, &tiling);
-  q_tile = tiling.q_tile;
-  hpi = tiling.kv_heads_per_item;
-  p->scratch_floats = tiling.scratch_floats;
+  /* the scale every kernel computes with: the call's, else the table's (config `scale`), else 1/sqrt(head_dim) */
+  if (p->args.scale == 0.0f) p->args.scale = kernel->params.scale;
+  if (p->args.scale == 0.0f) p->args.scale = 1.0f / sqrtf((float)sh->head_dim);
+  w = &kernel->work;
+  q_tile = w->q_tile < a.q_len ? w->q_tile : a.q_len;
+  hpi = w->kv_heads_per_item == 0 ? sh->kv_heads : w->kv_heads_per_item;
+  p->scratch_floats = w->scratch_floats;
 
   p->splits = 1;
-  if (sh->phase == ATTNGEN_PHASE_DECODE && a.batch < SPLIT_WHEN_BATCH_BELOW) {
-    p->splits = a.kv_len / SPLIT_MIN_KEYS;
-    if (p->splits > SPLIT_MAX) p->splits = SPLIT_MAX;
+  if (w->split_max > 1 && a.batch < w->split_below_batch && w->split_min_keys > 0) {
+    p->splits = a.kv_len / w->split_min_keys;
+    if (p->splits > w->split_max) p->splits = w->split_max;
     if (p->splits < 1) p->splits = 1;
   }
   {
-    const int q_tiles = (a.q_len + q_tile - 1) / q_tile;
-    cap = (size_t)a.batch * (size_t)((sh->kv_heads + hpi - 1) / hpi) * (size_t)q_tiles * (size_t)p->splits;
+    /* item count and split-KV partial sizes, checked before anything else is allocated */
+    size_t item_bytes, scratch_bytes;
+    if (q_tile <= 0 || hpi <= 0 || p->splits <= 0) {
+      attngen_plan_destroy(p);
+      return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: kernel %s asked for a bad work cut (q_tile %d, kv heads per "
+                  "item %d, splits %d)", kernel->info->name, q_tile, hpi, p->splits);
+    }
+    if (mul_size((size_t)a.batch, (size_t)((sh->kv_heads - 1) / hpi + 1), &cap) ||
+        mul_size(cap, (size_t)((a.q_len - 1) / q_tile + 1), &cap) || mul_size(cap, (size_t)p->splits, &cap) ||
+        mul_size(cap, sizeof(attngen_item), &item_bytes) || item_bytes > (size_t)PTRDIFF_MAX) {
+      attngen_plan_destroy(p);
+      return fail(ATTNGEN_ERR_SIZE, "attngen: the work items (batch %d x kv heads %d / %d x q_len %d / %d x splits %d) "
+                  "do not fit in memory", a.batch, sh->kv_heads, hpi, a.q_len, q_tile, p->splits);
+    }
+    if (mul_size(p->scratch_floats, sizeof(float), &scratch_bytes) || scratch_bytes > (size_t)PTRDIFF_MAX - 64) {
+      attngen_plan_destroy(p);
+      return fail(ATTNGEN_ERR_SIZE, "attngen: kernel %s asked for %zu scratch floats", kernel->info->name,
+                  p->scratch_floats);
+    }
+    if (p->splits > 1 &&
+        (mul_size((size_t)p->splits, (size_t)a.batch, &rows) || mul_size(rows, (size_t)sh->heads, &rows) ||
+         mul_size(rows, (size_t)a.q_len, &rows) || mul_size(rows, (size_t)sh->head_dim + 2, &part_floats) ||
+         part_floats > ATTNGEN_MAX_FLOATS)) {
+      attngen_plan_destroy(p);
+      return fail(ATTNGEN_ERR_SIZE, "attngen: split-KV partials (splits %d x batch %d x heads %d x q_len %d x "
+                  "(head_dim %d + 2) floats) span more than PTRDIFF_MAX bytes", p->splits, a.batch, sh->heads,
+                  a.q_len, sh->head_dim);
+    }
   }
   p->items = (attngen_item *)calloc(cap, sizeof *p->items);
   p->scratch = (float **)calloc((size_t)nthreads, sizeof *p->scratch);
@@ -466,7 +711,7 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
   p->bytes = cap * sizeof *p->items + (size_t)nthreads * (p->scratch_floats * sizeof(float) + 64);
 
   if (p->splits > 1) {
-    const size_t rows = (size_t)p->splits * (size_t)a.batch * (size_t)sh->heads * (size_t)a.q_len;
+    /* rows * (head_dim + 2) floats fit in PTRDIFF_MAX bytes (checked above), so these products do too */
     p->part_o = (float *)malloc(rows * (size_t)sh->head_dim * sizeof(float));
     p->part_ms = (float *)malloc(2 * rows * sizeof(float));
     if (!p->part_o || !p->part_ms) goto nomem;
@@ -475,8 +720,9 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
 
   {
     /* split boundaries on tile-friendly multiples */
+    const int align = w->split_align > 0 ? w->split_align : 1;
     int chunk = (a.kv_len + p->splits - 1) / p->splits;
-    chunk = (chunk + SPLIT_ALIGN - 1) / SPLIT_ALIGN * SPLIT_ALIGN;
+    chunk = (chunk + align - 1) / align * align;
     /* later query tiles of a causal prefill see more keys: hand them out first for better balance */
     for (q0 = ((a.q_len - 1) / q_tile) * q_tile; q0 >= 0; q0 -= q_tile)
       for (b = 0; b < a.batch; ++b)
@@ -527,7 +773,7 @@ int attngen_plan_run(attngen_plan *p, size_t begin, size_t end, int thread)
   if (begin > end || end > p->n_items)
     return fail(ATTNGEN_ERR_SIZE, "attngen: item range [%zu, %zu) outside [0, %zu)", begin, end, p->n_items);
   for (i = begin; i < end; ++i)
-    p->kernel.info->fn(&p->kernel.shape, &p->args, &p->items[i], p->scratch[thread]);
+    p->kernel.info->fn(&p->kernel, &p->args, &p->items[i], p->scratch[thread]);
   return ATTNGEN_OK;
 }
 

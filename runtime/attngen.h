@@ -19,34 +19,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Generated from gen/spec.lua (generated/runtime/): the version, the table ABI, and every axis as enums and
+ * X-macro lists: attngen_isa, attngen_phase, attngen_mask (presets of mask features), attngen_params. */
+#include "attngen_spec.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define ATTNGEN_MAX_HEAD_DIM 512
-#define ATTNGEN_DECODE_MAX_Q 8 /* decode kernels take 1 <= q_len <= this */
-
-typedef enum {
-  ATTNGEN_MASK_NONE = 0,
-  ATTNGEN_MASK_CAUSAL = 1,
-  ATTNGEN_MASK_PADDING = 2,
-  ATTNGEN_MASK_CAUSAL_PADDING = 3,
-  ATTNGEN_MASK_CROSS = 4,
-  ATTNGEN_MASK_COUNT_ = 5
-} attngen_mask;
-
-typedef enum {
-  ATTNGEN_PHASE_PREFILL = 0, /* any q_len (q_len == kv_len, or chunked prefill q_len < kv_len) */
-  ATTNGEN_PHASE_DECODE = 1,  /* 1 <= q_len <= ATTNGEN_DECODE_MAX_Q against a KV cache */
-  ATTNGEN_PHASE_COUNT_ = 2
-} attngen_phase;
-
-typedef enum {
-  ATTNGEN_ISA_SCALAR = 0,
-  ATTNGEN_ISA_AVX2 = 1, /* AVX2 + FMA on x86-64 */
-  ATTNGEN_ISA_NEON = 2, /* AdvSIMD on aarch64 */
-  ATTNGEN_ISA_COUNT_ = 3
-} attngen_isa;
+/* Limits checked before anything is computed or allocated (ATTNGEN_ERR_SIZE beyond them):
+ *  - q_len, kv_len and kv_capacity are at most ATTNGEN_MAX_LEN (2^30), which leaves the kernels' int
+ *    arithmetic on row indices (tiles, split boundaries) room to spare;
+ *  - each tensor's extent, (batch-1)*stride.batch + (rows-1)*stride.seq + (heads-1)*stride.head + head_dim
+ *    floats (rows = q_len for Q/O, kv_len for K/V), and the split-KV partials the runtime allocates, are at
+ *    most PTRDIFF_MAX bytes; every product and sum on the way is checked for overflow;
+ *  - attngen_plan_create takes 1 <= nthreads <= ATTNGEN_MAX_THREADS (attngen_run_parallel starts at most 64
+ *    threads and caps a larger request). */
+#define ATTNGEN_MAX_LEN (1 << 30)
+#define ATTNGEN_MAX_THREADS 1024
 
 typedef enum {
   ATTNGEN_OK = 0,
@@ -57,7 +47,8 @@ typedef enum {
   ATTNGEN_ERR_SHAPE = -5,       /* the arguments do not match the kernel's shape */
   ATTNGEN_ERR_UNSUPPORTED = -6, /* no kernel can run this (e.g. head_dim > 512, heads % kv_heads != 0) */
   ATTNGEN_ERR_NOMEM = -7,
-  ATTNGEN_ERR_STRIDE = -8       /* a stride would make rows overlap or is negative */
+  ATTNGEN_ERR_STRIDE = -8,      /* a stride would make rows overlap or is negative */
+  ATTNGEN_ERR_ALIAS = -9        /* an output overlaps an input or the other output (see attngen_args) */
 } attngen_status;
 
 /* What a caller asks for. */
@@ -77,6 +68,11 @@ typedef struct {
   ptrdiff_t batch, seq, head;
 } attngen_strides;
 
+/* Outputs must not overlap inputs or each other: o, lse (when given), q, k, v and kv_lens (for the masks
+ * that read it) are each taken as the address range [start, start + extent) their sizes and strides span
+ * (K/V: the kv_len rows read), and any overlap of o or lse with another range is refused with
+ * ATTNGEN_ERR_ALIAS, also when the rows themselves would interleave without touching. In-place attention
+ * (o == q) is not supported. Inputs may overlap each other (e.g. q == k, or k and v in one buffer). */
 typedef struct {
   /* Optional shape check: when non-zero, each must equal the kernel's shape or attngen_run refuses. */
   int heads, kv_heads, head_dim;
@@ -107,44 +103,56 @@ typedef struct {
   float *max_sum;
 } attngen_item;
 
-/* shape: the bound shape (generic kernels read heads/kv_heads/head_dim/mask from it; specialized ones ignore it).
- * scratch: at least info->scratch_floats floats, 64-byte aligned, private to the calling thread. */
-typedef void (*attngen_kernel_fn)(const attngen_shape *shape, const attngen_args *args, const attngen_item *item,
+/* How a kernel's work is cut, chosen by the generator's plan (gen/plan.lua): constants for a specialized
+ * kernel, computed for the bound shape by the generic kernel's work function. The runtime only executes it. */
+typedef struct {
+  int q_tile;            /* most queries per work item */
+  int kv_heads_per_item; /* 0: every kv head in one item (decode streams K/V rows page after page) */
+  int row_stride;        /* rows (queries x group, padded) of the item's Q, S and O tiles */
+  int keys_per_tile;     /* keys per KV tile */
+  size_t scratch_floats; /* per-thread scratch for one item, in floats (64-byte aligned) */
+  /* split-KV, for fewer than split_below_batch sequences: the KV range is cut into at most split_max chunks of
+   * at least split_min_keys keys, aligned to split_align; 1 = never. Never depends on the thread count. */
+  int split_max, split_min_keys, split_align, split_below_batch;
+} attngen_work;
+
+struct attngen_kernel_info;
+
+/* What runs: a kernel bound to a shape, with its work cut and parameters. */
+typedef struct {
+  const struct attngen_kernel_info *info;
+  attngen_shape shape;
+  attngen_work work;
+  attngen_params params; /* from the table the kernel was selected for (also on the generic fallback) */
+} attngen_kernel;
+
+/* scratch: at least kernel->work.scratch_floats floats, 64-byte aligned, private to the calling thread. */
+typedef void (*attngen_kernel_fn)(const attngen_kernel *kernel, const attngen_args *args, const attngen_item *item,
                                   float *scratch);
 
-/* How a kernel wants its work cut for a bound shape and q_len. */
-typedef struct {
-  int q_tile;            /* query rows per work item */
-  int kv_heads_per_item; /* 1 (prefill), or every kv head (decode: K/V rows are then read page by page) */
-  size_t scratch_floats; /* per-thread scratch for one item */
-} attngen_tiling;
-typedef void (*attngen_tile_fn)(const attngen_shape *shape, int q_len, attngen_tiling *tiling);
-
-/* A kernel descriptor. Specialized kernels have fixed heads/kv_heads/head_dim;
- * generic ones have 0 there and take them from the shape bound at run time. */
-typedef struct {
+/* A kernel descriptor. Specialized kernels have fixed heads/kv_heads/head_dim and their work cut as data;
+ * generic ones have 0 there and a function that computes the work cut for the shape bound at run time. */
+typedef struct attngen_kernel_info {
   const char *name; /* e.g. "attn_h32_kv8_d128_causal_prefill__avx2" */
   int heads, kv_heads, head_dim;
   attngen_mask mask;
   attngen_phase phase;
   attngen_isa isa;
+  attngen_work work;
+  void (*work_fn)(const attngen_shape *shape, attngen_work *work); /* generic kernels only, else NULL */
   attngen_kernel_fn fn;
-  attngen_tile_fn tile; /* how the kernel wants the work cut, and the scratch it then needs */
 } attngen_kernel_info;
 
 /* A generated model's kernels (one per generated .c file). */
 typedef struct {
+  int abi;                       /* ATTNGEN_ABI of the generator that wrote it: must equal the runtime's */
   const char *model;
   const char *generator_version;
+  int heads, kv_heads, head_dim; /* the model's shape; its params apply to it, on any ISA or the generic fallback */
+  attngen_params params;
   const attngen_kernel_info *kernels;
   int count;
 } attngen_table;
-
-/* What runs: the kernel plus the shape it was bound to (generic kernels need it). */
-typedef struct {
-  const attngen_kernel_info *info;
-  attngen_shape shape;
-} attngen_kernel;
 
 /* ---- CPU ---- */
 unsigned attngen_cpu_isas(void);            /* bit (1u << attngen_isa) per usable ISA; scalar always set */
@@ -156,7 +164,9 @@ const char *attngen_phase_name(attngen_phase p);
  * Picks the best usable kernel for shape: a specialized kernel from `table` (may be NULL) on the best ISA
  * this CPU has, else the generic kernel on the best ISA. Returns ATTNGEN_OK or an error (message in
  * attngen_last_error()). ATTNGEN_VERBOSE=1 logs each selection and the reason for any fallback to stderr;
- * ATTNGEN_ISA=scalar|avx2|neon caps the ISA used (an ISA the CPU lacks is refused with a log line). */
+ * ATTNGEN_ISA=scalar|avx2|neon caps the ISA used. A value that is not an ISA name (names are lower-case) or
+ * names an ISA this CPU lacks is ignored, and the first attngen_select of the process says so in one line on
+ * stderr, with or without ATTNGEN_VERBOSE. */
 int attngen_select(const attngen_table *table, const attngen_shape *shape, attngen_kernel *out);
 
 /* Generic kernels on a given ISA (for benchmarks and tests); fails if the CPU lacks the ISA. */
@@ -168,12 +178,14 @@ int attngen_select_specialized(const attngen_table *table, const attngen_shape *
 /* ---- running ----
  * Single-threaded. Validates every argument first; on error nothing is written. */
 int attngen_run(const attngen_kernel *kernel, const attngen_args *args);
-/* Built-in parallel entry (pthreads). Results are bit-identical for any nthreads. nthreads <= 0: online CPUs. */
+/* Built-in parallel entry (pthreads). Results are bit-identical for any nthreads. nthreads <= 0: online CPUs;
+ * at most 64 threads are started (a larger nthreads is capped, not refused). */
 int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args, int nthreads);
 
 /* Range API for a caller's own thread pool: a plan lists independent items; run any subset of them on any
  * thread (each thread passes its own thread index < nthreads), then call attngen_plan_finish once
- * (merges split-KV partials through the log-sum-exp). */
+ * (merges split-KV partials through the log-sum-exp). nthreads must be in [1, ATTNGEN_MAX_THREADS]: the plan
+ * allocates one scratch buffer per thread. */
 typedef struct attngen_plan attngen_plan;
 int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, int nthreads, attngen_plan **out);
 size_t attngen_plan_items(const attngen_plan *plan);

@@ -1,52 +1,46 @@
 @ -- One attention kernel: flash-style online softmax over KV tiles (the algorithm, written once).
-@ -- `kern` holds what is specialized (nil = read at run time: generic kernel), `plan` the tiling (gen/plan.lua).
+@ -- `kern` holds what is specialized (nil = read at run time: generic kernel), `plan` the work cut and blocking
+@ -- (gen/plan.lua): its numbers are constants here, or C expressions of g, d and kvh in a generic kernel.
 @ local V, W = isa.vtype, isa.width
 @ local D = kern.D and I(kern.D) or "d"
 @ local G = kern.G and I(kern.G) or "g"
 @ local NK, RQK, PR = plan.keys, (plan.rv or 0) * W, plan.pr
-@ local causal, padded = kern.causal, kern.padded -- true/false, or nil when decided at run time
+@ local causal, padded = feature("causal"), feature("kv_lens") -- true/false, or nil when decided at run time
 @ local decode = kern.phase == "decode"
-/* Work cut and scratch for $(kern.name): $(plan.describe) */
-static void $(kern.name)__tile(const attngen_shape *shape, int q_len, attngen_tiling *t)
+@ local attr = isa.attr and (isa.attr .. " ") or ""
+@ local generic = not kern.D
+@ if generic then
+/* The work cut of $(kern.name) for a bound shape: the plan's formulas, evaluated at run time. */
+static void $(kern.name)__work(const attngen_shape *shape, attngen_work *w)
 {
-  const int g = shape->heads / shape->kv_heads, d = shape->head_dim;
-@ if decode then
-  const int qt_plan = ATTNGEN_DECODE_MAX_Q, heads = shape->kv_heads;
-@ else
-  const int qt_plan = $(G) >= $(I(plan.rows)) ? 1 : $(I(plan.rows)) / $(G), heads = 1;
-@ end
-@ if plan.mp then
-  const size_t mp = $(I(plan.mp)); /* rows of the largest item, padded: the tiles' row stride */
-@ else
-  const size_t mp = attngen_round_up((size_t)$(G) * (size_t)qt_plan, $(I(plan.row_align)));
-@ end
-  (void)g; (void)d;
-  t->q_tile = q_len < qt_plan ? q_len : qt_plan;
-  t->kv_heads_per_item = heads;
-  t->scratch_floats = attngen_scratch_floats(mp, (size_t)$(D), $(I(plan.keys_padded)), $(I(W)), (size_t)heads);
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = $(I(plan.q_tile));
+  w->kv_heads_per_item = $(I(plan.kv_heads_per_item));
+  w->row_stride = $(I(plan.mp));
+  w->keys_per_tile = $(I(plan.keys));
+  w->scratch_floats = $(I(plan.scratch.total));
+  w->split_max = $(I(plan.split.max));
+  w->split_min_keys = $(I(plan.split.min_keys));
+  w->split_align = $(I(plan.split.align));
+  w->split_below_batch = $(I(plan.split.below_batch));
+@   if not decode then
+  (void)kvh; /* a prefill item covers one kv head */
+@   end
 }
 
-static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_args *a, const attngen_item *it,
-    float *scratch)
+@ end
+/* $(kern.name): $(plan.describe) */
+static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
-@ if not kern.D then
-  const int d = shape->head_dim;
-@ end
-@ if not kern.G then
-  const int g = shape->heads / shape->kv_heads;
-@ end
-@ if causal == nil then
-  const int causal = shape->mask == ATTNGEN_MASK_CAUSAL || shape->mask == ATTNGEN_MASK_CAUSAL_PADDING;
-  const int padded = shape->mask != ATTNGEN_MASK_NONE && shape->mask != ATTNGEN_MASK_CAUSAL;
-@ end
-@ if plan.mp then
-  const ptrdiff_t mp = $(I(plan.mp)); /* row stride of the Qᵀ, S and O tiles (largest item, padded) */
-  (void)shape;
+@ if generic then
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
 @ else
-  attngen_tiling tiling;
-  $(kern.name)__tile(shape, a->q_len, &tiling);
-  const ptrdiff_t mp = (ptrdiff_t)attngen_round_up((size_t)$(G) * (size_t)tiling.q_tile, $(I(plan.row_align)));
+  (void)kernel; /* everything about the shape is a constant here */
 @ end
+  const ptrdiff_t mp = $(I(plan.mp)); /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = $(G) * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
 @ if decode then
   const int rows_pv = (int)attngen_round_up((size_t)rows, $(I(plan.row_align))); /* rows computed (zero-padded) */
@@ -55,20 +49,22 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
   const int rows_pv = (int)attngen_round_up((size_t)rows, $(I(PR)));     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, $(I(RQK))); /* Q·Kᵀ row blocks cover them */
 @ end
-  const ptrdiff_t dp = (ptrdiff_t)attngen_round_up((size_t)$(D), $(I(W)));
+  const ptrdiff_t dp = $(I(plan.dp));
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: $(decode and "[mp][keys]" or "[keys][mp]") */
-  float *restrict vt = st + attngen_round_up((size_t)$(I(plan.keys_padded)) * (size_t)mp, 16); /* [keys][dp] */
-  float *restrict alpha = vt + attngen_round_up((size_t)$(I(plan.keys_padded)) * (size_t)dp, 16); /* rescale */
+@ if not decode then
+  float *restrict vt = scratch + $(I(plan.scratch.vt_offset)); /* packed V tile [keys][dp] */
+@ end
+  float *restrict alpha = scratch + $(I(plan.scratch.alpha_offset)); /* rescale per row */
 @ if causal ~= false then
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
 @ end
-  float *restrict state = alpha + 4 * mp;
-  const ptrdiff_t state_floats = (ptrdiff_t)attngen_state_floats((size_t)mp, (size_t)$(D), $(I(W)));
-  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)mp * (size_t)dp, 16);
-  const float scale = a->scale != 0.0f ? a->scale : $(kern.scale and string.format("%.9gf", kern.scale) or ("1.0f / sqrtf((float)" .. D .. ")"));
+  float *restrict state = scratch + $(I(plan.scratch.state_offset)); /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = $(I(plan.scratch.state_floats));
+  const ptrdiff_t q_floats = $(I(plan.scratch.q_floats));
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
 @ if causal ~= false then
@@ -179,7 +175,7 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
           const float *krow[$(I(plan.kb))];
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          $(mk.qk_name)(qt + r0$(plan.mp and "" or ", mp"), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
+          $(mk.qk_name)(qt + r0$(mk.qs and "" or ", mp"), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
         }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -231,7 +227,7 @@ static $(isa.attr) void $(kern.name)(const attngen_shape *shape, const attngen_a
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-        $(mk.pv_name)(st + r0$(plan.mp and "" or ", mp"), alpha + r0, n, vt, dp, ot + r0 * dp, dp$(kern.D and "" or ", d"));
+        $(mk.pv_name)(st + r0$(mk.qs and "" or ", mp"), alpha + r0, n, vt, dp, ot + r0 * dp, dp$(kern.D and "" or ", d"));
 @ end
     }
   }

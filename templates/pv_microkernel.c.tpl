@@ -4,44 +4,48 @@
 @ local PR, PVV = mk.pr, mk.pvv
 @ -- P's strides: prefill keeps it transposed (key stride = the tile's row count), decode row-major
 @ local PKS, PRS = mk.p_key_stride or "qs", mk.p_row_stride
+@ local DV = mk.D and I(mk.D) or "d" -- head_dim in the loop form: a constant, or the generic kernel's argument
+@ local attr = isa.attr and (isa.attr .. " ") or ""
+@ -- one column block: PR rows x nv vectors of accumulators, one source line per row
 @ local function pv_block(c0, nv)
   {
+@   local as = {}
+@   for r = 0, PR - 1 do as[#as + 1] = string.format("a%d = %s", r, isa.bcast(add("alpha", r))) end
+    const $(V) $(table.concat(as, ", "));
 @   for r = 0, PR - 1 do
-    const $(V) a$(I(r)) = $(isa.bcast(add("alpha", r)));
+@     local os = {}
+@     for v = 0, nv - 1 do os[#os + 1] = string.format("o%d_%d = %s", r, v, isa.mul(isa.load(add("o", mul(r, "os"), c0, v * W)), "a" .. I(r))) end
+    $(V) $(table.concat(os, ", "));
 @   end
-@   for r = 0, PR - 1 do for v = 0, nv - 1 do
-    $(V) o$(I(r))_$(I(v)) = $(isa.mul(isa.load(add("o", mul(r, "os"), c0, v * W)), "a" .. I(r)));
-@   end end
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + $(mul("j", PKS));
-@   for vv = 0, nv - 1 do
-      const $(V) v$(I(vv)) = $(isa.load(add("vj", c0, vv * W)));
-@   end
+@   local vs = {}
+@   for vv = 0, nv - 1 do vs[#vs + 1] = string.format("v%d = %s", vv, isa.load(add("vj", c0, vv * W))) end
+      const $(V) $(table.concat(vs, ", "));
 @   for r = 0, PR - 1 do
-      {
-        const $(V) p = $(isa.bcast(add("pj", mul(r, PRS))));
-@     for vv = 0, nv - 1 do
-        o$(I(r))_$(I(vv)) = $(isa.fma("o" .. I(r) .. "_" .. I(vv), "p", "v" .. I(vv)));
-@     end
-      }
+@     local fm = {}
+@     for vv = 0, nv - 1 do fm[#fm + 1] = string.format("o%d_%d = %s;", r, vv, isa.fma("o" .. I(r) .. "_" .. I(vv), "p", "v" .. I(vv))) end
+      { const $(V) p = $(isa.bcast(add("pj", mul(r, PRS)))); $(table.concat(fm, " ")) }
 @   end
     }
-@   for r = 0, PR - 1 do for vv = 0, nv - 1 do
-    $(isa.store(add("o", mul(r, "os"), c0, vv * W), "o" .. I(r) .. "_" .. I(vv)))
-@   end end
+@   for r = 0, PR - 1 do
+@     local sts = {}
+@     for vv = 0, nv - 1 do sts[#sts + 1] = isa.store(add("o", mul(r, "os"), c0, vv * W), "o" .. I(r) .. "_" .. I(vv)) end
+    $(table.concat(sts, " "))
+@   end
   }
 @ end
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for $(I(PR)) rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * $(I(PKS)) + r * $(I(PRS))].
  * Column blocks of $(I(PVV * W)) floats keep $(I(PR * PVV)) accumulators in registers while V streams by. */
-static $(isa.attr) void $(mk.pv_name)(const float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
+static $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
 {
 @ if PR == 1 then
   (void)os; /* one row per block */
 @ end
-@ if mk.D then
+@ if mk.D and mk.unroll then
 @   local c = 0
 @   while c + PVV * W <= mk.D do
 @     pv_block(c, PVV); c = c + PVV * W
@@ -61,14 +65,14 @@ static $(isa.attr) void $(mk.pv_name)(const float *restrict pt$(PKS == "qs" and 
 @   end
 @ else
   int c0 = 0;
-  for (; c0 + $(I(PVV * W)) <= d; c0 += $(I(PVV * W)))
+  for (; c0 + $(I(PVV * W)) <= $(DV); c0 += $(I(PVV * W)))
 @   pv_block("c0", PVV)
 @   if PVV > 1 then
-  for (; c0 + $(I(W)) <= d; c0 += $(I(W)))
+  for (; c0 + $(I(W)) <= $(DV); c0 += $(I(W)))
 @     pv_block("c0", 1)
 @   end
   for (int r = 0; r < $(I(PR)); ++r)
-    for (int c = c0; c < d; ++c) {
+    for (int c = c0; c < $(DV); ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * v[j * vs + c];
       o[r * os + c] = acc;

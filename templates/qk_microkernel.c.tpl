@@ -3,68 +3,69 @@
 @ local V, W = isa.vtype, isa.width
 @ local RV, KB = mk.rv, mk.kb
 @ local QS = mk.qs or "qs" -- row stride of the Qᵀ and S tiles: a constant in specialized kernels
+@ local attr = isa.attr and (isa.attr .. " ") or ""
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=$(I(KB)) keys j and $(I(RV * W)) query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static $(isa.attr) void $(mk.qk_name)(const float *restrict qt$(mk.qs and "" or ", ptrdiff_t qs"),
+static $(attr)void $(mk.qk_name)(const float *restrict qt$(mk.qs and "" or ", ptrdiff_t qs"),
     const float *const *restrict krow, float *restrict st$(mk.D and "" or ", int d"))
 {
 @ for j = 0, KB - 1 do
   const float *restrict k$(I(j)) = krow[$(I(j))];
 @ end
-@ for j = 0, KB - 1 do for v = 0, RV - 1 do
-  $(V) acc$(I(j))_$(I(v)) = $(isa.zero());
-@ end end
-@ local function qk_step(k)
-@   local qs, line = {}, {}
+@ for j = 0, KB - 1 do
+@   local decl = {}
+@   for v = 0, RV - 1 do decl[#decl + 1] = string.format("acc%d_%d = %s", j, v, isa.zero()) end
+  $(V) $(table.concat(decl, ", "));
+@ end
+@ -- one step of head_dim: RV vectors of Qᵀ, then one line per key (broadcast, RV FMAs); `{` opens the step's scope
+@ local function qk_step(k, indent)
+@   local qs = {}
 @   for v = 0, RV - 1 do
 @     qs[#qs + 1] = string.format("const %s q%d = %s;", V, v, isa.load(add("qt", mul(k, QS), v * W)))
 @   end
-    $(table.concat(qs, " "))
+$(indent){ $(table.concat(qs, " "))
 @   for j = 0, KB - 1 do
 @     local fm = {}
 @     for v = 0, RV - 1 do
 @       fm[#fm + 1] = string.format("acc%d_%d = %s;", j, v, isa.fma(string.format("acc%d_%d", j, v), "q" .. I(v), "kb"))
 @     end
-    { const $(V) kb = $(isa.bcast(add("k" .. I(j), k))); $(table.concat(fm, " ")) }
+$(indent)  { const $(V) kb = $(isa.bcast(add("k" .. I(j), k))); $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
 @   end
 @ end
-@ if mk.D and mk.D <= mk.unroll then
+@ if mk.D and not mk.unroll then
+@   -- no unrolling asked for (e.g. scalar): a loop with a constant bound
+  for (int k = 0; k < $(I(mk.D)); ++k)
+@   qk_step("k", "    ")
+@ elseif mk.D and mk.D <= mk.unroll then
 @   -- fully unrolled over head_dim
 @   for k = 0, mk.D - 1 do
-  {
-@     qk_step(k)
-  }
+@     qk_step(k, "  ")
 @   end
 @ elseif mk.D then
 @   -- head_dim beyond the full-unroll limit: a loop over chunks of mk.unroll, then the rest unrolled
 @   local U, body = mk.unroll, mk.D - mk.D % mk.unroll
   for (int k = 0; k < $(I(body)); k += $(I(U))) {
 @   for u = 0, U - 1 do
-    {
-@     qk_step(add("k", u))
-    }
+@     qk_step(add("k", u), "    ")
 @   end
   }
 @   for k = body, mk.D - 1 do
-  {
-@     qk_step(k)
-  }
+@     qk_step(k, "  ")
 @   end
 @ else
   int k = 0;
   for (; k + 4 <= d; k += 4) {
 @   for u = 0, 3 do
-    {
-@     qk_step(add("k", u))
-    }
+@     qk_step(add("k", u), "    ")
 @   end
   }
-  for (; k < d; ++k) {
-@   qk_step("k")
-  }
+  for (; k < d; ++k)
+@   qk_step("k", "    ")
 @ end
-@ for j = 0, KB - 1 do for v = 0, RV - 1 do
-  $(isa.store(add("st", mul(j, QS), v * W), "acc" .. I(j) .. "_" .. I(v)))
-@ end end
+@ for j = 0, KB - 1 do
+@   local sts = {}
+@   for v = 0, RV - 1 do sts[#sts + 1] = isa.store(add("st", mul(j, QS), v * W), "acc" .. I(j) .. "_" .. I(v)) end
+  $(table.concat(sts, " "))
+@ end
 }
 

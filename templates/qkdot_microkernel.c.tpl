@@ -2,11 +2,13 @@
 @ local V, W = isa.vtype, isa.width
 @ local RB, KB = mk.rb, mk.kb
 @ local DP = mk.D and I(mk.dp) or "dp"
+@ local DV = mk.D and I(mk.D) or "d" -- head_dim in the loop form: a constant, or the generic kernel's argument
+@ local attr = isa.attr and (isa.attr .. " ") or ""
 @ local function acc(r, j) return string.format("acc%d_%d", r, j) end
 /* S[r][j] = Q_r · K_j for $(I(RB)) query rows and KB=$(I(KB)) keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static $(isa.attr) void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp"))
+static $(attr)void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp"))
 {
 @ if RB == 1 and not mk.D then
   (void)dp; /* one row per block */
@@ -18,25 +20,26 @@ static $(isa.attr) void $(mk.qk_name)(const float *restrict qp, const float *con
 @ for rr = 0, RB - 1 do
     const float *restrict q$(I(rr)) = qp + $(mul(rr, DP));
 @ end
-@ for rr = 0, RB - 1 do for j = 0, KB - 1 do
-    $(V) $(acc(rr, j)) = $(isa.zero());
-@ end end
-@ local function step(c)
+@ for rr = 0, RB - 1 do
+@   local decl = {}
+@   for j = 0, KB - 1 do decl[#decl + 1] = acc(rr, j) .. " = " .. isa.zero() end
+    $(V) $(table.concat(decl, ", "));
+@ end
+@ -- one vector of head_dim: RB vectors of Q, then one line per key (load, RB FMAs); `{` opens the step's scope
+@ local function step(c, indent)
 @   local qs = {}
 @   for rr = 0, RB - 1 do qs[#qs + 1] = string.format("const %s qv%d = %s;", V, rr, isa.load(add("q" .. I(rr), c))) end
-    $(table.concat(qs, " "))
+$(indent){ $(table.concat(qs, " "))
 @   for j = 0, KB - 1 do
 @     local fm = {}
 @     for rr = 0, RB - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), "qv" .. I(rr), "kv")) end
-    { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm, " ")) }
+$(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
 @   end
 @ end
-@ if mk.D then
+@ if mk.D and mk.unroll then
 @   local full = math.floor(mk.D / W) * W
 @   for c = 0, full - 1, W do
-    {
-@     step(c)
-    }
+@     step(c, "    ")
 @   end
 @   for rr = 0, RB - 1 do for j = 0, KB - 1 do
 @     local tail = {}
@@ -45,13 +48,12 @@ static $(isa.attr) void $(mk.qk_name)(const float *restrict qp, const float *con
 @   end end
 @ else
     int c = 0;
-    for (; c + $(I(W)) <= d; c += $(I(W))) {
-@   step("c")
-    }
+    for (; c + $(I(W)) <= $(DV); c += $(I(W)))
+@   step("c", "      ")
 @   for rr = 0, RB - 1 do for j = 0, KB - 1 do
     {
       float t = $(isa.hsum(acc(rr, j)));
-      for (int cc = c; cc < d; ++cc) t += q$(I(rr))[cc] * k$(I(j))[cc];
+      for (int cc = c; cc < $(DV); ++cc) t += q$(I(rr))[cc] * k$(I(j))[cc];
       s[$(add(mul(rr, mk.ss), j))] = t;
     }
 @   end end

@@ -49,6 +49,7 @@ typedef struct {
   case_range range;
   float scale; /* passed as args.scale (0: default) */
   int want_lse;
+  int via_select; /* get the kernel through attngen_select(table, shape), fallback included (table params apply) */
   uint32_t seed;
 } test_case;
 

@@ -49,10 +49,10 @@ check_cli() { # expected-substring args...
     ok
   done
 }
-check_cli "field '--heads': must be a number" --heads abc --kv-heads 1 --head-dim 64
+check_cli "flag '--heads' (field 'heads'): must be a number" --heads abc --kv-heads 1 --head-dim 64
 check_cli "field 'head_dim': missing" --heads 8 --kv-heads 8
 check_cli "field 'masks': must be a non-empty list" --heads 8 --kv-heads 8 --head-dim 64
-check_cli "field 'kv_heads': heads (7) must be a multiple of kv_heads (2)" --heads 7 --kv-heads 2 --head-dim 64 --mask causal
+check_cli "flag '--kv-heads' (field 'kv_heads'): heads (7) must be a multiple of kv_heads (2)" --heads 7 --kv-heads 2 --head-dim 64 --mask causal
 check_cli "configs/nope.lua: cannot open the file" configs/nope.lua
 for lua in $LUAS; do
   if $lua gen/attngen.lua --heads 8 --kv-heads 8 --head-dim 64 --mask causal 2> "$tmp/err" >/dev/null; then
@@ -60,6 +60,61 @@ for lua in $LUAS; do
   elif grep -q "field '-o': an output directory is required" "$tmp/err"; then ok; else bad "missing -o: $(cat "$tmp/err")"; fi
   if $lua gen/attngen.lua --help | grep -q "Usage: attngen"; then ok; else bad "--help ($lua)"; fi
 done
+
+# 2b. every user error is ONE line "attngen: error: ...", exit status 2, no files (issue 8, defects 8-11)
+one_line() { # expected-substring args...  (runs with its own -o when the args give none)
+  want=$1; shift
+  for lua in $LUAS; do
+    $lua gen/attngen.lua "$@" 2> "$tmp/err" > /dev/null
+    st=$?
+    lines=$(wc -l < "$tmp/err")
+    if [ $st -ne 2 ]; then bad "cli $* ($lua): exit $st, expected 2"; continue; fi
+    if [ "$lines" -ne 1 ]; then bad "cli $* ($lua): $lines lines of error: $(cat "$tmp/err")"; continue; fi
+    if ! grep -q "^attngen: error: " "$tmp/err"; then bad "cli $* ($lua): '$(cat "$tmp/err")' is not 'attngen: error: ...'"; continue; fi
+    if ! grep -qF -- "$want" "$tmp/err"; then bad "cli $* ($lua): '$(cat "$tmp/err")' lacks '$want'"; continue; fi
+    ok
+  done
+}
+one_line "unknown option '--bogus'" --bogus -o "$tmp/cli"
+one_line "option '--heads' requires an argument" configs/gpt2.lua -o "$tmp/cli" --heads
+one_line "" configs/gpt2.lua --scale -1 -o "$tmp/cli"
+one_line "command line: flag '--mask' (field 'masks'): entry 1 is \"causl\"" configs/gpt2.lua --mask causl -o "$tmp/cli"
+one_line "flag '--scale' (field 'scale'): must be a positive normal float" configs/gpt2.lua --scale 1e39 -o "$tmp/cli"
+one_line "cannot create directory /dev/null" configs/gpt2.lua -o /dev/null/sub
+one_line "flag '--name' (field 'name'): must be lowercase" --name "$(printf 'two\nlines')" --heads 8 --kv-heads 8 --head-dim 64 --mask causal -o "$tmp/cli"
+one_line "one config file at a time" configs/gpt2.lua configs/bert-base.lua -o "$tmp/cli"
+
+# 2c. all or nothing: when one target cannot be written, the others keep their old bytes and no temporary is left
+for lua in $LUAS; do
+  out="$tmp/aon-$lua"
+  mkdir -p "$out/attngen_gpt2.c"
+  echo keep > "$out/attngen_gpt2.c/x"
+  echo "old header" > "$out/attngen_gpt2.h"
+  $lua gen/attngen.lua configs/gpt2.lua -o "$out" 2> "$tmp/err" > /dev/null
+  st=$?
+  if [ $st -ne 2 ] || [ "$(cat "$out/attngen_gpt2.h")" != "old header" ] || [ "$(ls "$out" | wc -l)" -ne 2 ]; then
+    bad "all-or-nothing ($lua): exit $st, files: $(ls "$out"), header: $(head -c 40 "$out/attngen_gpt2.h")"
+  else ok; fi
+done
+
+# 2d. a name in the spec without an implementation is a one-line generation error (never a traceback or C error)
+spec_case() { # expected-substring lua-snippet-appended-to-spec config-args...
+  want=$1; snippet=$2; shift 2
+  rm -rf "$tmp/specgen" && mkdir -p "$tmp/specgen" && cp -r gen templates "$tmp/specgen/"
+  sed -i "s|^return spec\$|$snippet\nreturn spec|" "$tmp/specgen/gen/spec.lua"
+  for lua in $LUAS; do
+    $lua "$tmp/specgen/gen/attngen.lua" "$@" -o "$tmp/specout" 2> "$tmp/err" > /dev/null
+    st=$?
+    if [ $st -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qF -- "$want" "$tmp/err" && [ ! -e "$tmp/specout" ]; then ok
+    else bad "spec without implementation ($lua, $want): exit $st: $(cat "$tmp/err")"; fi
+  done
+}
+spec_case "spec: isa 'avx512' has no vocabulary (gen/isa/avx512.lua)" \
+  'table.insert(spec.isas, 1, { name = "avx512", id = 3, doc = "x", detect = "attngen_cpu_has_avx512" }); spec.isa.avx512 = spec.isas[1]' \
+  --heads 8 --kv-heads 8 --head-dim 64 --mask causal --isa avx512
+spec_case "spec: mask feature 'window' (mask 'sliding') is not implemented by templates/kernel.c.tpl" \
+  'table.insert(spec.mask_features, { name = "window", bit = 4, doc = "x" }); spec.mask_feature.window = spec.mask_features[3]; table.insert(spec.masks, { name = "sliding", id = 5, features = { "causal", "window" } }); spec.mask.sliding = spec.masks[6]' \
+  --heads 8 --kv-heads 8 --head-dim 64 --mask sliding --isa scalar
 
 # 3. identical output under both interpreters and across runs
 for cfg in configs/*.lua tests/configs/*.lua; do
@@ -75,13 +130,13 @@ for cfg in configs/*.lua tests/configs/*.lua; do
 done
 for lua in $LUAS; do
   $lua gen/attngen.lua --heads 14 --kv-heads 2 --head-dim 72 --mask causal,cross --phase decode -o "$tmp/flags/$lua"
-  $lua gen/attngen.lua --generic -o "$tmp/generic/$lua"
+  $lua gen/attngen.lua --runtime -o "$tmp/generic/$lua"
 done
 if diff -r $(for l in $LUAS; do echo "$tmp/flags/$l"; done) > /dev/null; then ok; else bad "flags-only output differs"; fi
 if diff -r $(for l in $LUAS; do echo "$tmp/generic/$l"; done) > /dev/null; then ok; else bad "generic output differs"; fi
 
 # 4. stamp: version, config echo and "DO NOT EDIT" in every generated file
-for f in generated/*/*.c generated/*/*.h runtime/attngen_generic.c; do
+for f in generated/*/*.c generated/*/*.h; do
   if head -3 "$f" | grep -q "generated by attngen [0-9.]*\. DO NOT EDIT"; then ok; else bad "$f: no stamp"; fi
 done
 

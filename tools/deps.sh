@@ -5,7 +5,7 @@
 #
 #   build  generator and library: lua5.4, luajit, penlight (+lfs), argparse, gcc (+libc headers), clang,
 #          make, binutils
-#   test   build + Criterion, the aarch64 cross compiler and libc, qemu-user, cmake
+#   test   build + Criterion, the aarch64 cross compiler and libc, qemu-user, cmake, pkg-config
 #   bench  build + gnuplot (no X)
 #   all    everything above
 #
@@ -63,6 +63,7 @@ check_test() {
   path /usr/aarch64-linux-gnu/include/stdio.h libc6-dev-arm64-cross
   cmd qemu-aarch64 qemu-user
   cmd cmake cmake
+  cmd pkg-config pkg-config # make test-install builds a project with `pkg-config --cflags --libs attngen`
 }
 check_bench() {
   cmd gnuplot gnuplot-nox

@@ -139,9 +139,11 @@ int main(void)
 {
   const attngen_table *t = &ATTNGEN_DEMO_TABLE;
   int bad = 0;
-  printf("attngen demo: model %s (generator %s), CPU ISAs:%s%s%s\n", t->model, t->generator_version,
-         (attngen_cpu_isas() >> ATTNGEN_ISA_AVX2) & 1 ? " avx2" : "",
-         (attngen_cpu_isas() >> ATTNGEN_ISA_NEON) & 1 ? " neon" : "", " scalar");
+  printf("attngen demo: model %s (generator %s), CPU ISAs:", t->model, t->generator_version);
+#define PRINT_ISA(E, name, ...) if ((attngen_cpu_isas() >> ATTNGEN_ISA_##E) & 1) printf(" %s", #name);
+  ATTNGEN_ISA_LIST(PRINT_ISA)
+#undef PRINT_ISA
+  printf("\n");
   bad |= demo(t, t->kernels[0].mask, ATTNGEN_PHASE_PREFILL, 512, 512);
   bad |= demo(t, t->kernels[0].mask, ATTNGEN_PHASE_DECODE, 1, 4096);
   printf(bad ? "demo: MISMATCH against the float64 reference\n" : "demo: all results agree with the float64 reference\n");

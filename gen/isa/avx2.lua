@@ -1,19 +1,18 @@
 -- AVX2 + FMA vocabulary (x86-64). Code is compiled per function with target("avx2,fma"), so the
 -- generated file needs no -mavx2 and is only called after the runtime has checked cpuid + xgetbv.
 return {
-  name = "avx2",
-  enum = "ATTNGEN_ISA_AVX2",
   width = 8,
   vtype = "__m256",
-  guard = "defined(__x86_64__) || defined(_M_X64)",
-  includes = { "<immintrin.h>" },
-  attr = "ATTNGEN_AVX2", -- defined in runtime/attngen_kernel.h as target("avx2,fma")
+  attr = "ATTNGEN_TARGET_AVX2", -- defined in templates/isa/avx2.c as target("avx2,fma")
   -- register blocking: prefill QK block = rv row-vectors x kb keys (rv*kb accumulators of 16 ymm)
   prefill = { rv = 3, kb = 4, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 6, pvv = 2 },
   -- decode: blocking follows the group size (query rows of one step), so no lanes or registers idle
   -- (32 keys per tile: each head's pass over a tile touches fewer 4 KiB pages before the next head revisits
   -- them; measured 8.9-9.1 vs 7.7-8.2 GB/s at kv_len 16384, no change in cache)
-  decode = { keys = 32,
+  -- split-KV for decode with fewer than `below_batch` sequences: up to `max` KV chunks of >= min_keys keys,
+  -- aligned to `align`, so both threads share one sequence's stream (the cut never depends on the thread count)
+  decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 },
+    keys = 32,
     -- (4 rows x 2 keys measured slower than 2 x 4 once K/V leave L2: fewer K rows in flight at once)
     by_group = { { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4 },   -- 8 + 8 ymm accumulators
                  { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8 } },  -- MHA: one row, 8 keys in flight

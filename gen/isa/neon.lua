@@ -1,14 +1,13 @@
 -- AdvSIMD vocabulary (aarch64): always present on aarch64, so no runtime check beyond the architecture.
 return {
-  name = "neon",
-  enum = "ATTNGEN_ISA_NEON",
   width = 4,
   vtype = "float32x4_t",
-  guard = "defined(__aarch64__)",
-  includes = { "<arm_neon.h>" },
-  attr = "",
+  attr = nil,
   prefill = { rv = 4, kb = 5, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 3 }, -- 20 + 24 of 32 q registers
-  decode = { keys = 64,
+  -- split-KV for decode with fewer than `below_batch` sequences: up to `max` KV chunks of >= min_keys keys,
+  -- aligned to `align`, so both threads share one sequence's stream (the cut never depends on the thread count)
+  decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 },
+    keys = 64,
     by_group = { { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 4 },   -- 16 + 16 q accumulators
                  { min_g = 2, rb = 2, kb = 6, pr = 2, pvv = 8 },
                  { min_g = 1, rb = 1, kb = 12, pr = 1, pvv = 12 } },

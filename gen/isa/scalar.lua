@@ -1,14 +1,16 @@
 -- Portable C vocabulary: a "vector" is one float. Plain C99 + libm; the compiler may vectorize it.
 return {
-  name = "scalar",
-  enum = "ATTNGEN_ISA_SCALAR",
   width = 1,
   vtype = "float",
-  guard = nil,
-  includes = {},
-  attr = "",
+  attr = nil,
+  -- no SIMD registers to block for: head_dim runs in loops with constant bounds (compact, and the compiler
+  -- may vectorize them), not fully unrolled
+  unroll_head_dim = false,
   prefill = { rv = 4, kb = 4, rows = 64, keys = 64, v_tile_bytes = 32768, pr = 4, pvv = 4 },
-  decode = { keys = 64,
+  -- split-KV for decode with fewer than `below_batch` sequences: up to `max` KV chunks of >= min_keys keys,
+  -- aligned to `align`, so both threads share one sequence's stream (the cut never depends on the thread count)
+  decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 },
+    keys = 64,
     by_group = { { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 4 },
                  { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8 } },
     generic = { rb = 2, kb = 4, pr = 2, pvv = 4 } },

@@ -1,0 +1,813 @@
+#!/usr/bin/env python3
+"""bench/peers/bench_peers.py: attngen side by side with PyTorch, ONNX Runtime and OpenVINO (issue 9).
+
+Run by `make bench-peers` (bench/peers/peers.mk), which builds the venv and the library first:
+    build/peers-venv/bin/python bench/peers/bench_peers.py --lib build/peers/libattngen_peers.so --out build/peers
+
+One process, one run: every case goes through attngen (ctypes on bench/peers/shim.c) and each peer, at 1 and 2
+threads, so a slow spell of the shared machine hits them all alike.
+
+Peers (families; a family may have several variants, the fastest is its column):
+  torch  torch.nn.functional.scaled_dot_product_attention(enable_gqa=True) under
+         sdpa_kernel(SDPBackend.FLASH_ATTENTION), or the default dispatch if flash refuses the case.
+  ort    ONNX Runtime, each operator that applies: GroupQueryAttention (com.microsoft; causal only: causal
+         prefill, and decode with the KV cache shared between past and present through IOBinding, as
+         onnxruntime-genai runs it), Attention (opset 23), MultiHeadAttention (com.microsoft; heads == kv_heads).
+  ov     OpenVINO ScaledDotProductAttention (opset 13), stateless: GQA either as a 5-D broadcast (q [B,KV,G,S,D],
+         k [B,KV,1,S,D]) or as the Unsqueeze/Broadcast/Reshape pattern exporters write.
+  ov-kv  decode only: the stateful KV-cache pattern (ReadValue -> Gather(beam_idx) -> Concat -> Assign), which
+         OpenVINO's CPU plugin fuses into its own SDPA-with-KV-cache kernel. Every sample starts from a cache of
+         kv_len-2 rows set through the state API, runs one untimed step (the first step after setting a state
+         reallocates the cache) and times the step that makes the cache kv_len rows long.
+All peers run fp32 (OpenVINO: INFERENCE_PRECISION_HINT f32 and an f32 KV cache, whose default is u8).
+
+Layout: attngen gets dense token-major tensors, Q/O [B,S,H,D], K/V [B,L,KV,D]. Each peer gets the layout its API
+wants ([B,H,S,D] for torch and OpenVINO; ONNX's 3-D [B,S,H*D] is token-major already), copied once before any
+timing; outputs are converted back outside the timed region for the check.
+
+Timing: two warm-up calls per variant (excluded); then the variants of a family whose warm-up time is over 1.3x
+the family's fastest are dropped (they are listed, not timed); then interleaved rounds, one sample of every
+remaining variant per round in a fresh random order, with PEERS_GAP_MS of sleep after each sample so thread
+pools that spin after a call (ONNX Runtime, OpenMP, TBB) are idle before the next library starts. A sample is
+`inner` back-to-back calls (inner chosen so a sample lasts >= 2 ms; 1 for ov-kv); the number of rounds fits
+PEERS_SECONDS per case and thread count, between 5 and 60 (quick: 3 and 20). Reported: median and minimum
+per-call time. attngen÷fastest = fastest peer's median / attngen's median (> 1: attngen is faster).
+
+Useful flops = 4 * head_dim * heads * batch * visible (query, key) pairs, counted exactly for the causal mask,
+bottom-right aligned (query i sees keys j <= i + kv_len - q_len). Decode bandwidth = the K and V bytes read
+once: 2 * kv_len * kv_heads * head_dim * 4 * batch.
+
+Check: every variant's output against attngen's, max|out - ref| / max|ref| <= 1e-4. A disagreement is flagged
+'!' in the table (its time is still shown) and explained under it with both sides' error against a float64
+reference; the exit status is then 1.
+
+Environment: PEERS_QUICK=1 (small sizes, short budget), PEERS_FILTER=substring (case-insensitive, on the case
+label), PEERS_SECONDS (timing budget per case and thread count; default 4, quick 0.5), PEERS_THREADS (default
+"1,2"), PEERS_GAP_MS (default 5), PEERS_SEED (default 1).
+Outputs in --out: results.txt (the printed table), results.csv (one row per variant), ratios_<n>t.dat (attngen ÷
+each peer per case, for bench/peers/plot.gp).
+"""
+import argparse
+import contextlib
+import csv
+import ctypes
+import datetime
+import math
+import os
+import platform
+import sys
+import time
+import traceback
+
+import numpy as np
+
+TOL = 1e-4
+FAMILIES = ["torch", "ort", "ov", "ov-kv"]
+
+
+# ---------------------------------------------------------------------------------------------------- cases
+
+class Case:
+    def __init__(self, short, heads, kv_heads, head_dim, causal, decode, q_len, kv_len, batch=1):
+        self.short = short  # x-axis label of the plots
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, head_dim
+        self.causal, self.decode = causal, decode
+        self.batch, self.q_len, self.kv_len = batch, q_len, kv_len
+        self.group = heads // kv_heads
+        shape = f"h{heads}/kv{kv_heads}/d{head_dim}"
+        if decode:
+            self.label = f"decode {shape} L={kv_len}" + (f" B={batch}" if batch > 1 else "")
+        else:
+            self.label = f"prefill {shape} {'causal' if causal else 'none'} S={q_len}"
+
+    def pairs(self):
+        """Visible (query, key) pairs per sequence and head; causal is bottom-right aligned."""
+        if not self.causal:
+            return self.q_len * self.kv_len
+        off = self.kv_len - self.q_len
+        i = np.arange(self.q_len, dtype=np.int64)
+        return int(np.clip(i + off + 1, 0, self.kv_len).sum())
+
+    def flops(self):
+        return 4.0 * self.head_dim * self.heads * self.batch * self.pairs()
+
+    def kv_bytes(self):
+        return 2.0 * self.kv_len * self.kv_heads * self.head_dim * 4 * self.batch
+
+
+def make_cases(quick):
+    # Full sizes from issue 9; quick mode shrinks lengths (and keeps every shape) for a smoke run.
+    P = (lambda s: max(64, s // 8)) if quick else (lambda s: s)
+    L = (lambda n: max(512, n // 8)) if quick else (lambda n: n)
+    c = []
+    c.append(Case("S512", 32, 8, 128, False, False, P(512), P(512)))
+    c.append(Case("S2048", 32, 8, 128, False, False, P(2048), P(2048)))
+    c.append(Case("S512 c", 32, 8, 128, True, False, P(512), P(512)))
+    c.append(Case("S2048 c", 32, 8, 128, True, False, P(2048), P(2048)))
+    c.append(Case("S2048 d64", 32, 8, 64, False, False, P(2048), P(2048)))          # Llama-3.2-1B shape
+    c.append(Case("S1024 c d256", 8, 4, 256, True, False, P(1024), P(1024)))        # Gemma-2-2B
+    c.append(Case("S1024 c g7", 14, 2, 64, True, False, P(1024), P(1024)))          # Qwen2.5-0.5B
+    c.append(Case("L4k", 32, 8, 128, True, True, 1, L(4096)))
+    c.append(Case("L16k", 32, 8, 128, True, True, 1, L(16384)))
+    c.append(Case("L4k MHA", 32, 32, 128, True, True, 1, L(4096)))
+    c.append(Case("L4k B8", 32, 8, 128, True, True, 1, L(4096), batch=8))
+    c.append(Case("L4k g7", 14, 2, 64, True, True, 1, L(4096)))                     # Qwen2.5-0.5B
+    return c
+
+
+def reference64(case, q, k, v):
+    """float64 attention, token-major in and out; only computed to explain a disagreement."""
+    B, S, H, D = q.shape
+    L, G = k.shape[1], case.group
+    out = np.zeros((B, S, H, D))
+    i = np.arange(S)[:, None]
+    j = np.arange(L)[None, :]
+    for b in range(B):
+        for kh in range(case.kv_heads):
+            kk = k[b, :, kh, :].astype(np.float64)
+            vv = v[b, :, kh, :].astype(np.float64)
+            for g in range(G):
+                h = kh * G + g
+                s = q[b, :, h, :].astype(np.float64) @ kk.T / math.sqrt(D)
+                if case.causal:
+                    s = np.where(j <= i + L - S, s, -np.inf)
+                p = np.exp(s - s.max(axis=1, keepdims=True))
+                out[b, :, h, :] = (p / p.sum(axis=1, keepdims=True)) @ vv
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- runners
+# A runner is one library variant bound to one case and thread count: call() is what gets timed, prepare()
+# runs untimed before each sample, output() returns [B,S,H,D] for the check.
+
+class Runner:
+    family = variant = ""
+    inner_cap = 1 << 30
+    note = ""
+
+    def prepare(self):
+        pass
+
+    def close(self):
+        pass
+
+
+class AttngenRunner(Runner):
+    family = "attngen"
+
+    def __init__(self, lib, case, q, k, v, threads):
+        self.lib, self.case, self.threads = lib, case, threads
+        self.q, self.k, self.v = q, k, v
+        self.o = np.zeros_like(q)
+        c = case
+        name = lib.peers_kernel_name(c.heads, c.kv_heads, c.head_dim, int(c.causal), int(c.decode))
+        if not name:
+            raise RuntimeError(lib.peers_last_error().decode())
+        self.variant = name.decode()
+        self.args = (c.heads, c.kv_heads, c.head_dim, int(c.causal), int(c.decode), c.batch, c.q_len, c.kv_len,
+                     q.ctypes.data, k.ctypes.data, v.ctypes.data, self.o.ctypes.data, threads)
+
+    def call(self):
+        if self.lib.peers_attn(*self.args) != 0:
+            raise RuntimeError(self.lib.peers_last_error().decode())
+
+    def output(self):
+        return self.o
+
+
+def load_attngen(path):
+    lib = ctypes.CDLL(os.path.abspath(path))
+    I, P = ctypes.c_int, ctypes.c_void_p
+    lib.peers_attn.argtypes = [I] * 8 + [P] * 4 + [I]
+    lib.peers_attn.restype = I
+    lib.peers_kernel_name.argtypes = [I] * 5
+    lib.peers_kernel_name.restype = ctypes.c_char_p
+    lib.peers_last_error.argtypes = []
+    lib.peers_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+class TorchRunner(Runner):
+    family = "torch"
+
+    def __init__(self, case, q, k, v, threads, flash):
+        import torch
+        import torch.nn.functional as F
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        torch.set_num_threads(threads)
+        self.torch, self.F = torch, F
+        self.q = torch.from_numpy(q).transpose(1, 2).contiguous()
+        self.k = torch.from_numpy(k).transpose(1, 2).contiguous()
+        self.v = torch.from_numpy(v).transpose(1, 2).contiguous()
+        # Prefill has q_len == kv_len, where torch's top-left causal equals attngen's bottom-right; decode's
+        # single query sees every key, so it needs no mask.
+        self.causal = case.causal and not case.decode
+        self.variant = "flash" if flash else "default"
+        # Contexts stay entered for the runner's life so the timed call is the SDPA call alone.
+        self.ctx = contextlib.ExitStack()
+        self.ctx.enter_context(torch.inference_mode())
+        if flash:
+            self.ctx.enter_context(sdpa_kernel(SDPBackend.FLASH_ATTENTION))
+        self.o = None
+
+    def call(self):
+        self.o = self.F.scaled_dot_product_attention(self.q, self.k, self.v, is_causal=self.causal, enable_gqa=True)
+
+    def output(self):
+        return self.o.transpose(1, 2).numpy()
+
+    def close(self):
+        self.ctx.close()
+
+
+def torch_runners(case, q, k, v, threads):
+    """Flash if torch accepts the case with it, else the default dispatch (named in the variant)."""
+    r = TorchRunner(case, q, k, v, threads, flash=True)
+    try:
+        r.call()
+        return [r]
+    except RuntimeError as e:
+        r.close()
+        r = TorchRunner(case, q, k, v, threads, flash=False)
+        r.note = f"flash refused ({str(e).splitlines()[0][:80]})"
+        return [r]
+
+
+class OrtRunner(Runner):
+    family = "ort"
+
+    def __init__(self, variant, model_bytes, threads, head_dim, inputs, outputs, shared=()):
+        """inputs: name -> numpy array; outputs: name -> shape (pre-allocated and bound, so a call allocates
+        nothing); shared: (input, output) pairs bound to one buffer (GQA's KV cache)."""
+        import onnxruntime as ort
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.variant, self.head_dim = variant, head_dim
+        self.sess = ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+        self.io = self.sess.io_binding()
+        self.keep = {}  # the arrays behind the bound OrtValues must outlive the binding
+        for name, arr in inputs.items():
+            self.keep[name] = ort.OrtValue.ortvalue_from_numpy(arr)
+            self.io.bind_ortvalue_input(name, self.keep[name])
+        shared = dict(shared)
+        for name, shape in outputs.items():
+            src = [i for i, o in shared.items() if o == name]
+            val = self.keep[src[0]] if src else ort.OrtValue.ortvalue_from_shape_and_type(shape, np.float32)
+            self.keep["out:" + name] = val
+            self.io.bind_ortvalue_output(name, val)
+
+    def call(self):
+        self.sess.run_with_iobinding(self.io)
+
+    def output(self):
+        o = self.keep["out:o"].numpy()
+        return o.reshape(o.shape[0], o.shape[1], -1, self.head_dim)
+
+
+def onnx_model(node, inputs, outputs):
+    """One-node model. IR version 10: onnxruntime 1.31 refuses the IR that onnx 1.23 writes by default."""
+    from onnx import helper
+    g = helper.make_graph([node], "attn", inputs, outputs)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 10
+    return m.SerializeToString()
+
+
+def ort_runners(case, q, k, v, threads):
+    from onnx import TensorProto as TP
+    from onnx import helper
+    c = case
+    B, S, L, H, KV, D = c.batch, c.q_len, c.kv_len, c.heads, c.kv_heads, c.head_dim
+    f32 = lambda n, shape: helper.make_tensor_value_info(n, TP.FLOAT, shape)
+    i32 = lambda n, shape: helper.make_tensor_value_info(n, TP.INT32, shape)
+    # ONNX's 3-D layout [B, S, heads*D] is token-major: these are views, not copies.
+    q3, k3, v3 = q.reshape(B, S, H * D), k.reshape(B, L, KV * D), v.reshape(B, L, KV * D)
+    out = {"o": [B, S, H * D]}
+    runners = []
+
+    def add(variant, build):
+        try:
+            runners.append(build())
+        except Exception as e:  # an operator this onnxruntime lacks: say so, keep the others
+            r = Runner()
+            r.family, r.variant, r.error = "ort", variant, f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+            runners.append(r)
+
+    if c.causal and not c.decode:
+        def gqa_prefill():
+            n = helper.make_node("GroupQueryAttention", ["q", "k", "v", "", "", "seqlens_k", "total"],
+                                 ["o", "pk", "pv"], domain="com.microsoft", num_heads=H, kv_num_heads=KV)
+            m = onnx_model(n, [f32("q", [B, S, H * D]), f32("k", [B, L, KV * D]), f32("v", [B, L, KV * D]),
+                               i32("seqlens_k", [B]), i32("total", [])],
+                           [f32("o", [B, S, H * D]), f32("pk", [B, KV, L, D]), f32("pv", [B, KV, L, D])])
+            return OrtRunner("GQA", m, threads, D,
+                             {"q": q3, "k": k3, "v": v3, "seqlens_k": np.full(B, L - 1, np.int32),
+                              "total": np.array(L, np.int32)},
+                             {"o": out["o"], "pk": [B, KV, L, D], "pv": [B, KV, L, D]})
+        add("GQA", gqa_prefill)
+    if c.decode:
+        def gqa_decode():
+            # The cache holds kv_len rows with capacity kv_len; past and present share it, so a step appends
+            # the new row (row kv_len-1, given as k/v) in place and reads the cache once, as in generation.
+            kc = np.ascontiguousarray(k.transpose(0, 2, 1, 3))
+            vc = np.ascontiguousarray(v.transpose(0, 2, 1, 3))
+            n = helper.make_node("GroupQueryAttention", ["q", "k", "v", "past_k", "past_v", "seqlens_k", "total"],
+                                 ["o", "pk", "pv"], domain="com.microsoft", num_heads=H, kv_num_heads=KV)
+            m = onnx_model(n, [f32("q", [B, 1, H * D]), f32("k", [B, 1, KV * D]), f32("v", [B, 1, KV * D]),
+                               f32("past_k", [B, KV, L, D]), f32("past_v", [B, KV, L, D]),
+                               i32("seqlens_k", [B]), i32("total", [])],
+                           [f32("o", [B, 1, H * D]), f32("pk", [B, KV, L, D]), f32("pv", [B, KV, L, D])])
+            return OrtRunner("GQA kv-cache", m, threads, D,
+                             {"q": q3, "k": np.ascontiguousarray(k3[:, L - 1:]),
+                              "v": np.ascontiguousarray(v3[:, L - 1:]), "past_k": kc, "past_v": vc,
+                              "seqlens_k": np.full(B, L - 1, np.int32), "total": np.array(L, np.int32)},
+                             {"o": out["o"], "pk": [B, KV, L, D], "pv": [B, KV, L, D]},
+                             shared=[("past_k", "pk"), ("past_v", "pv")])
+        add("GQA kv-cache", gqa_decode)
+
+    def attention23():
+        # ONNX's is_causal is top-left aligned: equal to attngen's for prefill (S == L); decode needs no mask.
+        n = helper.make_node("Attention", ["q", "k", "v"], ["o"], q_num_heads=H, kv_num_heads=KV,
+                             is_causal=int(c.causal and not c.decode))
+        m = onnx_model(n, [f32("q", [B, S, H * D]), f32("k", [B, L, KV * D]), f32("v", [B, L, KV * D])],
+                       [f32("o", [B, S, H * D])])
+        return OrtRunner("Attention-23", m, threads, D, {"q": q3, "k": k3, "v": v3}, out)
+    add("Attention-23", attention23)
+
+    if H == KV:
+        def mha():
+            n = helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["o"], domain="com.microsoft", num_heads=H,
+                                 unidirectional=int(c.causal and not c.decode))
+            m = onnx_model(n, [f32("q", [B, S, H * D]), f32("k", [B, L, KV * D]), f32("v", [B, L, KV * D])],
+                           [f32("o", [B, S, H * D])])
+            return OrtRunner("MHA", m, threads, D, {"q": q3, "k": k3, "v": v3}, out)
+        add("MHA", mha)
+    return runners
+
+
+def ov_config(threads):
+    return {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+            "PERFORMANCE_HINT": "LATENCY",
+            "KV_CACHE_PRECISION": "f32", "KEY_CACHE_PRECISION": "f32", "VALUE_CACHE_PRECISION": "f32"}
+
+
+def ov_layers(compiled):
+    return {op.get_rt_info()["layerType"].astype(str) for op in compiled.get_runtime_model().get_ops()}
+
+
+def ov_expand(ops, x, c):
+    """[B,KV,L,D] -> [B,H,L,D] the way model exporters write GQA (and OpenVINO's fusions expect)."""
+    if c.group == 1:
+        return x
+    u = ops.unsqueeze(x, ops.constant(np.array([2], np.int64)))
+    b = ops.broadcast(u, ops.constant(np.array([1, 1, c.group, 1, 1], np.int64)), broadcast_spec="BIDIRECTIONAL")
+    return ops.reshape(b, ops.constant(np.array([0, c.heads, -1, c.head_dim], np.int64)), special_zero=True)
+
+
+class OvRunner(Runner):
+    family = "ov"
+
+    def __init__(self, variant, model, threads, feeds, out_fn):
+        import openvino as ov
+        self.variant = variant
+        self.compiled = ov.Core().compile_model(model, "CPU", ov_config(threads))
+        self.req = self.compiled.create_infer_request()
+        self.feeds = [np.ascontiguousarray(a) for a in feeds]
+        for i, a in enumerate(self.feeds):
+            self.req.set_input_tensor(i, ov.Tensor(a, shared_memory=True))
+        self.out_fn = out_fn
+
+    def call(self):
+        self.req.infer()
+
+    def output(self):
+        return self.out_fn(self.req.get_output_tensor(0).data)
+
+
+def ov_runners(case, q, k, v, threads):
+    import openvino as ov
+    import openvino.opset13 as ops
+    c = case
+    B, S, L, H, KV, D, G = c.batch, c.q_len, c.kv_len, c.heads, c.kv_heads, c.head_dim, c.group
+    causal = c.causal and not c.decode  # as for torch: prefill S == L, decode sees every key
+    qh, kh, vh = (np.ascontiguousarray(x.transpose(0, 2, 1, 3)) for x in (q, k, v))
+    back = lambda o: o.reshape(B, H, S, D).transpose(0, 2, 1, 3)
+    runners = []
+    # 4-D, the exporters' GQA pattern (also the only form for MHA)
+    pq = ops.parameter([B, H, S, D], np.float32, name="q")
+    pk = ops.parameter([B, KV, L, D], np.float32, name="k")
+    pv = ops.parameter([B, KV, L, D], np.float32, name="v")
+    sd = ops.scaled_dot_product_attention(pq, ov_expand(ops, pk, c), ov_expand(ops, pv, c), causal=causal)
+    runners.append(OvRunner("sdpa" if G == 1 else "sdpa bcast", ov.Model([sd], [pq, pk, pv]), threads,
+                            [qh, kh, vh], back))
+    if G > 1:
+        # 5-D: SDPA's own broadcasting over a group axis, no K/V expansion in the graph
+        pq = ops.parameter([B, KV, G, S, D], np.float32, name="q")
+        pk = ops.parameter([B, KV, 1, L, D], np.float32, name="k")
+        pv = ops.parameter([B, KV, 1, L, D], np.float32, name="v")
+        sd = ops.scaled_dot_product_attention(pq, pk, pv, causal=causal)
+        runners.append(OvRunner("sdpa 5d", ov.Model([sd], [pq, pk, pv]), threads,
+                                [qh.reshape(B, KV, G, S, D), kh.reshape(B, KV, 1, L, D),
+                                 vh.reshape(B, KV, 1, L, D)], back))
+    return runners
+
+
+class OvKvRunner(Runner):
+    family = "ov-kv"
+    variant = "sdpa stateful"
+    inner_cap = 1  # each timed step grows the cache: one step per sample, from a reset cache
+
+    def __init__(self, case, q, k, v, threads):
+        import openvino as ov
+        import openvino.opset13 as ops
+        import openvino.opset6 as ops6
+        from openvino.op.util import Variable, VariableInfo
+        c = case
+        B, L, H, KV, D = c.batch, c.kv_len, c.heads, c.kv_heads, c.head_dim
+        self.ov = ov
+        # The sequence axes are dynamic, as an LLM export has them (with static 1-row inputs the fused kernel
+        # returned garbage after a state was set, in openvino 2026.4).
+        pq = ops.parameter([B, H, -1, D], np.float32, name="q")
+        pk = ops.parameter([B, KV, -1, D], np.float32, name="k")
+        pv = ops.parameter([B, KV, -1, D], np.float32, name="v")
+        beam = ops.parameter([B], np.int32, name="beam_idx")
+        sinks, present, variables = [], [], []
+        for name, cur in (("k_cache", pk), ("v_cache", pv)):
+            info = VariableInfo()
+            info.data_shape = ov.PartialShape([B, KV, -1, D])
+            info.data_type = ov.Type.f32
+            info.variable_id = name
+            var = Variable(info)
+            variables.append(var)
+            init = ops.broadcast(ops.constant(np.float32(0)), ops.constant(np.array([B, KV, 0, D], np.int64)))
+            past = ops.gather(ops6.read_value(init, var), beam, ops.constant(np.int64(0)))
+            cat = ops.concat([past, cur], axis=2)
+            sinks.append(ops6.assign(cat, var))
+            present.append(cat)
+        # causal, as exported LLMs have it; the fused kernel aligns it bottom-right, so one query sees every key.
+        sd = ops.scaled_dot_product_attention(pq, ov_expand(ops, present[0], c), ov_expand(ops, present[1], c),
+                                              causal=True)
+        model = ov.Model([ops.result(sd)], sinks, [pq, pk, pv, beam], variables)
+        self.compiled = ov.Core().compile_model(model, "CPU", ov_config(threads))
+        layers = ov_layers(self.compiled)
+        if "MemoryInput" in layers and "ScaledDotProductAttention" in layers and "Concatenation" not in layers:
+            self.note = "fused SDPA+KV cache"
+        else:
+            self.note = "NOT fused: " + ",".join(sorted(layers))
+        self.req = self.compiled.create_infer_request()
+        kh, vh = (np.ascontiguousarray(x.transpose(0, 2, 1, 3)) for x in (k, v))
+        self.init = {"k_cache": np.ascontiguousarray(kh[:, :, :L - 2]), "v_cache": np.ascontiguousarray(vh[:, :, :L - 2])}
+        qh = np.ascontiguousarray(q.transpose(0, 2, 1, 3))
+        beam_v = np.arange(B, dtype=np.int32)
+        row = lambda x, i: ov.Tensor(np.ascontiguousarray(x[:, :, i:i + 1]))
+        self.warm = [ov.Tensor(qh), row(kh, L - 2), row(vh, L - 2), ov.Tensor(beam_v)]
+        self.step = [ov.Tensor(qh), row(kh, L - 1), row(vh, L - 1), ov.Tensor(beam_v)]
+        self.shape = (B, H, D)
+
+    def _set(self, tensors):
+        for i, t in enumerate(tensors):
+            self.req.set_input_tensor(i, t)
+
+    def prepare(self):
+        self.req.reset_state()
+        for st in self.req.query_state():
+            st.state = self.ov.Tensor(self.init[st.name])
+        self._set(self.warm)
+        self.req.infer()
+        self._set(self.step)
+
+    def call(self):
+        self.req.infer()
+
+    def output(self):
+        B, H, D = self.shape
+        return self.req.get_output_tensor(0).data.reshape(B, 1, H, D)
+
+
+def peer_runners(family, case, q, k, v, threads):
+    if family == "torch":
+        return torch_runners(case, q, k, v, threads)
+    if family == "ort":
+        return ort_runners(case, q, k, v, threads)
+    if family == "ov":
+        return ov_runners(case, q, k, v, threads)
+    if family == "ov-kv":
+        return [OvKvRunner(case, q, k, v, threads)] if case.decode else []
+    raise ValueError(family)
+
+
+# ---------------------------------------------------------------------------------------------------- timing
+
+def timed(r, inner):
+    r.prepare()
+    t0 = time.perf_counter()
+    for _ in range(inner):
+        r.call()
+    return (time.perf_counter() - t0) / inner
+
+
+class Result:
+    def __init__(self, runner):
+        self.r = runner
+        self.family, self.variant = runner.family, runner.variant
+        self.error = getattr(runner, "error", None)
+        self.note = runner.note
+        self.relerr = None
+        self.samples = []
+        self.inner = 0
+        self.est = None
+        self.dropped = False
+        self.out = None
+
+    @property
+    def median(self):
+        return float(np.median(self.samples)) if self.samples else None
+
+    @property
+    def minimum(self):
+        return float(np.min(self.samples)) if self.samples else None
+
+
+def run_case(lib, case, threads, data, cfg, rng, log):
+    q, k, v = data
+    results = []
+    try:
+        att = AttngenRunner(lib, case, q, k, v, threads)
+    except Exception as e:
+        r = Result(Runner())
+        r.family, r.variant, r.error = "attngen", "-", str(e)
+        return [r]
+    results.append(Result(att))
+    for fam in FAMILIES:
+        try:
+            for r in peer_runners(fam, case, q, k, v, threads):
+                results.append(Result(r))
+        except Exception as e:
+            r = Result(Runner())
+            r.family, r.variant = fam, "-"
+            r.error = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+            results.append(r)
+    live = [r for r in results if not r.error]
+
+    # First call: output check against attngen's; then two warm-up calls, the second one timed (inner 1).
+    ref = None
+    for res in live:
+        try:
+            res.r.prepare()
+            res.r.call()
+            out = res.r.output()
+            if res.family == "attngen":
+                ref = res.out = out.copy()
+                res.relerr = 0.0
+            else:
+                res.relerr = float(np.abs(out - ref).max() / max(np.abs(ref).max(), 1e-30))
+                if res.relerr > TOL:
+                    res.out = np.array(out)  # kept to tell against float64 which side is off
+            timed(res.r, 1)
+            res.est = timed(res.r, 1)
+        except Exception as e:
+            res.error = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+            if res.family == "attngen":
+                log(traceback.format_exc())
+                return results
+    live = [r for r in live if not r.error]
+
+    # Within a family, variants far slower than the family's best are not worth the machine's time.
+    for fam in FAMILIES:
+        vs = [r for r in live if r.family == fam]
+        if len(vs) > 1:
+            best = min(r.est for r in vs)
+            for r in vs:
+                r.dropped = r.est > 1.3 * best
+    timed_ = [r for r in live if not r.dropped]
+    for r in timed_:
+        r.inner = max(1, min(r.r.inner_cap, math.ceil(cfg.min_sample / max(r.est, 1e-7))))
+    per_round = sum(r.inner * r.est for r in timed_) + len(timed_) * cfg.gap
+    rounds = int(min(cfg.max_rounds, max(cfg.min_rounds, cfg.seconds / per_round)))
+    for _ in range(rounds):
+        for i in rng.permutation(len(timed_)):
+            r = timed_[i]
+            try:
+                r.samples.append(timed(r.r, r.inner))
+            except Exception as e:
+                r.error = f"{type(e).__name__}: {e}"
+            time.sleep(cfg.gap)
+        timed_ = [r for r in timed_ if not r.error]
+    for r in results:
+        try:
+            r.r.close()
+        except Exception:
+            pass
+        r.r = None
+    return results
+
+
+# ---------------------------------------------------------------------------------------------------- report
+
+def fmt_ms(x):
+    return "-" if x is None else (f"{x * 1e3:.3f}" if x < 0.01 else f"{x * 1e3:.2f}" if x < 1 else f"{x * 1e3:.1f}")
+
+
+def best_of(results, fam):
+    """The family's timed variant with the lowest median, or None."""
+    vs = [r for r in results if r.family == fam and r.samples and not r.error]
+    return min(vs, key=lambda r: r.median) if vs else None
+
+
+def machine_info():
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    llc = "?"
+    try:
+        base = "/sys/devices/system/cpu/cpu0/cache"
+        idx = sorted(int(d[5:]) for d in os.listdir(base) if d.startswith("index"))
+        with open(f"{base}/index{idx[-1]}/size") as f:
+            llc = f.read().strip()
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{cpu}, {os.cpu_count()} CPUs, last-level cache {llc}"
+
+
+def versions():
+    out = [f"numpy {np.__version__}"]
+    for mod, name in (("torch", "torch"), ("onnxruntime", "onnxruntime"), ("openvino", "openvino")):
+        try:
+            out.append(f"{name} {__import__(mod).__version__}")
+        except Exception as e:  # a missing peer is reported, not fatal
+            out.append(f"{name} missing ({type(e).__name__})")
+    return ", ".join(out)
+
+
+class Config:
+    def __init__(self):
+        self.quick = os.environ.get("PEERS_QUICK", "") not in ("", "0")
+        self.filter = os.environ.get("PEERS_FILTER", "").lower()
+        self.seconds = float(os.environ.get("PEERS_SECONDS", "0.5" if self.quick else "4"))
+        self.threads = [int(t) for t in os.environ.get("PEERS_THREADS", "1,2").split(",") if t.strip()]
+        self.gap = float(os.environ.get("PEERS_GAP_MS", "5")) / 1e3
+        self.seed = int(os.environ.get("PEERS_SEED", "1"))
+        self.min_rounds, self.max_rounds = (3, 20) if self.quick else (5, 60)
+        self.min_sample = 2e-3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lib", required=True, help="libattngen_peers.so built from bench/peers/shim.c")
+    ap.add_argument("--out", required=True, help="output directory")
+    a = ap.parse_args()
+    cfg = Config()
+    os.makedirs(a.out, exist_ok=True)
+    lib = load_attngen(a.lib)
+    rng = np.random.default_rng(cfg.seed)
+    cases = [c for c in make_cases(cfg.quick) if cfg.filter in c.label.lower()]
+    if not cases:
+        print(f"bench-peers: no case label contains '{cfg.filter}'", file=sys.stderr)
+        return 2
+
+    txt = open(os.path.join(a.out, "results.txt"), "w")
+
+    def out(line=""):
+        print(line, flush=True)
+        txt.write(line + "\n")
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    out(f"bench-peers {'quick' if cfg.quick else 'full'} run, {datetime.datetime.now().isoformat(timespec='seconds')}")
+    out(f"machine: {machine_info()}")
+    out(f"peers: {versions()}")
+    out(f"timing: interleaved rounds (random order), {cfg.seconds:g} s per case and thread count, "
+        f"{cfg.min_rounds}..{cfg.max_rounds} rounds, medians in ms (minima in results.csv); "
+        f"check: max|out - attngen| / max|attngen| <= {TOL:g}")
+    out()
+    head = (f"{'case':<36} {'thr':>3} {'attngen':>9} {'torch':>9} {'ort':>9} {'ov':>9} {'ov-kv':>9} "
+            f"{'attngen÷fastest':>15}  {'fastest':<20} {'attngen rate':>14}")
+    out(head)
+    out("-" * len(head))
+
+    csv_rows = []
+    notes = []
+    ratio_rows = {t: [] for t in cfg.threads}
+    status = 0
+    for case in cases:
+        data = tuple(rng.uniform(-1, 1, shape).astype(np.float32) for shape in (
+            (case.batch, case.q_len, case.heads, case.head_dim),
+            (case.batch, case.kv_len, case.kv_heads, case.head_dim),
+            (case.batch, case.kv_len, case.kv_heads, case.head_dim)))
+        ref64 = None
+        for threads in cfg.threads:
+            t0 = time.time()
+            results = run_case(lib, case, threads, data, cfg, rng, log)
+            att = best_of(results, "attngen")
+            att_res = next((r for r in results if r.family == "attngen" and r.out is not None), None)
+            cells, ratios = [], {}
+            for fam in FAMILIES:
+                rs = [r for r in results if r.family == fam]
+                b = best_of(results, fam)
+                if b:
+                    flag = "!" if b.relerr is not None and b.relerr > TOL else ""
+                    cells.append(fmt_ms(b.median) + flag)
+                    ratios[fam] = b.median / att.median if att else None
+                elif rs:
+                    cells.append("fail")
+                else:
+                    cells.append("-")
+            peers = [best_of(results, f) for f in FAMILIES]
+            peers = [p for p in peers if p]
+            if att and peers:
+                fastest = min(peers, key=lambda p: p.median)
+                speed = f"{fastest.median / att.median:.2f}x"
+                who = f"{fastest.family} ({fastest.variant})"
+            else:
+                fastest, speed, who = None, "-", "-"
+            if att:
+                rate = (f"{case.kv_bytes() / att.median / 1e9:.1f} GB/s" if case.decode
+                        else f"{case.flops() / att.median / 1e9:.1f} GFLOP/s")
+            else:
+                rate = "attngen failed"
+                status = 1
+            out(f"{case.label:<36} {threads:>3} {fmt_ms(att.median if att else None):>9} "
+                + " ".join(f"{c:>9}" for c in cells) + f" {speed:>15}  {who:<20} {rate:>14}")
+            ratio_rows[threads].append((case.short, [ratios.get(f) for f in FAMILIES]))
+
+            for r in results:
+                tag = f"{case.label}, {threads}T, {r.family} {r.variant}"
+                if r.error:
+                    notes.append(f"{tag}: FAILED: {r.error}")
+                    if r.family == "attngen":
+                        status = 1
+                elif r.relerr is not None and r.relerr > TOL:
+                    status = 1
+                    if ref64 is None:
+                        ref64 = reference64(case, *data)
+                    scale = float(np.abs(ref64).max())
+                    e_peer = float(np.abs(r.out - ref64).max()) / scale
+                    e_att = float(np.abs(att_res.out - ref64).max()) / scale if att_res else float("nan")
+                    notes.append(f"{tag}: DISAGREES with attngen: rel. diff {r.relerr:.2e} > {TOL:g}; "
+                                 f"against float64: {r.family} {e_peer:.2e}, attngen {e_att:.2e}")
+                elif r.dropped:
+                    notes.append(f"{tag}: not timed, warm-up {fmt_ms(r.est)} ms > 1.3x the best {r.family} variant")
+                if r.note:
+                    notes.append(f"{tag}: {r.note}")
+                med, mn = r.median, r.minimum
+                csv_rows.append({
+                    "case": case.label, "threads": threads, "family": r.family, "variant": r.variant,
+                    "median_ms": f"{med * 1e3:.4f}" if med else "", "min_ms": f"{mn * 1e3:.4f}" if mn else "",
+                    "samples": len(r.samples), "inner": r.inner,
+                    "gflops": f"{case.flops() / med / 1e9:.2f}" if med else "",
+                    "gbps": f"{case.kv_bytes() / med / 1e9:.2f}" if med and case.decode else "",
+                    "rel_diff": f"{r.relerr:.3e}" if r.relerr is not None else "",
+                    "agrees": "" if r.relerr is None else ("yes" if r.relerr <= TOL else "NO"),
+                    "best_of_family": "yes" if r.samples and r is best_of(results, r.family) else "",
+                    "attngen_over_this": f"{med / att.median:.4f}" if med and att and r.family != "attngen" else "",
+                    "note": (r.error or "") + ("dropped after warm-up" if r.dropped else "") + (r.note or ""),
+                    "batch": case.batch, "q_len": case.q_len, "kv_len": case.kv_len, "heads": case.heads,
+                    "kv_heads": case.kv_heads, "head_dim": case.head_dim,
+                    "mask": "causal" if case.causal else "none", "phase": "decode" if case.decode else "prefill"})
+            log(f"bench-peers: {case.label} {threads}T done in {time.time() - t0:.0f} s")
+
+    out()
+    out("attngen÷fastest = fastest peer's median / attngen's median (> 1: attngen is faster). '!' = output")
+    out(f"disagrees with attngen's (> {TOL:g}), 'fail' = the peer could not run the case, '-' = not applicable.")
+    out("ort = best of the ONNX Runtime operators that apply; ov = OpenVINO stateless SDPA; ov-kv = OpenVINO's")
+    out("stateful KV-cache SDPA (decode). attngen rate: GFLOP/s (useful flops) for prefill, K+V GB/s for decode.")
+    kernels = sorted({(r["case"], r["variant"]) for r in csv_rows if r["family"] == "attngen"},
+                     key=lambda x: [c.label for c in cases].index(x[0]))
+    out()
+    out("attngen kernels:")
+    for label, name in kernels:
+        out(f"  {label:<36} {name}")
+    if notes:
+        out()
+        out("notes:")
+        for n in notes:
+            out("  " + n)
+    txt.close()
+
+    with open(os.path.join(a.out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(csv_rows[0].keys()))
+        w.writeheader()
+        w.writerows(csv_rows)
+    for t, rows in ratio_rows.items():
+        with open(os.path.join(a.out, f"ratios_{t}t.dat"), "w") as f:
+            f.write(f"# attngen ÷ each peer (peer median / attngen median; > 1: attngen faster), {t} thread(s)\n")
+            f.write("case " + " ".join(FAMILIES) + "\n")
+            for short, rs in rows:
+                f.write(f"\"{short}\" " + " ".join("NaN" if x is None else f"{x:.4f}" for x in rs) + "\n")
+    print(f"bench-peers: table  {os.path.join(a.out, 'results.txt')}")
+    print(f"bench-peers: CSV    {os.path.join(a.out, 'results.csv')}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+# bench/peers/peers.mk: `make bench-peers`, attngen side by side with PyTorch, ONNX Runtime and OpenVINO (issue 9).
+# Included by the top-level Makefile, which defines CC, BUILD, LUA and RUNTIME_SRC/RUNTIME_HDR. Optional: not part
+# of `make test`, and it needs PyPI (about 6 GB in build/peers-venv, mostly torch's CUDA libraries).
+#
+#   make bench-peers                         full run: every case at 1 and 2 threads
+#   make bench-peers PEERS_QUICK=1           smoke run with small sizes (about a minute)
+#   make bench-peers PEERS_FILTER='decode'   only the cases whose label contains the substring
+#   make bench-peers-plot                    redraw the plots from an existing $(BUILD)/peers/ratios_*.dat
+# More knobs (PEERS_SECONDS, PEERS_THREADS, PEERS_GAP_MS) are in bench/peers/bench_peers.py's header.
+#
+# Steps: (1) a virtual environment in $(BUILD)/peers-venv with bench/peers/requirements.txt, installed once
+# (stamp file; delete the venv to reinstall); (2) attngen as a shared library, $(BUILD)/peers/libattngen_peers.so:
+# bench/peers/shim.c + the runtime + generated tables (committed catalog models, and bench-only shapes from
+# bench/peers/configs/*.lua generated into $(BUILD)/peers/gen); (3) bench/peers/bench_peers.py, which writes
+# results.txt, results.csv and ratios_*.dat into $(BUILD)/peers, then gnuplot draws ratios_1t.png, ratios_2t.png.
+
+PEERS_DIR   := $(BUILD)/peers
+PEERS_VENV  := $(BUILD)/peers-venv
+PEERS_PY    := $(PEERS_VENV)/bin/python
+PEERS_STAMP := $(PEERS_VENV)/.peers-installed
+PEERS_LIB   := $(PEERS_DIR)/libattngen_peers.so
+
+peers_cname = $(subst -,_,$(1))
+
+# Committed catalog tables that have the cases' shapes: llama-3-8b (h32/kv8/d128 causal prefill + decode),
+# gemma-2-2b (h8/kv4/d256), qwen2-5-0-5b (h14/kv2/d64). A missing one only means its cases run attngen's generic
+# kernel, which the results name.
+PEERS_MODELS  := llama-3-8b gemma-2-2b qwen2-5-0-5b
+PEERS_XNAMES  := $(basename $(notdir $(wildcard bench/peers/configs/*.lua)))
+PEERS_GEN_C   := $(foreach m,$(PEERS_MODELS),$(wildcard generated/$(m)/attngen_$(call peers_cname,$(m)).c)) \
+                 $(foreach m,$(PEERS_XNAMES),$(PEERS_DIR)/gen/$(m)/attngen_$(call peers_cname,$(m)).c)
+PEERS_GEN_DEPS := $(or $(GEN_SRC),$(wildcard gen/*.lua gen/isa/*.lua templates/*.tpl templates/isa/*.c))
+# The generic kernels may live in generated/generic/ instead of runtime/: add its include path when it exists.
+PEERS_CFLAGS  := -O2 -std=c99 -Wall -Wextra -fPIC -pthread $(RUNTIME_INC) \
+                 -I$(PEERS_DIR) $(addprefix -I,$(sort $(dir $(PEERS_GEN_C))))
+
+.PHONY: bench-peers bench-peers-plot bench-peers-venv bench-peers-lib .peers-force
+
+define peers_gen_rule
+$(PEERS_DIR)/gen/$(1)/attngen_$(call peers_cname,$(1)).c $(PEERS_DIR)/gen/$(1)/attngen_$(call peers_cname,$(1)).h &: bench/peers/configs/$(1).lua $(PEERS_GEN_DEPS)
+	$$(LUA) gen/attngen.lua $$< -o $(PEERS_DIR)/gen/$(1)
+endef
+$(foreach m,$(PEERS_XNAMES),$(eval $(call peers_gen_rule,$(m))))
+
+# The table list for shim.c. Rewritten on every run but replaced only when its text changes, so the library is
+# rebuilt when a catalog model appears or disappears and not otherwise.
+$(PEERS_DIR)/peers_tables.h: .peers-force $(filter $(PEERS_DIR)/%,$(PEERS_GEN_C:.c=.h))
+	@mkdir -p $(PEERS_DIR)
+	@{ echo '/* Written by bench/peers/peers.mk: the generated tables compiled into libattngen_peers.so. */'; \
+	  for f in $(notdir $(PEERS_GEN_C:.c=.h)); do echo "#include \"$$f\""; done; \
+	  printf '#define PEERS_TABLES(X)'; \
+	  for f in $(basename $(notdir $(PEERS_GEN_C))); do printf ' X(attngen_table_%s)' "$${f#attngen_}"; done; \
+	  echo; } > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+# Sources outside $(BUILD) (the runtime, committed catalog tables) are compared by age in the recipe instead of
+# being prerequisites: the top-level Makefile has rules that regenerate them from gen/, and building this
+# optional bench must never rewrite files that other work owns.
+PEERS_OWN_DEPS := bench/peers/shim.c $(PEERS_DIR)/peers_tables.h $(filter $(PEERS_DIR)/%,$(PEERS_GEN_C)) bench/peers/peers.mk
+PEERS_EXT_DEPS := $(RUNTIME_SRC) $(RUNTIME_HDR) $(filter-out $(PEERS_DIR)/%,$(PEERS_GEN_C) $(PEERS_GEN_C:.c=.h))
+$(PEERS_LIB): $(PEERS_OWN_DEPS) .peers-force
+	@if [ -f $@ ] && [ -z "$$(find $(PEERS_OWN_DEPS) $(PEERS_EXT_DEPS) -newer $@ 2>/dev/null)" ]; then :; else \
+	  echo "$(CC) $(PEERS_CFLAGS) -shared bench/peers/shim.c $(RUNTIME_SRC) $(PEERS_GEN_C) -o $@ -lm"; \
+	  $(CC) $(PEERS_CFLAGS) -shared bench/peers/shim.c $(RUNTIME_SRC) $(PEERS_GEN_C) -o $@.tmp -lm && mv $@.tmp $@; fi
+
+# python3 -m venv needs Debian's python3-venv (ensurepip) when python3 is the system one: install it as root,
+# else say which command to run. pip then only ever talks to PyPI.
+$(PEERS_STAMP): bench/peers/requirements.txt
+	@set -e; if [ ! -x $(PEERS_PY) ]; then \
+	  rm -rf $(PEERS_VENV); \
+	  if ! python3 -m venv $(PEERS_VENV); then \
+	    rm -rf $(PEERS_VENV); \
+	    if [ "$$(id -u)" != 0 ]; then echo "bench-peers: python3 -m venv failed; run: sudo apt-get install python3-venv"; exit 1; fi; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv; \
+	    python3 -m venv $(PEERS_VENV); \
+	  fi; \
+	fi
+	$(PEERS_PY) -m pip install --disable-pip-version-check -q -r bench/peers/requirements.txt
+	$(PEERS_PY) -c 'import numpy, torch, onnx, onnxruntime, openvino'
+	@touch $@
+
+bench-peers-venv: $(PEERS_STAMP)
+bench-peers-lib: $(PEERS_LIB)
+
+# The run's exit status (non-zero when attngen failed or any output disagreed) is kept, after the plots are drawn.
+bench-peers: $(PEERS_STAMP) $(PEERS_LIB)
+	@echo "bench-peers: $(PEERS_PY) bench/peers/bench_peers.py --lib $(PEERS_LIB) --out $(PEERS_DIR)"
+	@st=0; $(PEERS_PY) bench/peers/bench_peers.py --lib $(PEERS_LIB) --out $(PEERS_DIR) || st=$$?; \
+	  $(MAKE) --no-print-directory bench-peers-plot || st=1; exit $$st
+
+bench-peers-plot:
+	@if ! command -v gnuplot >/dev/null 2>&1; then \
+	  echo "bench-peers: gnuplot not found (make deps-bench installs it): no plots"; exit 1; fi
+	@set -e; for f in $(PEERS_DIR)/ratios_*t.dat; do \
+	  test -f "$$f" || { echo "bench-peers: no $(PEERS_DIR)/ratios_*t.dat: run make bench-peers first"; exit 1; }; \
+	  gnuplot -e "data='$$f'; out='$${f%.dat}.png'" bench/peers/plot.gp; echo "bench-peers: plot  $${f%.dat}.png"; done

@@ -1,0 +1,2 @@
+-- expect: did not finish
+while true do end

@@ -1,0 +1,2 @@
+-- expect: field 'scale': must be a positive normal float
+return { name = "x", heads = 8, kv_heads = 8, head_dim = 64, masks = { "causal" }, phases = { "prefill" }, isas = { "scalar" }, scale = 1e-50 }
