@@ -221,8 +221,8 @@ static const char *short_mask(attngen_mask m) { return attngen_mask_name(m); }
 
 static void case_label(const bcase *c, char *buf, size_t n) {
   if (c->shape.phase == ATTNGEN_PHASE_DECODE)
-    snprintf(buf, n, "decode h%d/kv%d/d%d %s q=%d kv=%d", c->shape.heads, c->shape.kv_heads,
-             c->shape.head_dim, short_mask(c->shape.mask), c->q_len, c->kv_len);
+    snprintf(buf, n, "decode h%d/kv%d/d%d %s q=%d kv=%d b=%d", c->shape.heads, c->shape.kv_heads,
+             c->shape.head_dim, short_mask(c->shape.mask), c->q_len, c->kv_len, c->batch);
   else
     snprintf(buf, n, "prefill h%d/kv%d/d%d %s S=%d", c->shape.heads, c->shape.kv_heads, c->shape.head_dim,
              short_mask(c->shape.mask), c->q_len);
@@ -513,6 +513,39 @@ static void mkdir_p(const char *path) {
   mkdir(buf, 0777);
 }
 
+/* The last-level cache of this machine, read at run time (machines of one kind differ: 32 MiB here, 260 MiB
+ * elsewhere), so the "beyond the cache" decode cases really stream from memory. 0 if unknown. */
+static double llc_bytes(void) {
+  double best = 0;
+  for (int i = 0; i < 8; i++) {
+    char path[96], buf[64];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    if (fgets(buf, sizeof buf, f)) {
+      char *end;
+      double v = strtod(buf, &end);
+      if (*end == 'K') v *= 1024.0;
+      else if (*end == 'M') v *= 1024.0 * 1024.0;
+      if (v > best) best = v;
+    }
+    fclose(f);
+  }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  if (best <= 0) best = (double)sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+  return best > 0 ? best : 0;
+}
+
+/* kv_len whose K+V (batch 1) is at least 4x the last-level cache (at least 16384, capped at 1 GiB of K+V). */
+static int kv_beyond_llc(int kvh, int d) {
+  const double row = 2.0 * kvh * d * sizeof(float), llc = llc_bytes();
+  double want = 4.0 * (llc > 0 ? llc : 32.0 * 1024 * 1024) / row;
+  if (want * row > 1024.0 * 1024 * 1024) want = 1024.0 * 1024 * 1024 / row;
+  int kv = (int)(ceil(want / 1024.0) * 1024.0);
+  return kv < 16384 ? 16384 : kv;
+}
+
 static attngen_shape mkshape(int h, int kvh, int d, attngen_mask mask, attngen_phase phase) {
   attngen_shape s;
   s.heads = h;
@@ -604,12 +637,36 @@ int main(int argc, char **argv) {
   for (int mi = 0; mi < 2; mi++) {
     const char *name = models[mi].model;
     for (int ki = 0; ki < 3; ki++) {
-      /* q_len 1: causal (bottom-right aligned) sees the whole cache, same work as none */
+      /* q_len 1: causal (bottom-right aligned) sees the whole cache, same work as none. The largest length is
+       * chosen from this machine's last-level cache, so it streams from memory. */
+      const int kv = ki == 2 ? kv_beyond_llc(models[mi].kvh, models[mi].d) : KV[ki];
       bcase c = {name, models[mi].table,
                  mkshape(models[mi].h, models[mi].kvh, models[mi].d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1,
-                 KV[ki], 1, KV[ki] == 4096};
+                 kv, 1, KV[ki] == 4096};
       cases[n++] = c;
     }
+  }
+  /* every decode group size beyond the cache (1: MHA d128, 4: Llama-3-8B above, 7: Qwen2.5-0.5B, 8: Llama-3-70B),
+   * a batch of 8 sequences, and the shapes the catalog adds to prefill (d256: Gemma-2, group 7) */
+  {
+    struct {
+      const char *model;
+      int h, kvh, d;
+    } dec[] = {{"bench-h32-kv32-d128", 32, 32, 128}, {"qwen2-5-0-5b", 14, 2, 64}, {"llama-3-70b", 64, 8, 128}};
+    for (int i = 0; i < 3; i++) {
+      bcase c = {dec[i].model, find_table(dec[i].model),
+                 mkshape(dec[i].h, dec[i].kvh, dec[i].d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1,
+                 kv_beyond_llc(dec[i].kvh, dec[i].d), 1, 0};
+      cases[n++] = c;
+    }
+    bcase b8 = {"llama-3-8b", tl, mkshape(32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1, 4096, 8, 0};
+    cases[n++] = b8;
+    bcase g2 = {"gemma-2-2b", find_table("gemma-2-2b"), mkshape(8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL),
+                1024, 1024, 1, 0};
+    cases[n++] = g2;
+    bcase q7 = {"qwen2-5-0-5b", find_table("qwen2-5-0-5b"),
+                mkshape(14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL), 1024, 1024, 1, 0};
+    cases[n++] = q7;
   }
   /* quick: S=512 prefill (llama causal + none, gpt2 causal) and kv=4096 decode */
   if (st.quick) {

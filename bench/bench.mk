@@ -19,7 +19,7 @@ BENCH_CFLAGS := -O2 -std=c99 -Wall -Wextra -pedantic -pthread $(RUNTIME_INC) -Ib
 # The generated tables the bench uses: catalog models (committed in generated/) and bench-only shapes
 # (bench/configs/*.lua, generated into $(BENCH_DIR)/gen at build time), listed in one registry header that the
 # generator writes (attngen --registry bench), so bench.c names no model.
-BENCH_MODELS  := llama-3-8b gpt2 bert-base
+BENCH_MODELS  := llama-3-8b gpt2 bert-base llama-3-70b qwen2-5-0-5b gemma-2-2b
 BENCH_CONFIGS := $(addprefix configs/,$(addsuffix .lua,$(BENCH_MODELS))) $(wildcard bench/configs/*.lua)
 BENCH_XNAMES  := $(basename $(notdir $(wildcard bench/configs/*.lua)))
 BENCH_XSRC    := $(foreach m,$(BENCH_XNAMES),$(BENCH_DIR)/gen/$(m)/attngen_$(subst -,_,$(m)).c)

@@ -89,7 +89,92 @@ local function check_text(where, origin, raw, field)
   return v
 end
 
-local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas" }
+local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas", "rope" }
+
+-- A finite number (no nan, no inf).
+local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+
+-- The keys of a sub-table must be names from `allowed`; `path` names the table in messages ("rope").
+local function check_keys(where, t, path, allowed)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(keys) do
+    if type(k) ~= "string" then fail(where, path, "has a non-name key %s (fields are name = value)", show(k)) end
+    if not contains(allowed, k) then
+      fail(where, path .. "." .. k, "unknown field (known: %s)", table.concat(allowed, ", "))
+    end
+  end
+end
+
+-- rope = { style, theta, rotary_dim, scaling } against gen/spec.lua's spec.rope. Returns the normalized table
+-- (rotary_dim defaults to head_dim) or nil. Every message names the sub-field, e.g. field 'rope.theta'.
+local function check_rope(where, raw, head_dim)
+  local v = raw.rope
+  if v == nil then return nil end
+  if type(v) ~= "table" then
+    fail(where, "rope", "must be a table { style = ..., theta = ..., rotary_dim = ..., scaling = ... }, got %s", show(v))
+  end
+  check_keys(where, v, "rope", { "style", "theta", "rotary_dim", "scaling" })
+  local styles = spec.names(spec.rope.styles)
+  local r = {}
+  if v.style == nil then fail(where, "rope.style", "missing (one of %s)", table.concat(styles, ", ")) end
+  if not spec.rope_style[v.style] then
+    fail(where, "rope.style", "must be one of %s, got %s", table.concat(styles, ", "), show(v.style))
+  end
+  r.style = v.style
+  if v.theta == nil then fail(where, "rope.theta", "missing (the base of the frequencies, e.g. 10000)") end
+  if not finite(v.theta) or not (v.theta > 1) then
+    fail(where, "rope.theta", "must be a finite number > 1 (the base of the frequencies), got %s", show(v.theta))
+  end
+  r.theta = v.theta
+  r.rotary_dim = v.rotary_dim == nil and head_dim or v.rotary_dim
+  if type(r.rotary_dim) ~= "number" or r.rotary_dim ~= math.floor(r.rotary_dim) or r.rotary_dim % 2 ~= 0 or
+     r.rotary_dim < 2 or r.rotary_dim > head_dim then
+    fail(where, "rope.rotary_dim", "must be an even integer in 2..%d (head_dim)%s, got %s", head_dim,
+      v.rotary_dim == nil and " (it defaults to head_dim, which is odd: set it)" or "", show(r.rotary_dim))
+  end
+  r.rotary_dim = math.floor(r.rotary_dim)
+  local s = v.scaling
+  if s ~= nil then
+    local types = spec.names(spec.rope.scalings)
+    if type(s) ~= "table" then
+      fail(where, "rope.scaling", "must be a table { type = %s, ... } or absent, got %s", table.concat(types, " | "),
+        show(s))
+    end
+    if s.type == nil then fail(where, "rope.scaling.type", "missing (one of %s)", table.concat(types, ", ")) end
+    if contains(spec.rope.unsupported, s.type) then
+      fail(where, "rope.scaling.type", "%s is not supported yet by this version of attngen (supported: %s)",
+        show(s.type), table.concat(types, ", "))
+    end
+    local kind = spec.rope_scaling[s.type]
+    if not kind then
+      fail(where, "rope.scaling.type", "unknown scaling type %s (supported: %s)", show(s.type), table.concat(types, ", "))
+    end
+    local allowed = { "type" }
+    for _, p in ipairs(kind.params) do allowed[#allowed + 1] = p end
+    check_keys(where, s, "rope.scaling", allowed)
+    r.scaling = { type = s.type }
+    for _, name in ipairs(kind.params) do
+      local f, x = "rope.scaling." .. name, s[name]
+      if x == nil then fail(where, f, "missing (%s scaling needs %s)", s.type, table.concat(kind.params, ", ")) end
+      if not finite(x) or not (x > 0) or x > 1e15 then fail(where, f, "must be a positive finite number, got %s", show(x)) end
+      if spec.rope_param[name].int and x ~= math.floor(x) then fail(where, f, "must be an integer, got %s", show(x)) end
+      r.scaling[name] = x
+    end
+    if kind.check then
+      local field, msg = kind.check(r.scaling)
+      if field then fail(where, "rope.scaling." .. field, "%s, got %s", msg, show(r.scaling[field])) end
+    end
+  end
+  -- the frequencies themselves must come out finite and positive (e.g. no theta so large they underflow)
+  for i, f in ipairs(spec.rope_inv_freq(r)) do
+    if not finite(f) or not (f > 0) then
+      fail(where, "rope", "inverse frequency %d is %s: theta or the scaling is out of range", i - 1, show(f))
+    end
+  end
+  return r
+end
 
 -- Validates a raw table (from a file and/or flags) and returns the normalized config.
 -- where: the file name (or "command line"); origin: field -> flag for fields set by flags.
@@ -131,6 +216,7 @@ function M.validate(raw, where, origin)
   c.masks = check_list(where, origin, raw, "masks", spec.names(spec.masks))
   c.phases = check_list(where, origin, raw, "phases", spec.names(spec.phases))
   c.isas = check_list(where, origin, raw, "isas", spec.names(spec.isas))
+  c.rope = check_rope(where, raw, c.head_dim)
   -- per-kernel options: validated by the spec's own rule, absent = the option's default
   c.options = {}
   for _, o in ipairs(spec.options) do

@@ -1,5 +1,6 @@
 -- Step 3 of the pipeline: the kernels a validated config asks for, one per (ISA, phase, mask), each with its
 -- key (the specialized parameters) and its name. Generic kernels have D, G and features nil: "read at run time".
+-- `rope` is the config's rope table (nil: the model has no RoPE); generic kernels read it at run time.
 local spec = require("spec")
 
 local M = {}
@@ -11,7 +12,7 @@ function M.model(c)
       for _, mask in ipairs(c.masks) do
         local k = { isa = isa, phase = phase, mask = mask, heads = c.heads, kv_heads = c.kv_heads,
                     D = c.head_dim, G = math.floor(c.heads / c.kv_heads),
-                    features = spec.features_of(mask), options = c.options, kv_dtype = "f32" }
+                    features = spec.features_of(mask), options = c.options, rope = c.rope, kv_dtype = "f32" }
         k.name = spec.kernel_name(k)
         kernels[#kernels + 1] = k
       end

@@ -75,7 +75,8 @@ function plan.for_kernel(k)
     end
     p.kb, p.pr, p.pvv, p.rb, p.keys = choice.kb, choice.pr, choice.pvv, choice.rb, blk.keys
     p.keys_padded = round_up(p.keys, lcm(p.kb, W))
-    p.row_align = lcm(lcm(p.rb, p.pr), 4)
+    -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
+    p.row_align = lcm(p.rb, p.pr)
     p.q_tile = spec.phase.decode.max_q        -- every query of a step in one item ...
     p.kv_heads_per_item = 0                   -- ... and every kv head: K/V rows are read page after page
   else
@@ -98,7 +99,7 @@ function plan.for_kernel(k)
   end
   if k.phase == "decode" and isa.unroll_head_dim ~= false then p.unroll = D end
   -- the row stride of the Q, S and O tiles: rows of the largest item, padded to the blocking
-  p.mp = round_up(E.mul(g, p.q_tile), p.row_align)
+  p.mp = round_up(E.mul(g, p.q_tile), lcm(p.row_align, 4)) -- a multiple of 4 keeps the per-row arrays aligned
   p.dp = round_up(d, W)
   local heads = p.kv_heads_per_item == 0 and (k.D and k.kv_heads or "kvh") or 1 -- generic: kvh at run time
   p.scratch = scratch_layout(p.mp, p.dp, p.keys_padded, heads, k.phase == "prefill")

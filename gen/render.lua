@@ -40,6 +40,18 @@ local function render(root, name, env)
   return out .. "\n"
 end
 
+-- A number as C and Lua both read it back exactly: integers as such, else the shortest %.Ng that round-trips
+-- (lua5.4 and luajit format through the same C library, so the bytes agree).
+local function num(v)
+  if v == math.floor(v) and math.abs(v) < 2^53 then return string.format("%d", v) end
+  for _, f in ipairs({ "%.15g", "%.16g" }) do
+    local s = string.format(f, v)
+    if tonumber(s) == v then return s end
+  end
+  return string.format("%.17g", v)
+end
+M.num = num
+
 -- Deterministic echo of the config for the stamp (fixed field order). Free text was validated as one
 -- printable line without comment delimiters (gen/config.lua).
 local function config_lines(c)
@@ -56,6 +68,18 @@ local function config_lines(c)
   for _, o in ipairs(spec.options) do
     if c.options[o.name] ~= nil then lines[#lines + 1] = string.format("%s = %.9g,", o.name, c.options[o.name]) end
   end
+  if c.rope then
+    local r = c.rope
+    lines[#lines + 1] = string.format("rope = { style = %q, theta = %s, rotary_dim = %d%s", r.style, num(r.theta),
+      r.rotary_dim, r.scaling and "," or " },")
+    if r.scaling then
+      local t = { string.format("type = %q", r.scaling.type) }
+      for _, p in ipairs(spec.rope_scaling[r.scaling.type].params) do
+        t[#t + 1] = string.format("%s = %s", p, num(r.scaling[p]))
+      end
+      lines[#lines + 1] = "  scaling = { " .. table.concat(t, ", ") .. " } },"
+    end
+  end
   if c.source then lines[#lines + 1] = "source = " .. c.source end
   return lines
 end
@@ -71,7 +95,12 @@ local function render_kernel(root, isa, k)
     if not k.features then return nil end
     return k.features[name] == true
   end
-  local text = render(root, "kernel.c.tpl", { isa = isa, kern = k, plan = k.plan, mk = k.plan.mk, feature = feature })
+  -- RoPE like a feature: true/false in a specialized kernel (the config has it or not), nil in a generic one
+  -- (the bound kernel's params say). Either way the rotation reads kernel->params.rope at run time.
+  local rope = nil
+  if k.D then rope = k.rope ~= nil end
+  local text = render(root, "kernel.c.tpl", { isa = isa, kern = k, plan = k.plan, mk = k.plan.mk, feature = feature,
+                                              rope = rope })
   for _, f in ipairs(spec.mask_features) do
     if (not k.features or k.features[f.name]) and not asked[f.name] then
       user_error("spec: mask feature '%s' (mask '%s') is not implemented by templates/kernel.c.tpl", f.name, k.mask)
@@ -125,6 +154,8 @@ function M.model(root, c, kernels, vocab, outdir, regen)
   env.list_macro = "ATTNGEN_" .. c.cname:upper() .. "_KERNELS"
   env.table_name = "attngen_table_" .. c.cname
   env.kernels, env.sections = kernels, sections(root, kernels, vocab)
+  env.num = num
+  if c.rope then env.inv_freq = spec.rope_inv_freq(c.rope) end
   env.isas = {}
   for _, s in ipairs(env.sections) do env.isas[#env.isas + 1] = s.isa end
   return {
@@ -142,6 +173,7 @@ function M.runtime(root, kernels, vocab, outdir, regen)
   env.file = { h = "attngen.h", c = "attngen_generic.c" }
   env.table_name = "attngen_table_generic"
   env.sections = sections(root, kernels, vocab)
+  env.num = num
   local senv = base_env(regen)
   local vmaj, vmin, vpat = version:match("^(%d+)%.(%d+)%.(%d+)$")
   senv.vmaj, senv.vmin, senv.vpat = vmaj, vmin, vpat

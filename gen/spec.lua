@@ -58,15 +58,86 @@ spec.options = {
     c_value = function(v) return string.format("%.9gf", v) end },
 }
 
+-- Rotary position embedding: the config field `rope` (a table, validated by gen/config.lua from this entry),
+-- carried by every table as attngen_params.rope (an attngen_rope, generated from this entry into
+-- attngen_spec.h) so that specialized kernels and the generic fallback rotate alike. The inverse frequencies,
+-- scaling applied, are computed here ONCE, in float64, and emitted as data (%.17g); the runtime turns them
+-- into cos/sin per token (float64 angle) and kernels rotate Q while packing it, the cache append rotates K.
+spec.rope = {
+  -- how the rotary dims pair up; `id` is the C enum value (attngen_rope_style, 0 = no RoPE)
+  styles = {
+    { name = "half", id = 1,
+      doc = "pairs (i, i + rotary_dim/2): rotate_half of HF Llama/Qwen/Mistral/GPT-NeoX" },
+    { name = "interleaved", id = 2, doc = "pairs (2i, 2i + 1): GPT-J, Meta's original Llama code" },
+  },
+  -- every scaling parameter (a field of rope.scaling, and a double of attngen_rope); `int` = whole number
+  params = {
+    { name = "factor", doc = "frequency divisor (linear), or the low-frequency divisor (llama3)" },
+    { name = "low_freq_factor", doc = "llama3: wavelengths above original / low_freq_factor are divided by factor" },
+    { name = "high_freq_factor", doc = "llama3: wavelengths below original / high_freq_factor are kept" },
+    { name = "original_max_position_embeddings", int = true, doc = "llama3: the pre-training context length" },
+  },
+  -- scaling types of the inverse frequencies (HF `rope_scaling`); `id` is attngen_rope_scaling (0 = none).
+  -- `params` are its required fields, `check` a cross-field rule (field, reason), `apply` maps the unscaled
+  -- inverse frequencies (a list of float64) to the scaled ones.
+  scalings = {
+    { name = "linear", id = 1, params = { "factor" },
+      doc = "position interpolation: every inverse frequency divided by factor",
+      apply = function(inv, s)
+        local out = {}
+        for i, f in ipairs(inv) do out[i] = f / s.factor end
+        return out
+      end },
+    { name = "llama3", id = 2,
+      params = { "factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings" },
+      doc = "Llama 3.1/3.2: low frequencies divided by factor, high ones kept, a smooth ramp between",
+      check = function(s)
+        if not (s.high_freq_factor > s.low_freq_factor) then
+          return "high_freq_factor", "must be greater than low_freq_factor"
+        end
+      end,
+      -- transformers' _compute_llama3_parameters, in float64
+      apply = function(inv, s)
+        local old = s.original_max_position_embeddings
+        local low_wavelen, high_wavelen = old / s.low_freq_factor, old / s.high_freq_factor
+        local out = {}
+        for i, f in ipairs(inv) do
+          local wavelen = 2 * math.pi / f
+          if wavelen < high_wavelen then
+            out[i] = f
+          elseif wavelen > low_wavelen then
+            out[i] = f / s.factor
+          else
+            local smooth = (old / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor)
+            out[i] = (1 - smooth) * f / s.factor + smooth * f
+          end
+        end
+        return out
+      end },
+  },
+  -- scaling types that real configs use and attngen does not implement yet: refused by name
+  unsupported = { "yarn", "dynamic", "longrope", "su", "ntk", "mrope" },
+}
+
+-- The inverse frequencies of a validated rope table (gen/config.lua): theta^(-2i / rotary_dim) for the
+-- rotary_dim / 2 pairs, then the scaling. Float64; lua5.4 and luajit give the same bits.
+function spec.rope_inv_freq(r)
+  local inv = {}
+  for i = 0, r.rotary_dim / 2 - 1 do inv[i + 1] = 1 / r.theta ^ (2 * i / r.rotary_dim) end
+  if r.scaling then inv = spec.rope_scaling[r.scaling.type].apply(inv, r.scaling) end
+  return inv
+end
+
 -- Config fields that later versions will add: refused by name as "not supported yet".
-spec.reserved = { "kv_dtype", "sliding_window", "softcap", "alibi", "sinks", "rope", "lse" }
+spec.reserved = { "kv_dtype", "sliding_window", "softcap", "alibi", "sinks", "lse" }
 
 -- Shape limits (config validation and attngen.h).
 spec.limits = { max_heads = 1024, max_head_dim = 512 }
 
 -- ABI of the generated tables: bump when attngen_table / attngen_kernel_info / attngen_params change layout
 -- or meaning. attngen_select refuses a table whose ABI differs from the runtime's.
-spec.abi = 2
+-- 3: attngen_params.rope; attngen_item gains causal_offset and rope_cs.
+spec.abi = 3
 
 -- ---------------------------------------------------------------- lookups
 
@@ -81,6 +152,9 @@ spec.mask = index(spec.masks)
 spec.mask_feature = index(spec.mask_features)
 spec.kv_dtype = index(spec.kv_dtypes)
 spec.option = index(spec.options)
+spec.rope_style = index(spec.rope.styles)
+spec.rope_scaling = index(spec.rope.scalings)
+spec.rope_param = index(spec.rope.params)
 
 function spec.names(list)
   local t = {}

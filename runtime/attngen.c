@@ -5,6 +5,7 @@
 #endif
 
 #include "attngen.h"
+#include "attngen_kernel.h" /* attngen_rope_rotate: the one RoPE rotation, shared with the generated kernels */
 
 #include <math.h>
 #include <stdarg.h>
@@ -609,8 +610,11 @@ struct attngen_plan {
   float **scratch;   /* one per thread, 64-byte aligned views into scratch_raw */
   void **scratch_raw;
   float *part_o, *part_ms; /* split-KV partials: [split][batch][heads][q_len] x head_dim, and (max, sum) pairs */
+  float *rope_cs;          /* RoPE kernels: cos/sin of every query, [batch][q_len][rotary_dim] (plan_rope) */
   size_t bytes;
 };
+
+static int plan_rope(attngen_plan *p); /* the RoPE section, below */
 
 static void *aligned64(size_t bytes, void **raw)
 {
@@ -631,6 +635,7 @@ void attngen_plan_destroy(attngen_plan *p)
   free(p->items);
   free(p->part_o);
   free(p->part_ms);
+  free(p->rope_cs);
   free(p);
 }
 
@@ -734,6 +739,7 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
             it->kvh1 = h + hpi < sh->kv_heads ? h + hpi : sh->kv_heads;
             it->q0 = q0;
             it->q1 = q0 + q_tile < a.q_len ? q0 + q_tile : a.q_len;
+            it->causal_offset = a.kv_len - a.q_len; /* bottom-right aligned (attngen_step overrides it) */
             it->k0 = s * chunk < a.kv_len ? s * chunk : a.kv_len;
             it->k1 = (s + 1) * chunk < a.kv_len ? (s + 1) * chunk : a.kv_len;
             if (p->splits == 1) {
@@ -754,6 +760,10 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
           }
   }
   p->n_items = n;
+  if ((st = plan_rope(p))) {
+    attngen_plan_destroy(p);
+    return st;
+  }
   *out = p;
   return ATTNGEN_OK;
 nomem:
@@ -843,11 +853,11 @@ static void *worker(void *arg)
 }
 #endif
 
-int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args, int nthreads)
+enum { MAX_RUN_THREADS = 64 }; /* attngen_run_parallel and attngen_step_parallel start at most this many */
+
+/* nthreads <= 0: the online CPUs; capped at MAX_RUN_THREADS. */
+static int run_threads(int nthreads)
 {
-  enum { MAX_THREADS = 64 };
-  attngen_plan *p;
-  int st;
   if (nthreads <= 0) {
 #if ATTNGEN_HAVE_PTHREADS
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -856,13 +866,90 @@ int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args,
     nthreads = 1;
 #endif
   }
-  if (nthreads > MAX_THREADS) nthreads = MAX_THREADS;
-  if ((st = attngen_plan_create(kernel, args, nthreads, &p))) return st;
+  return nthreads > MAX_RUN_THREADS ? MAX_RUN_THREADS : nthreads;
+}
+
+#if ATTNGEN_HAVE_PTHREADS
+/* Persistent workers for attngen_run_parallel and attngen_step_parallel: started on first use (up to the most
+ * threads a call asked for) and asleep on a condition variable between calls, so a call costs a wake-up instead of
+ * creating and joining threads (a small model's decode step takes tens of microseconds). Worker t always runs as
+ * thread index t of the plan. One call uses the pool at a time; a call that finds it in use (another application
+ * thread is inside attngen) starts threads of its own, as before. */
+static struct {
+  pthread_mutex_t busy; /* held by the call using the pool */
+  pthread_mutex_t m;    /* guards the fields below */
+  pthread_cond_t wake, done;
+  int started;             /* workers alive: thread indices 1..started */
+  unsigned long generation; /* one per call; a worker joins when it sees a new one and its index is < want */
+  int want, running;       /* threads of the current call (caller included); workers still inside it */
+  attngen_plan *plan;
+  size_t next;             /* next item to claim */
+} pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+           0, 0, 0, 0, NULL, 0 };
+
+static void *pool_worker(void *arg)
+{
+  const int t = (int)(intptr_t)arg;
+  unsigned long seen = 0;
+  worker_arg w;
+  pthread_mutex_lock(&pool.m);
+  for (;;) {
+    while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.m);
+    seen = pool.generation;
+    if (t >= pool.want) continue;
+    w.plan = pool.plan;
+    w.thread = t;
+    w.next = &pool.next;
+    pthread_mutex_unlock(&pool.m);
+    worker(&w);
+    pthread_mutex_lock(&pool.m);
+    if (--pool.running == 0) pthread_cond_signal(&pool.done);
+  }
+  return NULL;
+}
+
+/* Runs the plan's items on the pool (the caller is thread 0). Returns 0 when the pool is in use by another call. */
+static int pool_run(attngen_plan *p, int nthreads)
+{
+  worker_arg w;
+  if (pthread_mutex_trylock(&pool.busy) != 0) return 0;
+  pthread_mutex_lock(&pool.m);
+  while (pool.started < nthreads - 1) {
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, pool_worker, (void *)(intptr_t)(pool.started + 1)) != 0) break;
+    pthread_detach(tid);
+    ++pool.started;
+  }
+  pool.want = pool.started + 1 < nthreads ? pool.started + 1 : nthreads;
+  pool.running = pool.want - 1;
+  pool.plan = p;
+  pool.next = 0;
+  ++pool.generation;
+  pthread_cond_broadcast(&pool.wake);
+  pthread_mutex_unlock(&pool.m);
+  w.plan = p;
+  w.thread = 0;
+  w.next = &pool.next;
+  worker(&w);
+  pthread_mutex_lock(&pool.m);
+  while (pool.running > 0) pthread_cond_wait(&pool.done, &pool.m);
+  pool.plan = NULL;
+  pthread_mutex_unlock(&pool.m);
+  pthread_mutex_unlock(&pool.busy);
+  return 1;
+}
+#endif
+
+/* Runs every item of a plan on nthreads threads (the plan was created for at least that many), then merges. */
+static int plan_execute(attngen_plan *p, int nthreads)
+{
   if ((size_t)nthreads > p->n_items) nthreads = (int)p->n_items;
 #if ATTNGEN_HAVE_PTHREADS
-  if (nthreads > 1) {
-    pthread_t tid[MAX_THREADS];
-    worker_arg wa[MAX_THREADS];
+  if (nthreads > 1 && pool_run(p, nthreads)) {
+    /* ran on the persistent workers */
+  } else if (nthreads > 1) {
+    pthread_t tid[MAX_RUN_THREADS];
+    worker_arg wa[MAX_RUN_THREADS];
     size_t next = 0;
     int started = 0, t;
     for (t = 1; t < nthreads; ++t) {
@@ -882,7 +969,401 @@ int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args,
   {
     attngen_plan_run(p, 0, p->n_items, 0);
   }
-  st = attngen_plan_finish(p);
+  return attngen_plan_finish(p);
+}
+
+int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args, int nthreads)
+{
+  attngen_plan *p;
+  int st;
+  nthreads = run_threads(nthreads);
+  if ((st = attngen_plan_create(kernel, args, nthreads, &p))) return st;
+  st = plan_execute(p, nthreads);
   attngen_plan_destroy(p);
   return st;
+}
+
+/* ---------------------------------------------------------------- RoPE, KV-cache append, step */
+
+/* A kernel's RoPE descriptor (its table's params.rope) must be usable before inv_freq is read. */
+static int rope_check(const attngen_kernel *k)
+{
+  const attngen_rope *r = &k->params.rope;
+  if (r->style == ATTNGEN_ROPE_NONE) return ATTNGEN_OK;
+  if ((unsigned)r->style >= ATTNGEN_ROPE_COUNT_ || !r->inv_freq || r->rotary_dim < 2 || r->rotary_dim % 2 != 0 ||
+      r->rotary_dim > k->shape.head_dim)
+    return fail(ATTNGEN_ERR_SHAPE, "attngen: kernel %s has a bad RoPE descriptor (style %d, rotary_dim %d, inv_freq %s, "
+                "head_dim %d)", k->info->name, (int)r->style, r->rotary_dim, r->inv_freq ? "set" : "NULL",
+                k->shape.head_dim);
+  return ATTNGEN_OK;
+}
+
+/* RoPE cos/sin of n tokens, in the layout attngen_rope_rotate reads: for token t, cs[t * rotary_dim + p] =
+ * cos(pos_t * inv_freq[p]) and cs[t * rotary_dim + rotary_dim / 2 + p] = sin(...), rounded to float, where
+ * pos_t = pos[t] if pos is given, else base + t. The angle is float64: pos_t * inv_freq[p] carries a relative
+ * error of one ulp (2^-53, so ~1e-10 rad at 2^20 rad) and libm's cos and sin reduce it exactly. Along a run of
+ * consecutive positions the next cos/sin come from the angle-addition formulas in float64 (4 multiplies instead
+ * of a libm cos and sin, ~25x cheaper), restarted from an exact cos/sin every ROPE_EXACT_EVERY tokens: the drift
+ * stays below ROPE_EXACT_EVERY * 4e-16, far under the float rounding of the result (3e-8).
+ * w: scratch of 2 * rotary_dim doubles. */
+#define ROPE_EXACT_EVERY 32
+static void rope_cos_sin(const attngen_rope *r, const int32_t *pos, long long base, int n, float *cs, double *w)
+{
+  const int half = r->rotary_dim / 2;
+  double *c = w, *s = w + half, *cw = w + 2 * half, *sw = w + 3 * half;
+  long long prev = 0;
+  int t, p, run = 0, have_step = 0;
+  for (t = 0; t < n; ++t) {
+    const long long x = pos ? (long long)pos[t] : base + t;
+    float *out = cs + (size_t)t * (size_t)r->rotary_dim;
+    if (t > 0 && x == prev + 1 && run < ROPE_EXACT_EVERY) {
+      if (!have_step) {
+        for (p = 0; p < half; ++p) {
+          cw[p] = cos(r->inv_freq[p]);
+          sw[p] = sin(r->inv_freq[p]);
+        }
+        have_step = 1;
+      }
+      for (p = 0; p < half; ++p) {
+        const double c1 = c[p] * cw[p] - s[p] * sw[p];
+        s[p] = s[p] * cw[p] + c[p] * sw[p];
+        c[p] = c1;
+      }
+      ++run;
+    } else {
+      for (p = 0; p < half; ++p) {
+        const double angle = (double)x * r->inv_freq[p];
+        c[p] = cos(angle);
+        s[p] = sin(angle);
+      }
+      run = 1;
+    }
+    for (p = 0; p < half; ++p) {
+      out[p] = (float)c[p];
+      out[half + p] = (float)s[p];
+    }
+    prev = x;
+  }
+}
+
+/* The cos/sin of every query of a plan, once per token (shared by all its heads and items), and each item's
+ * pointer into them. Positions: args.q_pos, else kv_len - q_len + i. Nothing for kernels without RoPE. */
+static int plan_rope(attngen_plan *p)
+{
+  const attngen_rope *r = &p->kernel.params.rope;
+  const attngen_args *a = &p->args;
+  size_t rows, floats, i;
+  double *w;
+  int st, b;
+  if (r->style == ATTNGEN_ROPE_NONE) return ATTNGEN_OK;
+  if ((st = rope_check(&p->kernel))) return st;
+  if (mul_size((size_t)a->batch, (size_t)a->q_len, &rows) || mul_size(rows, (size_t)r->rotary_dim, &floats) ||
+      floats > ATTNGEN_MAX_FLOATS)
+    return fail(ATTNGEN_ERR_SIZE, "attngen: RoPE cos/sin (batch %d x q_len %d x rotary_dim %d floats) span more than "
+                "PTRDIFF_MAX bytes", a->batch, a->q_len, r->rotary_dim);
+  p->rope_cs = (float *)malloc(floats * sizeof(float));
+  w = (double *)malloc(2 * (size_t)r->rotary_dim * sizeof(double));
+  if (!p->rope_cs || !w) {
+    free(w);
+    return fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory for the RoPE cos/sin");
+  }
+  for (b = 0; b < a->batch; ++b)
+    rope_cos_sin(r, a->q_pos ? a->q_pos + (size_t)b * (size_t)a->q_len : NULL, (long long)a->kv_len - a->q_len,
+                 a->q_len, p->rope_cs + (size_t)b * (size_t)a->q_len * (size_t)r->rotary_dim, w);
+  free(w);
+  for (i = 0; i < p->n_items; ++i) {
+    attngen_item *it = &p->items[i];
+    it->rope_cs = p->rope_cs + ((size_t)it->b * (size_t)a->q_len + (size_t)it->q0) * (size_t)r->rotary_dim;
+  }
+  p->bytes += floats * sizeof(float);
+  return ATTNGEN_OK;
+}
+
+/* The rows (batch, row, head) of a tensor that is written must not overlap (non-negative strides): sorted by
+ * stride, each must step over the whole block of the dimensions below it. */
+static int rows_disjoint(const char *what, const attngen_strides *st, int n_batch, int n_rows, int n_heads, int d)
+{
+  ptrdiff_t s[3], n[3], t;
+  size_t span = (size_t)d;
+  int i, k;
+  s[0] = st->head, n[0] = n_heads;
+  s[1] = st->seq, n[1] = n_rows;
+  s[2] = st->batch, n[2] = n_batch;
+  for (i = 0; i < 3; ++i)
+    for (k = i + 1; k < 3; ++k)
+      if (s[k] < s[i]) {
+        t = s[i], s[i] = s[k], s[k] = t;
+        t = n[i], n[i] = n[k], n[k] = t;
+      }
+  for (i = 0; i < 3; ++i) {
+    if (n[i] <= 1) continue;
+    if ((size_t)s[i] < span)
+      return fail(ATTNGEN_ERR_STRIDE, "attngen: %s strides (batch %td, seq %td, head %td) make rows overlap", what,
+                  st->batch, st->seq, st->head);
+    if (mul_size((size_t)s[i], (size_t)n[i], &span))
+      return fail(ATTNGEN_ERR_SIZE, "attngen: %s strides (batch %td, seq %td, head %td) overflow size_t", what,
+                  st->batch, st->seq, st->head);
+  }
+  return ATTNGEN_OK;
+}
+
+/* An append's arguments, checked and normalized: strides resolved, cache_len and pos copied (so that they may
+ * live anywhere: nothing reads them once the cache is being written), the longest cache, the caches' ranges. */
+typedef struct {
+  attngen_append_args a;
+  int32_t *len, *pos; /* copies of cache_len [batch] and pos [batch][n_new] (or NULL) */
+  int max_len;
+  addr_range k_cache, v_cache;
+} append_job;
+
+static void append_job_free(append_job *j)
+{
+  free(j->len);
+  free(j->pos);
+  j->len = j->pos = NULL;
+}
+
+/* Everything an append can get wrong, checked before anything is written; on failure j holds nothing. */
+static int append_check(const attngen_kernel *kernel, const attngen_append_args *in, append_job *j)
+{
+  attngen_append_args *a = &j->a;
+  const attngen_shape *s;
+  size_t ekn, evn, ekc, evc, npos;
+  addr_range inr[2];
+  ptrdiff_t d;
+  int st, b, i;
+  memset(j, 0, sizeof *j);
+  if (!kernel || !kernel->info) return fail(ATTNGEN_ERR_NULL, "attngen: kernel is NULL (select one first)");
+  if (!in) return fail(ATTNGEN_ERR_NULL, "attngen: append args are NULL");
+  s = &kernel->shape;
+  if ((st = check_shape(s)) || (st = rope_check(kernel))) return st;
+  if (!in->k_new || !in->v_new || !in->k_cache || !in->v_cache || !in->cache_len)
+    return fail(ATTNGEN_ERR_NULL, "attngen: k_new, v_new, k_cache, v_cache and cache_len must not be NULL (k_new=%p "
+                "v_new=%p k_cache=%p v_cache=%p cache_len=%p)", (const void *)in->k_new, (const void *)in->v_new,
+                (void *)in->k_cache, (void *)in->v_cache, (const void *)in->cache_len);
+  if (in->batch <= 0 || in->n_new <= 0 || in->kv_capacity <= 0)
+    return fail(ATTNGEN_ERR_SIZE, "attngen: batch (%d), n_new (%d) and kv_capacity (%d) must be positive", in->batch,
+                in->n_new, in->kv_capacity);
+  if (in->batch > ATTNGEN_MAX_LEN || in->n_new > ATTNGEN_MAX_LEN || in->kv_capacity > ATTNGEN_MAX_LEN)
+    return fail(ATTNGEN_ERR_SIZE, "attngen: batch (%d), n_new (%d) and kv_capacity (%d) must be at most "
+                "ATTNGEN_MAX_LEN (%d)", in->batch, in->n_new, in->kv_capacity, ATTNGEN_MAX_LEN);
+  *a = *in;
+  if ((st = check_strides("k_new", &a->k_new_stride)) || (st = check_strides("v_new", &a->v_new_stride)) ||
+      (st = check_strides("k_cache", &a->k_cache_stride)) || (st = check_strides("v_cache", &a->v_cache_stride)))
+    return st;
+  /* the dense defaults: head = head_dim, seq = kv_heads * head_dim, batch = rows * seq */
+  d = s->head_dim;
+  {
+    attngen_strides *t[4];
+    const int rows[4] = { a->n_new, a->n_new, a->kv_capacity, a->kv_capacity };
+    t[0] = &a->k_new_stride, t[1] = &a->v_new_stride, t[2] = &a->k_cache_stride, t[3] = &a->v_cache_stride;
+    for (i = 0; i < 4; ++i) {
+      if (!t[i]->head) t[i]->head = d;
+      if (!t[i]->seq) t[i]->seq = default_stride(s->kv_heads, d);
+      if (!t[i]->batch) t[i]->batch = default_stride(rows[i], t[i]->seq);
+    }
+  }
+  if ((st = tensor_extent("k_new", "n_new", &a->k_new_stride, a->batch, a->n_new, s->kv_heads, s->head_dim, &ekn)) ||
+      (st = tensor_extent("v_new", "n_new", &a->v_new_stride, a->batch, a->n_new, s->kv_heads, s->head_dim, &evn)) ||
+      (st = tensor_extent("k_cache", "kv_capacity", &a->k_cache_stride, a->batch, a->kv_capacity, s->kv_heads,
+                          s->head_dim, &ekc)) ||
+      (st = tensor_extent("v_cache", "kv_capacity", &a->v_cache_stride, a->batch, a->kv_capacity, s->kv_heads,
+                          s->head_dim, &evc)))
+    return st;
+  if ((st = rows_disjoint("k_cache", &a->k_cache_stride, a->batch, a->kv_capacity, s->kv_heads, s->head_dim)) ||
+      (st = rows_disjoint("v_cache", &a->v_cache_stride, a->batch, a->kv_capacity, s->kv_heads, s->head_dim)))
+    return st;
+  /* the caches are written: they must not overlap each other or the rows being appended (whole ranges) */
+  if ((st = make_range("k_cache", a->k_cache, ekc, sizeof(float), &j->k_cache)) ||
+      (st = make_range("v_cache", a->v_cache, evc, sizeof(float), &j->v_cache)) ||
+      (st = make_range("k_new", a->k_new, ekn, sizeof(float), &inr[0])) ||
+      (st = make_range("v_new", a->v_new, evn, sizeof(float), &inr[1])))
+    return st;
+  if (j->k_cache.lo < j->v_cache.hi && j->v_cache.lo < j->k_cache.hi)
+    return fail(ATTNGEN_ERR_ALIAS, "attngen: k_cache and v_cache overlap (the caches are written: they must not overlap "
+                "each other or the new rows)");
+  for (i = 0; i < 2; ++i) {
+    const addr_range *c = i ? &j->v_cache : &j->k_cache;
+    for (b = 0; b < 2; ++b)
+      if (c->lo < inr[b].hi && inr[b].lo < c->hi)
+        return fail(ATTNGEN_ERR_ALIAS, "attngen: %s overlaps %s (the caches are written: they must not overlap each "
+                    "other or the new rows)", c->name, inr[b].name);
+  }
+  /* lengths and positions: copied first, then checked; every sequence must fit before any is appended */
+  j->len = (int32_t *)malloc((size_t)a->batch * sizeof(int32_t));
+  if (!j->len) return fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory");
+  memcpy(j->len, in->cache_len, (size_t)a->batch * sizeof(int32_t));
+  if (in->pos) {
+    if (mul_size((size_t)a->batch, (size_t)a->n_new, &npos) || npos > (size_t)PTRDIFF_MAX / sizeof(int32_t)) {
+      append_job_free(j);
+      return fail(ATTNGEN_ERR_SIZE, "attngen: pos (batch %d x n_new %d) is too large", a->batch, a->n_new);
+    }
+    j->pos = (int32_t *)malloc(npos * sizeof(int32_t));
+    if (!j->pos) {
+      append_job_free(j);
+      return fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory");
+    }
+    memcpy(j->pos, in->pos, npos * sizeof(int32_t));
+  }
+  for (b = 0; b < a->batch; ++b)
+    if (j->len[b] < 0 || j->len[b] > a->kv_capacity) {
+      st = fail(ATTNGEN_ERR_LENGTHS, "attngen: cache_len[%d] = %d is outside [0, kv_capacity = %d]", b, (int)j->len[b],
+                a->kv_capacity);
+      append_job_free(j);
+      return st;
+    }
+  for (b = 0; b < a->batch; ++b) {
+    if (j->len[b] > a->kv_capacity - a->n_new) {
+      st = fail(ATTNGEN_ERR_CAPACITY, "attngen: sequence %d holds %d of kv_capacity %d rows: %d more do not fit "
+                "(nothing was appended)", b, (int)j->len[b], a->kv_capacity, a->n_new);
+      append_job_free(j);
+      return st;
+    }
+    if (j->len[b] > j->max_len) j->max_len = j->len[b];
+  }
+  return ATTNGEN_OK;
+}
+
+/* Writes the checked append: for each new token its K row, rotated by its position (RoPE kernels), and its V
+ * row. cs_all: the tokens' cos/sin [batch][n_new][rotary_dim] when the caller has them (the step shares its
+ * plan's), else NULL and cs_tmp [n_new][rotary_dim] plus w (rope_cos_sin's scratch) to compute them. */
+static void append_write(const attngen_kernel *kernel, const append_job *j, const float *cs_all, float *cs_tmp,
+                         double *w)
+{
+  const attngen_append_args *a = &j->a;
+  const attngen_rope *r = &kernel->params.rope;
+  const int kvh = kernel->shape.kv_heads, d = kernel->shape.head_dim, n = a->n_new;
+  const int rope = r->style != ATTNGEN_ROPE_NONE;
+  const size_t rot = rope ? (size_t)r->rotary_dim : 0, row_bytes = (size_t)d * sizeof(float);
+  int b, i, h;
+  for (b = 0; b < a->batch; ++b) {
+    const float *cs = NULL;
+    if (rope) {
+      if (cs_all) {
+        cs = cs_all + (size_t)b * (size_t)n * rot;
+      } else {
+        rope_cos_sin(r, j->pos ? j->pos + (size_t)b * (size_t)n : NULL, j->len[b], n, cs_tmp, w);
+        cs = cs_tmp;
+      }
+    }
+    for (i = 0; i < n; ++i) {
+      const ptrdiff_t row = (ptrdiff_t)j->len[b] + i;
+      for (h = 0; h < kvh; ++h) {
+        const float *kn = a->k_new + b * a->k_new_stride.batch + i * a->k_new_stride.seq + h * a->k_new_stride.head;
+        const float *vn = a->v_new + b * a->v_new_stride.batch + i * a->v_new_stride.seq + h * a->v_new_stride.head;
+        float *kc = a->k_cache + b * a->k_cache_stride.batch + row * a->k_cache_stride.seq + h * a->k_cache_stride.head;
+        float *vc = a->v_cache + b * a->v_cache_stride.batch + row * a->v_cache_stride.seq + h * a->v_cache_stride.head;
+        if (rope) attngen_rope_rotate(r, cs + (size_t)i * rot, kn, d, kc, 1, 1.0f);
+        else memcpy(kc, kn, row_bytes);
+        memcpy(vc, vn, row_bytes);
+      }
+    }
+  }
+}
+
+int attngen_kv_append(const attngen_kernel *kernel, const attngen_append_args *args)
+{
+  append_job j;
+  float *cs = NULL;
+  double *w = NULL;
+  int st;
+  if ((st = append_check(kernel, args, &j))) return st;
+  if (kernel->params.rope.style != ATTNGEN_ROPE_NONE) {
+    const size_t rot = (size_t)kernel->params.rope.rotary_dim;
+    if ((size_t)j.a.n_new > ATTNGEN_MAX_FLOATS / rot ||
+        !(cs = (float *)malloc((size_t)j.a.n_new * rot * sizeof(float))) ||
+        !(w = (double *)malloc(2 * rot * sizeof(double)))) {
+      free(cs);
+      append_job_free(&j);
+      return fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory for the RoPE cos/sin of %d tokens", args->n_new);
+    }
+  }
+  append_write(kernel, &j, NULL, cs, w);
+  free(cs);
+  free(w);
+  append_job_free(&j);
+  return ATTNGEN_OK;
+}
+
+/* The step: the append's checks, the attention's (attngen_plan_create: check_args), then the append, then the
+ * attention, whose items see keys j <= cache_len[b] + i (their causal offset) and whose queries are rotated by the
+ * same cos/sin as the new K rows. */
+int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args *s, int nthreads)
+{
+  append_job j;
+  attngen_args a;
+  attngen_plan *p = NULL;
+  int32_t *kv_lens = NULL, *q_pos = NULL;
+  unsigned features;
+  size_t eq, i;
+  addr_range qr;
+  int st, b, t, n, uniform = 1, rope;
+  if (!s) return fail(ATTNGEN_ERR_NULL, "attngen: step args are NULL");
+  memset(&qr, 0, sizeof qr);
+  if ((st = append_check(kernel, &s->kv, &j))) return st;
+  n = j.a.n_new;
+  features = attngen_mask_features(kernel->shape.mask);
+  for (b = 1; b < j.a.batch; ++b) uniform &= j.len[b] == j.len[0];
+  if (!(features & ATTNGEN_FEATURE_CAUSAL) && (n > 1 || (!(features & ATTNGEN_FEATURE_KV_LENS) && !uniform))) {
+    st = fail(ATTNGEN_ERR_SHAPE, "attngen: attngen_step needs a causal kernel for %s (kernel %s has mask %s)",
+              n > 1 ? "more than one new token per sequence" : "a batch of different cache lengths",
+              kernel->info->name, attngen_mask_name(kernel->shape.mask));
+    goto out;
+  }
+  rope = kernel->params.rope.style != ATTNGEN_ROPE_NONE;
+  if (features & ATTNGEN_FEATURE_KV_LENS) {
+    if (!(kv_lens = (int32_t *)malloc((size_t)j.a.batch * sizeof(int32_t)))) goto nomem;
+    for (b = 0; b < j.a.batch; ++b) kv_lens[b] = j.len[b] + n;
+  }
+  if (rope && !j.pos) { /* the new tokens' positions: cache_len[b] + i (pos was checked to fit: so does this) */
+    if (!(q_pos = (int32_t *)malloc((size_t)j.a.batch * (size_t)n * sizeof(int32_t)))) goto nomem;
+    for (b = 0; b < j.a.batch; ++b)
+      for (t = 0; t < n; ++t) q_pos[(size_t)b * (size_t)n + (size_t)t] = j.len[b] + t;
+  }
+  memset(&a, 0, sizeof a);
+  a.batch = j.a.batch;
+  a.q_len = n;
+  a.kv_len = j.max_len + n; /* <= kv_capacity: append_check saw every sequence fit */
+  a.kv_capacity = j.a.kv_capacity;
+  a.q = s->q;
+  a.k = j.a.k_cache;
+  a.v = j.a.v_cache;
+  a.o = s->o;
+  a.q_stride = s->q_stride;
+  a.k_stride = j.a.k_cache_stride;
+  a.v_stride = j.a.v_cache_stride;
+  a.o_stride = s->o_stride;
+  a.kv_lens = kv_lens;
+  a.scale = s->scale;
+  a.lse = s->lse;
+  a.q_pos = rope ? (j.pos ? j.pos : q_pos) : NULL;
+  nthreads = run_threads(nthreads);
+  if ((st = attngen_plan_create(kernel, &a, nthreads, &p))) goto out;
+  /* q is read after the append wrote the caches: it must not overlap them */
+  if ((st = tensor_extent("q", "n_new", &p->args.q_stride, a.batch, n, kernel->shape.heads, kernel->shape.head_dim,
+                          &eq)) ||
+      (st = make_range("q", a.q, eq, sizeof(float), &qr)))
+    goto out;
+  if ((qr.lo < j.k_cache.hi && j.k_cache.lo < qr.hi) || (qr.lo < j.v_cache.hi && j.v_cache.lo < qr.hi)) {
+    st = fail(ATTNGEN_ERR_ALIAS, "attngen: q overlaps %s (the step writes the caches before it reads q)",
+              qr.lo < j.k_cache.hi && j.k_cache.lo < qr.hi ? "k_cache" : "v_cache");
+    goto out;
+  }
+  for (i = 0; i < p->n_items; ++i) p->items[i].causal_offset = j.len[p->items[i].b];
+  append_write(kernel, &j, rope ? p->rope_cs : NULL, NULL, NULL);
+  st = plan_execute(p, nthreads);
+  goto out;
+nomem:
+  st = fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory");
+out:
+  attngen_plan_destroy(p);
+  free(kv_lens);
+  free(q_pos);
+  append_job_free(&j);
+  return st;
+}
+
+int attngen_step(const attngen_kernel *kernel, const attngen_step_args *args)
+{
+  return attngen_step_parallel(kernel, args, 1);
 }

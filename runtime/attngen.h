@@ -88,6 +88,11 @@ typedef struct {
   const int32_t *kv_lens; /* [batch] valid keys per sequence: PADDING, CAUSAL_PADDING, CROSS only */
   float scale;            /* 0: the kernel's default, 1/sqrt(head_dim) or the config's `scale` */
   float *lse;             /* optional [batch][heads][q_len]: natural-log log-sum-exp of the scaled scores */
+  /* RoPE kernels only (kernel->params.rope.style != ATTNGEN_ROPE_NONE; ignored otherwise): optional dense
+   * [batch][q_len] position of each query, any int32. Query i of sequence b is rotated by q_pos[b * q_len + i];
+   * NULL: by kv_len - q_len + i, the position of a bottom-right aligned query. Q is rotated while it is packed;
+   * K is used as stored: a RoPE kernel expects a cache of ROTATED K, as attngen_kv_append writes it. */
+  const int32_t *q_pos;
 } attngen_args;
 
 /* One independent piece of work: batch b, kv heads [kvh0, kvh1) (all of their q heads), query rows [q0,q1),
@@ -101,6 +106,10 @@ typedef struct {
   /* Split-KV partials only (else NULL): the row's max score and sum of exp, at [2 * (h * lse_head + i)] and
    * [... + 1]. Merging through these instead of a rounded fp32 lse keeps full precision for large scores. */
   float *max_sum;
+  int causal_offset;    /* causal masks: query row i sees keys j <= i + causal_offset (attngen_run: kv_len - q_len;
+                           attngen_step: cache_len[b], which lets a ragged batch be causal per sequence) */
+  const float *rope_cs; /* RoPE: cos/sin of query row i at rope_cs + (i - q0) * rotary_dim (see attngen_rope_rotate
+                           in attngen_kernel.h); NULL: Q is not rotated */
 } attngen_item;
 
 /* How a kernel's work is cut, chosen by the generator's plan (gen/plan.lua): constants for a specialized
@@ -194,11 +203,69 @@ int attngen_plan_finish(attngen_plan *plan);
 size_t attngen_plan_scratch_bytes(const attngen_plan *plan); /* peak extra memory the plan holds */
 void attngen_plan_destroy(attngen_plan *plan);
 
+/* ---- KV cache: append with RoPE, and the fused decode / chunked-prefill step ----
+ *
+ * A KV cache holds, for each sequence b, cache_len[b] valid rows of K and of V in a buffer of kv_capacity rows:
+ * k_cache and v_cache are [batch][kv_capacity][kv_heads][head_dim], with strides like attngen_args (in floats,
+ * 0 = dense: head = head_dim, seq = kv_heads * head_dim, batch = kv_capacity * seq). The lengths belong to the
+ * caller: these calls read cache_len and never change it; after a successful call, add n_new to each.
+ * With a RoPE kernel (kernel->params.rope, from its table) the cache holds K ALREADY ROTATED: the append rotates
+ * each new K row by its token's position as it writes it (V is copied as is), so attention never rotates K.
+ * Positions: pos[b * n_new + i] when pos is given (any int32; packed or shifted positions), else
+ * cache_len[b] + i. The angle pos * inv_freq[p] is computed in float64 (exact to ~1e-10 rad up to |pos| = 2^20)
+ * and the rotation in fp32: a rotated row is within ~2^-23 * |row| of the float64 one.
+ * Errors (nothing is written when a call fails): NULL pointers (ATTNGEN_ERR_NULL); batch, n_new or kv_capacity
+ * not positive or above ATTNGEN_MAX_LEN, tensors too large (ATTNGEN_ERR_SIZE); cache_len[b] outside
+ * [0, kv_capacity] (ATTNGEN_ERR_LENGTHS); cache_len[b] + n_new > kv_capacity for ANY sequence (ATTNGEN_ERR_CAPACITY:
+ * no sequence is appended); negative strides or overlapping cache rows (ATTNGEN_ERR_STRIDE); k_cache and v_cache
+ * overlapping each other, k_new, v_new or (step) q (ATTNGEN_ERR_ALIAS: whole address ranges, as for attngen_args).
+ * cache_len and pos may live anywhere: they are read before anything is written. */
+typedef struct {
+  int batch;                   /* sequences */
+  int n_new;                   /* new tokens per sequence, >= 1 */
+  int kv_capacity;             /* rows allocated per sequence in k_cache and v_cache */
+  const int32_t *cache_len;    /* [batch] rows already in each sequence's cache, in [0, kv_capacity] */
+  const int32_t *pos;          /* optional [batch][n_new] position of each new token; NULL: cache_len[b] + i */
+  const float *k_new, *v_new;  /* [batch][n_new][kv_heads][head_dim]: the new tokens' K (NOT rotated) and V */
+  attngen_strides k_new_stride, v_new_stride; /* 0 = dense [batch][n_new][kv_heads][head_dim] */
+  float *k_cache, *v_cache;    /* written at rows cache_len[b] .. cache_len[b] + n_new - 1 of sequence b only */
+  attngen_strides k_cache_stride, v_cache_stride;
+} attngen_append_args;
+
+/* Rotates (RoPE kernels) and writes the new tokens' K and V into the cache, each sequence at its own length.
+ * kernel gives the shape (kv_heads, head_dim) and params.rope; any kernel of the model's table will do. */
+int attngen_kv_append(const attngen_kernel *kernel, const attngen_append_args *args);
+
+/* One decode or chunked-prefill step, in one call: attngen_kv_append(kernel, &args->kv), then attention of the
+ * n_new new queries of each sequence against its cache, the new rows included. Query i of sequence b is the token
+ * at cache row cache_len[b] + i: it sees keys j <= cache_len[b] + i (causal, per sequence, so a ragged batch is
+ * exact), and RoPE rotates it by the same position as its K row. The result equals a full causal prefill of the
+ * sequence (and the seeds' cat-the-cache-then-attend loop) to the usual fp32 tolerance.
+ * The kernel: PREFILL (any n_new: a prompt or a chunk of it) or DECODE (n_new <= ATTNGEN_DECODE_MAX_Q); its mask
+ * needs the causal feature (causal, causal_padding), except that n_new == 1 also works with a kv_lens mask
+ * (padding: kv_lens[b] = cache_len[b] + 1) and, when every cache_len[b] is equal, with none; anything else is
+ * ATTNGEN_ERR_SHAPE. Outputs o and lse as in attngen_args (lse [batch][heads][n_new]); o and lse must not overlap
+ * q, the caches or each other. Every check (the attention's included) runs before the cache is written. */
+typedef struct {
+  attngen_append_args kv;      /* the new tokens' K and V, and the cache; kv.n_new is also the query count */
+  const float *q;              /* [batch][n_new][heads][head_dim], NOT rotated (rotated while packed) */
+  float *o;                    /* [batch][n_new][heads][head_dim] */
+  attngen_strides q_stride, o_stride; /* 0 = dense */
+  float scale;                 /* 0: the kernel's default */
+  float *lse;                  /* optional [batch][heads][n_new] */
+} attngen_step_args;
+
+int attngen_step(const attngen_kernel *kernel, const attngen_step_args *args);
+/* The same with nthreads as attngen_run_parallel (the attention runs on them; bit-identical for any count). */
+int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args *args, int nthreads);
+
 /* ---- errors ---- */
 const char *attngen_last_error(void); /* message of the last failing call on this thread ("" if none) */
 const char *attngen_status_name(int status);
 
-/* Fills zero strides with the dense token-major defaults (what attngen_run does internally). */
+/* Fills zero strides with the dense token-major defaults (what attngen_run does internally). A default that does
+ * not fit in ptrdiff_t becomes PTRDIFF_MAX (attngen_run then refuses the extent); with a non-positive size the
+ * field stays 0. */
 void attngen_args_default_strides(const attngen_shape *shape, attngen_args *args);
 
 #ifdef __cplusplus

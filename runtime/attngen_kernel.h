@@ -13,4 +13,25 @@
 static inline size_t attngen_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static inline float attngen_maxf_(float a, float b) { return a > b ? a : b; }
 
+/* RoPE, the one rotation code: y[c * ys] = mul * (x rotated)[c] for c < d, x one head's row of d floats.
+ * cs holds the token's cos and sin in float: cos of pair p at cs[p], sin at cs[rotary_dim / 2 + p] (the runtime
+ * computes them from a float64 angle, pos * inv_freq[p]). Pair p is (p, p + rotary_dim / 2) for the half style,
+ * (2p, 2p + 1) for the interleaved one; it becomes (x0 cos - x1 sin, x1 cos + x0 sin). Dims from rotary_dim on
+ * are copied. Each pair is read before it is written, so y == x (ys 1) rotates in place. Generated kernels call it
+ * while packing Q (mul = softmax scale, ys = the tile's row stride); the runtime's cache append for new K rows. */
+static inline void attngen_rope_rotate(const attngen_rope *rope, const float *cs, const float *x, int d, float *y,
+                                       ptrdiff_t ys, float mul)
+{
+  const int half = rope->rotary_dim / 2;
+  const ptrdiff_t step = rope->style == ATTNGEN_ROPE_INTERLEAVED ? 2 : 1; /* pair p: x[p * step], x[p * step + off] */
+  const ptrdiff_t off = rope->style == ATTNGEN_ROPE_INTERLEAVED ? 1 : half;
+  int p, c;
+  for (p = 0; p < half; ++p) {
+    const float co = cs[p], si = cs[half + p], x0 = x[p * step], x1 = x[p * step + off];
+    y[p * step * ys] = (x0 * co - x1 * si) * mul;
+    y[(p * step + off) * ys] = (x1 * co + x0 * si) * mul;
+  }
+  for (c = 2 * half; c < d; ++c) y[c * ys] = x[c] * mul;
+}
+
 #endif /* ATTNGEN_KERNEL_H */

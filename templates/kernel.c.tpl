@@ -68,7 +68,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
 @ if causal ~= false then
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 @ end
 
 @ local rows_used = decode and "rows_pv" or "rows_qk"
@@ -82,6 +82,12 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     for (int r = 0; r < $(rows_used); ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / $(G)) * a->q_stride.seq + (r % $(G)) * a->q_stride.head;
+@ if rope ~= false then
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / $(G)) * kernel->params.rope.rotary_dim, qrow,
+                              $(D), qt + $(decode and "r * dp" or "r"), $(decode and "1" or "mp"), scale);
+        else
+@ end
         for (int k = 0; k < $(D); ++k) qt[$(qix)] = qrow[k] * scale;
       } else {
         for (int k = 0; k < $(D); ++k) qt[$(qix)] = 0.0f;

@@ -36,27 +36,46 @@ $(indent){ $(table.concat(qs, " "))
 $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
 @   end
 @ end
+@ -- row rr's KB dot products: reduced four at a time in one transposing step where the ISA has it
+@ local function store_sums(rr)
+@   local j = 0
+@   while j < KB do
+@     if isa.hsum4_store and j + 4 <= KB then
+    $(isa.hsum4_store("s + " .. I(add(mul(rr, mk.ss), j)), acc(rr, j), acc(rr, j + 1), acc(rr, j + 2), acc(rr, j + 3)))
+@       j = j + 4
+@     else
+    s[$(add(mul(rr, mk.ss), j))] = $(isa.hsum(acc(rr, j)));
+@       j = j + 1
+@     end
+@   end
+@ end
 @ if mk.D and mk.unroll then
 @   local full = math.floor(mk.D / W) * W
 @   for c = 0, full - 1, W do
 @     step(c, "    ")
 @   end
-@   for rr = 0, RB - 1 do for j = 0, KB - 1 do
-@     local tail = {}
-@     for c = full, mk.D - 1 do tail[#tail + 1] = string.format(" + q%d[%d] * k%d[%d]", rr, c, j, c) end
-    s[$(add(mul(rr, mk.ss), j))] = $(isa.hsum(acc(rr, j)))$(table.concat(tail));
-@   end end
+@   for rr = 0, RB - 1 do
+@     store_sums(rr)
+@     for j = 0, KB - 1 do
+@       local tail = {}
+@       for c = full, mk.D - 1 do tail[#tail + 1] = string.format(" + q%d[%d] * k%d[%d]", rr, c, j, c) end
+@       if #tail > 0 then
+    s[$(add(mul(rr, mk.ss), j))] += $(table.concat(tail):sub(4));
+@       end
+@     end
+@   end
 @ else
     int c = 0;
     for (; c + $(I(W)) <= $(DV); c += $(I(W)))
 @   step("c", "      ")
+@   for rr = 0, RB - 1 do
+@     store_sums(rr)
+@   end
+    for (; c < $(DV); ++c) { /* head_dim past the last full vector */
 @   for rr = 0, RB - 1 do for j = 0, KB - 1 do
-    {
-      float t = $(isa.hsum(acc(rr, j)));
-      for (int cc = c; cc < $(DV); ++cc) t += q$(I(rr))[cc] * k$(I(j))[cc];
-      s[$(add(mul(rr, mk.ss), j))] = t;
-    }
+      s[$(add(mul(rr, mk.ss), j))] += q$(I(rr))[c] * k$(I(j))[c];
 @   end end
+    }
 @ end
   }
 }

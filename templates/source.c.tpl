@@ -52,8 +52,27 @@ static const attngen_kernel_info $(table_name)_kernels[] = {
 @   local v = c and c.options[o.name]
 @   params[#params + 1] = v and o.c_value(v) or I(o.default)
 @ end
+@ local rope = c and c.rope
+@ if rope then
+/* RoPE inverse frequencies of the $(I(#inv_freq)) pairs: theta^(-2i / rotary_dim)$(rope.scaling and (", then " .. rope.scaling.type .. " scaling") or ""), float64, computed once by
+ * the generator (gen/spec.lua). The runtime turns them into cos/sin of pos * inv_freq[i] per token. */
+static const double $(table_name)_inv_freq[$(I(#inv_freq))] = {
+@   for i = 1, #inv_freq, 4 do
+@     local t = {}
+@     for j = i, math.min(i + 3, #inv_freq) do t[#t + 1] = string.format("%.17g", inv_freq[j]) end
+  $(table.concat(t, ", ")),
+@   end
+};
+
+@   local f = { "ATTNGEN_ROPE_" .. rope.style:upper(), I(rope.rotary_dim), table_name .. "_inv_freq", num(rope.theta),
+@               rope.scaling and ("ATTNGEN_ROPE_SCALING_" .. rope.scaling.type:upper()) or "ATTNGEN_ROPE_SCALING_NONE" }
+@   for _, p in ipairs(spec.rope.params) do f[#f + 1] = rope.scaling and rope.scaling[p.name] and num(rope.scaling[p.name]) or "0" end
+@   params[#params + 1] = "{ " .. table.concat(f, ", ") .. " }"
+@ else
+@   params[#params + 1] = "{ ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE" .. string.rep(", 0", #spec.rope.params) .. " }"
+@ end
 /* ABI $(I(abi)) of attngen $(version); the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): $(table.concat(spec.names(spec.options), ", ")) */
+ * fallback): $(table.concat(spec.names(spec.options), ", ")), rope */
 const attngen_table $(table_name) = {
   $(I(abi)), "$(model)", "$(version)", $(shape), { $(table.concat(params, ", ")) }, $(table_name)_kernels,
   (int)(sizeof $(table_name)_kernels / sizeof $(table_name)_kernels[0]) - 1

@@ -109,11 +109,52 @@ static inline unsigned attngen_mask_features(attngen_mask m)
 @ end
   /* end */
 
+/* ---- RoPE, rotary position embedding (the config's `rope`): X(STYLE, name) and X(SCALING, name, parameters) */
+typedef enum {
+  ATTNGEN_ROPE_NONE = 0, /* the model has no RoPE */
+@ for _, s in ipairs(by_id(spec.rope.styles)) do
+  ATTNGEN_ROPE_$(s.name:upper()) = $(I(s.id)), /* $(s.doc) */
+@ end
+  ATTNGEN_ROPE_COUNT_ = $(I(#spec.rope.styles + 1))
+} attngen_rope_style;
+#define ATTNGEN_ROPE_STYLE_LIST(X) \
+@ for _, s in ipairs(spec.rope.styles) do
+  X($(s.name:upper()), $(s.name)) \
+@ end
+  /* end */
+typedef enum {
+  ATTNGEN_ROPE_SCALING_NONE = 0, /* inv_freq[i] = theta^(-2i / rotary_dim) */
+@ for _, s in ipairs(by_id(spec.rope.scalings)) do
+  ATTNGEN_ROPE_SCALING_$(s.name:upper()) = $(I(s.id)), /* $(s.doc) */
+@ end
+  ATTNGEN_ROPE_SCALING_COUNT_ = $(I(#spec.rope.scalings + 1))
+} attngen_rope_scaling;
+#define ATTNGEN_ROPE_SCALING_LIST(X) \
+@ for _, s in ipairs(spec.rope.scalings) do
+  X($(s.name:upper()), $(s.name), "$(table.concat(s.params, ", "))") \
+@ end
+  /* end */
+
+/* A table's RoPE: pair p of the first rotary_dim dims of every q and k head turns by pos * inv_freq[p] radians,
+ * pos being the token's position. The generator computed inv_freq (scaling applied) in float64; the other
+ * fields are the config's, for the record (and for references that recompute inv_freq). */
+typedef struct {
+  attngen_rope_style style;     /* ATTNGEN_ROPE_NONE: no rotation (every other field 0 / NULL) */
+  int rotary_dim;               /* even, <= head_dim; the dims past it pass through unrotated */
+  const double *inv_freq;       /* [rotary_dim / 2] radians per position of each pair, scaling applied */
+  double theta;                 /* the base: inv_freq[p] = theta^(-2p / rotary_dim) before scaling */
+  attngen_rope_scaling scaling;
+@ for _, p in ipairs(spec.rope.params) do
+  double $(p.name); /* $(p.doc) (0: not used by this scaling) */
+@ end
+} attngen_rope;
+
 /* ---- per-kernel parameters: config options every kernel of a table carries (and the generic fallback uses) */
 typedef struct {
 @ for _, o in ipairs(spec.options) do
   $(o.ctype) $(o.name); /* $(o.doc) */
 @ end
+  attngen_rope rope; /* rotary position embedding (style ATTNGEN_ROPE_NONE: none) */
 } attngen_params;
 #define ATTNGEN_OPTION_LIST(X) \
 @ for _, o in ipairs(spec.options) do

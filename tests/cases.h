@@ -11,13 +11,25 @@
 /* Tolerance of every fp32 kernel against the fp64 reference: max |out - ref| <= CASE_TOL * max(1, max |ref|)
  * (and the same per element for the log-sum-exp). See cases.c for why this is the right bound. */
 #define CASE_TOL 1e-5
+/* RANGE_WIDE cases: each query row is scaled so that its largest |score| (after the softmax scale) is
+ * CASE_WIDE_SMAX. Their own tolerance, derived in cases.c: CASE_TOL plus 3.6 * u * SMAX * sqrt(head_dim). */
+#define CASE_WIDE_SMAX 30.0
+#define CASE_TOL_WIDE(d) (CASE_TOL + 3.6 * 0x1p-24 * CASE_WIDE_SMAX * sqrt((double)(d)))
 
 typedef enum {
   CK_NUMERIC, /* one run against the fp64 reference */
   CK_THREADS, /* run / run_parallel(1,2,3) / plan API on real threads: bit-identical, and correct */
   CK_ERRORS,  /* argument errors: documented code, message, nothing written */
-  CK_TABLE    /* a generated table agrees with its header's X-macro kernel list */
+  CK_TABLE,   /* a generated table agrees with its header's X-macro kernel list */
+  CK_STEP,    /* KV cache + RoPE: token-by-token / chunked steps with append == full causal prefill == float64 */
+  CK_APPEND   /* KV cache append: rotation precision (positions to 2^31 - 1), argument errors, capacity refusal */
 } case_kind;
+
+typedef enum {
+  POS_NATURAL, /* RoPE tables: q_pos = NULL (query i at kv_len - q_len + i) */
+  POS_RANDOM,  /* q_pos given: random positions in [0, 2^20], different per sequence */
+  POS_ZERO     /* q_pos all 0 (rotation = identity, exact): the RANGE_LARGE / RANGE_WIDE cases of RoPE tables */
+} case_pos;
 
 typedef enum {
   LAYOUT_DENSE,     /* all strides 0 (the runtime's dense default) */
@@ -33,7 +45,8 @@ typedef enum {
 
 typedef enum {
   RANGE_UNIT, /* q, k, v uniform in [-1, 1] */
-  RANGE_LARGE /* scores are exact multiples of 2^k reaching ~1e4 (scale 1): overflow without precision loss */
+  RANGE_LARGE, /* scores are exact multiples of 2^k reaching ~1e4 (scale 1): overflow without precision loss */
+  RANGE_WIDE   /* unit-range k/v, q rows scaled so that |scores| reach CASE_WIDE_SMAX: checked at CASE_TOL_WIDE */
 } case_range;
 
 typedef struct {
@@ -50,12 +63,15 @@ typedef struct {
   float scale; /* passed as args.scale (0: default) */
   int want_lse;
   int via_select; /* get the kernel through attngen_select(table, shape), fallback included (table params apply) */
+  case_pos pos;   /* query positions of RoPE tables (ignored by others) */
+  int variant;    /* CK_STEP: the scenario (tests/rope_cases.c) */
   uint32_t seed;
 } test_case;
 
 typedef struct {
   double max_err;     /* max |out - ref| / max(1, max |ref|) */
   double max_lse_err; /* max |lse - ref| / max(1, |ref|) */
+  double tol;         /* the tolerance both were checked against: CASE_TOL, or CASE_TOL_WIDE(d) for RANGE_WIDE */
   int checked;        /* 1 if max_err means something (numeric comparisons were made) */
   char msg[768];      /* why the case failed ("" when it passed) */
 } case_result;

@@ -297,7 +297,8 @@ static int outputs_nested(rstrides s, int B, int Q, int H, int D) {
 }
 
 /* lens_count: how many kv_lens entries may be read (the oracle never reads past the caller's array). */
-static int oracle(const attngen_kernel *kern, const attngen_args *a, int plan_nthreads, int lens_count,
+/* plan: the call is attngen_plan_create(..., nthreads, ...) (attngen_run_parallel caps any nthreads instead) */
+static int oracle(const attngen_kernel *kern, const attngen_args *a, int plan, int nthreads, int lens_count,
                   oracle_out *o) {
   memset(o, 0, sizeof *o);
   o->verdict = MUST_ACCEPT;
@@ -387,8 +388,7 @@ static int oracle(const attngen_kernel *kern, const attngen_args *a, int plan_nt
     for (int b = 0; b < a->batch; b++)
       if (a->kv_lens[b] < 0 || a->kv_lens[b] > a->kv_len) return refuse(o, "kv_lens[%d] out of range", b);
   }
-  if (plan_nthreads != INT_MIN && (plan_nthreads < 1 || plan_nthreads > ATTNGEN_MAX_THREADS))
-    return refuse(o, "nthreads %d", plan_nthreads);
+  if (plan && (nthreads < 1 || nthreads > ATTNGEN_MAX_THREADS)) return refuse(o, "nthreads %d", nthreads);
   return o->verdict;
 }
 
@@ -873,7 +873,7 @@ static void one_iteration(uint64_t seed, long it) {
     t.o = (float *)(uintptr_t)1;
     t.lse = NULL;
     t.kv_lens = lens_dummy;
-    (void)oracle(&kp.k, &t, INT_MIN, 8, &ob);
+    (void)oracle(&kp.k, &t, 0, 1, 8, &ob);
     if (ob.eq <= 0 || ob.eq > ((i128)1 << 28) || ob.ek > ((i128)1 << 28) || ob.ev > ((i128)1 << 28) ||
         ob.eo > ((i128)1 << 28)) {
       g_st.skipped++;
@@ -988,7 +988,7 @@ static void one_iteration(uint64_t seed, long it) {
 
   oracle_out orc;
   const int lens_ok_count = a.kv_lens == lens ? lens_alloc : a.kv_lens == lens_store ? 8 : B;
-  int verdict = oracle(kptr, aptr, entry == E_PLAN ? nthreads : INT_MIN, lens_ok_count, &orc);
+  int verdict = oracle(kptr, aptr, entry == E_PLAN, nthreads, lens_ok_count, &orc);
   if (verdict < 0) {
     g_st.skipped++;
     arena_free(&ar);

@@ -4,6 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
 attngen_strides ref_strides(attngen_strides s, int rows, int nheads, int head_dim) {
   if (s.head == 0) s.head = head_dim;
   if (s.seq == 0) s.seq = (ptrdiff_t)nheads * head_dim;
@@ -20,7 +24,46 @@ int ref_visible(attngen_mask mask, const attngen_args *a, int b, int i, int j) {
   return 1;
 }
 
+/* RoPE from its definition, in float64 (shares no code with attngen's runtime or generator): HF's
+ * 1 / theta^(2p / rotary_dim), then transformers' linear or llama3 rule. */
+void ref_rope_inv_freq(const attngen_rope *r, double *inv) {
+  const int half = r->rotary_dim / 2;
+  for (int p = 0; p < half; p++) {
+    double f = 1.0 / pow(r->theta, (double)(2 * p) / (double)r->rotary_dim);
+    if (r->scaling == ATTNGEN_ROPE_SCALING_LINEAR) f /= r->factor;
+    if (r->scaling == ATTNGEN_ROPE_SCALING_LLAMA3) {
+      const double old = r->original_max_position_embeddings;
+      const double wavelen = 2.0 * M_PI / f;
+      if (wavelen > old / r->low_freq_factor) {
+        f /= r->factor; /* low frequencies */
+      } else if (wavelen >= old / r->high_freq_factor) { /* medium: a smooth ramp between f / factor and f */
+        const double smooth = (old / wavelen - r->low_freq_factor) / (r->high_freq_factor - r->low_freq_factor);
+        f = (1.0 - smooth) * f / r->factor + smooth * f;
+      }
+    }
+    inv[p] = f;
+  }
+}
+
+void ref_rope_rotate(const attngen_rope *r, const double *inv, long long pos, const float *x, int d, double *y) {
+  const int half = r->rotary_dim / 2;
+  for (int e = 0; e < d; e++) y[e] = x[e];
+  for (int p = 0; p < half; p++) {
+    /* the pair: (p, p + half) for rotate_half, (2p, 2p + 1) for interleaved */
+    const int i0 = r->style == ATTNGEN_ROPE_INTERLEAVED ? 2 * p : p;
+    const int i1 = r->style == ATTNGEN_ROPE_INTERLEAVED ? 2 * p + 1 : p + half;
+    const double angle = (double)pos * inv[p], c = cos(angle), s = sin(angle);
+    y[i0] = (double)x[i0] * c - (double)x[i1] * s;
+    y[i1] = (double)x[i1] * c + (double)x[i0] * s;
+  }
+}
+
 void ref_attention(const attngen_shape *shape, const attngen_args *a, double *out, double *lse) {
+  ref_attention_rope(shape, a, NULL, NULL, out, lse);
+}
+
+void ref_attention_rope(const attngen_shape *shape, const attngen_args *a, const attngen_rope *rope,
+                        const int32_t *k_pos, double *out, double *lse) {
   const int H = shape->heads, KVH = shape->kv_heads, D = shape->head_dim;
   const int group = H / KVH;
   const int cap = a->kv_capacity > 0 ? a->kv_capacity : a->kv_len;
@@ -29,6 +72,9 @@ void ref_attention(const attngen_shape *shape, const attngen_args *a, double *ou
   const attngen_strides vs = ref_strides(a->v_stride, cap, KVH, D);
   const double scale = a->scale != 0.0f ? (double)a->scale : 1.0 / sqrt((double)D);
   double *s = malloc(sizeof(double) * (size_t)(a->kv_len > 0 ? a->kv_len : 1));
+  const int rot = rope && rope->style != ATTNGEN_ROPE_NONE;
+  double inv[ATTNGEN_MAX_HEAD_DIM / 2], qd[ATTNGEN_MAX_HEAD_DIM], kd[ATTNGEN_MAX_HEAD_DIM];
+  if (rot) ref_rope_inv_freq(rope, inv);
 
   for (int b = 0; b < a->batch; b++)
     for (int h = 0; h < H; h++) {
@@ -36,14 +82,24 @@ void ref_attention(const attngen_shape *shape, const attngen_args *a, double *ou
       for (int i = 0; i < a->q_len; i++) {
         const float *q = a->q + b * qs.batch + i * qs.seq + h * qs.head;
         double *o = out + (((size_t)b * a->q_len + i) * H + h) * D;
+        /* RoPE: q rotated by its position (q_pos, else kv_len - q_len + i); k by k_pos when given, else as stored */
+        if (rot)
+          ref_rope_rotate(rope, inv, a->q_pos ? a->q_pos[(size_t)b * a->q_len + i] : (long long)a->kv_len - a->q_len + i,
+                          q, D, qd);
+        else
+          for (int e = 0; e < D; e++) qd[e] = q[e];
         /* scores of the visible keys and their maximum */
         double m = -INFINITY;
         int any = 0;
         for (int j = 0; j < a->kv_len; j++) {
           if (!ref_visible(shape->mask, a, b, i, j)) continue;
           const float *k = a->k + b * ks.batch + j * ks.seq + kvh * ks.head;
+          if (rot && k_pos)
+            ref_rope_rotate(rope, inv, k_pos[(size_t)b * a->kv_len + j], k, D, kd);
+          else
+            for (int e = 0; e < D; e++) kd[e] = k[e];
           double dot = 0.0;
-          for (int e = 0; e < D; e++) dot += (double)q[e] * (double)k[e];
+          for (int e = 0; e < D; e++) dot += qd[e] * kd[e];
           s[j] = scale * dot;
           if (s[j] > m) m = s[j];
           any = 1;

@@ -15,6 +15,17 @@ int ref_visible(attngen_mask mask, const attngen_args *args, int b, int i, int j
  * lse may be NULL. Rows that see no key get zeros and lse = -INFINITY. */
 void ref_attention(const attngen_shape *shape, const attngen_args *args, double *out, double *lse);
 
+/* The same with RoPE (rope NULL or style NONE: none): each query row is rotated in float64 by its position,
+ * args->q_pos[b * q_len + i] or else kv_len - q_len + i; each key row j of sequence b by k_pos[b * kv_len + j]
+ * when k_pos is given, else K is taken as stored (already rotated, as attngen's cache holds it). The inverse
+ * frequencies are recomputed here from rope's theta and scaling fields (ref_rope_inv_freq). */
+void ref_attention_rope(const attngen_shape *shape, const attngen_args *args, const attngen_rope *rope,
+                        const int32_t *k_pos, double *out, double *lse);
+/* inv[p] for p < rotary_dim / 2, from theta and the scaling (HF's formulas, float64). */
+void ref_rope_inv_freq(const attngen_rope *rope, double *inv);
+/* y = x rotated by position pos (float64), d dims; dims past rotary_dim are copied. */
+void ref_rope_rotate(const attngen_rope *rope, const double *inv, long long pos, const float *x, int d, double *y);
+
 /* The dense-default rule for one tensor (rows = q_len for Q/O, kv_capacity or kv_len for K/V). */
 attngen_strides ref_strides(attngen_strides s, int rows, int nheads, int head_dim);
 

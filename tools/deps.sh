@@ -1,12 +1,13 @@
 #!/bin/sh
 # Installs the Debian packages attngen needs that are missing on this machine.
 #
-#   tools/deps.sh [build|test|bench|all]      (default: build)
+#   tools/deps.sh [build|test|bench|neon-model|all]      (default: build)
 #
 #   build  generator and library: lua5.4, luajit, penlight (+lfs), argparse, gcc (+libc headers), clang,
 #          make, binutils
 #   test   build + Criterion, the aarch64 cross compiler and libc, qemu-user, cmake, pkg-config
 #   bench  build + gnuplot (no X)
+#   neon-model  build + python3, the aarch64 cross compiler, llvm-19 (llvm-mca with Neoverse models)
 #   all    everything above
 #
 # Prints nothing and exits 0 when nothing is missing. Otherwise, as root it runs apt-get (apt-get update
@@ -16,13 +17,13 @@ set -eu
 
 mode=${1:-build}
 case $mode in
-  build | test | bench | all) ;;
+  build | test | bench | neon-model | all) ;;
   -h | --help)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
   *)
-    echo "usage: tools/deps.sh [build|test|bench|all]" >&2
+    echo "usage: tools/deps.sh [build|test|bench|neon-model|all]" >&2
     exit 2
     ;;
 esac
@@ -68,12 +69,18 @@ check_test() {
 check_bench() {
   cmd gnuplot gnuplot-nox
 }
+check_neon_model() { # make bench-neon-model: llvm-mca 19 (llvm-14's has no Neoverse scheduling models)
+  cmd python3 python3
+  cmd aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
+  cmd llvm-mca-19 llvm-19
+}
 
 check_build
 case $mode in
   test) check_test ;;
   bench) check_bench ;;
-  all) check_test; check_bench ;;
+  neon-model) check_neon_model ;;
+  all) check_test; check_bench; check_neon_model ;;
 esac
 
 [ -z "$missing" ] && exit 0

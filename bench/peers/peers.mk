@@ -30,8 +30,10 @@ PEERS_XNAMES  := $(basename $(notdir $(wildcard bench/peers/configs/*.lua)))
 PEERS_GEN_C   := $(foreach m,$(PEERS_MODELS),$(wildcard generated/$(m)/attngen_$(call peers_cname,$(m)).c)) \
                  $(foreach m,$(PEERS_XNAMES),$(PEERS_DIR)/gen/$(m)/attngen_$(call peers_cname,$(m)).c)
 PEERS_GEN_DEPS := $(or $(GEN_SRC),$(wildcard gen/*.lua gen/isa/*.lua templates/*.tpl templates/isa/*.c))
-# The generic kernels may live in generated/generic/ instead of runtime/: add its include path when it exists.
-PEERS_CFLAGS  := -O2 -std=c99 -Wall -Wextra -fPIC -pthread $(RUNTIME_INC) \
+# The runtime's include paths: the top-level Makefile's RUNTIME_INC when it has one (the generated part of the
+# runtime moves out of runtime/), else runtime/ plus generated/generic/ if that exists.
+PEERS_RUNTIME_INC := $(or $(RUNTIME_INC),-Iruntime $(if $(wildcard generated/generic),-Igenerated/generic))
+PEERS_CFLAGS  := -O2 -std=c99 -Wall -Wextra -fPIC -pthread $(PEERS_RUNTIME_INC) \
                  -I$(PEERS_DIR) $(addprefix -I,$(sort $(dir $(PEERS_GEN_C))))
 
 .PHONY: bench-peers bench-peers-plot bench-peers-venv bench-peers-lib .peers-force
@@ -60,7 +62,7 @@ PEERS_OWN_DEPS := bench/peers/shim.c $(PEERS_DIR)/peers_tables.h $(filter $(PEER
 PEERS_EXT_DEPS := $(RUNTIME_SRC) $(RUNTIME_HDR) $(filter-out $(PEERS_DIR)/%,$(PEERS_GEN_C) $(PEERS_GEN_C:.c=.h))
 $(PEERS_LIB): $(PEERS_OWN_DEPS) .peers-force
 	@if [ -f $@ ] && [ -z "$$(find $(PEERS_OWN_DEPS) $(PEERS_EXT_DEPS) -newer $@ 2>/dev/null)" ]; then :; else \
-	  echo "$(CC) $(PEERS_CFLAGS) -shared bench/peers/shim.c $(RUNTIME_SRC) $(PEERS_GEN_C) -o $@ -lm"; \
+	  echo "$(CC) $(PEERS_CFLAGS) -shared bench/peers/shim.c $(RUNTIME_SRC) $(PEERS_GEN_C) -o $@.tmp -lm && mv $@.tmp $@"; \
 	  $(CC) $(PEERS_CFLAGS) -shared bench/peers/shim.c $(RUNTIME_SRC) $(PEERS_GEN_C) -o $@.tmp -lm && mv $@.tmp $@; fi
 
 # python3 -m venv needs Debian's python3-venv (ensurepip) when python3 is the system one: install it as root,

@@ -29,6 +29,8 @@ return {
   max = function(a, b) return "_mm256_max_ps(" .. a .. ", " .. b .. ")" end,
   hsum = function(v) return "attngen_hsum_avx2(" .. v .. ")" end,
   hmax = function(v) return "attngen_hmax_avx2(" .. v .. ")" end,
+  -- the horizontal sums of four vectors, stored to p[0..3] (one transposing reduction instead of four)
+  hsum4_store = function(p, a, b, c, d) return string.format("attngen_hsum4_avx2(%s, %s, %s, %s, %s);", p, a, b, c, d) end,
   -- keys along the lanes: lane k (key j0 + k) of v becomes -inf unless j0 + k < lim
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_avx2(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_avx2(" .. x .. ")" end,

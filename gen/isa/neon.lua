@@ -24,6 +24,9 @@ return {
   max = function(a, b) return "vmaxq_f32(" .. a .. ", " .. b .. ")" end,
   hsum = function(v) return "vaddvq_f32(" .. v .. ")" end,
   hmax = function(v) return "vmaxvq_f32(" .. v .. ")" end,
+  hsum4_store = function(p, a, b, c, d)
+    return string.format("vst1q_f32(%s, vpaddq_f32(vpaddq_f32(%s, %s), vpaddq_f32(%s, %s)));", p, a, b, c, d)
+  end,
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_neon(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_neon(" .. x .. ")" end,
   mask_keys = function(v, j, lim) return "attngen_mask_neon(" .. v .. ", " .. j .. ", " .. lim .. ")" end,

@@ -26,6 +26,9 @@ return {
   max = function(a, b) return "attngen_maxf(" .. a .. ", " .. b .. ")" end,
   hsum = function(v) return v end,
   hmax = function(v) return v end,
+  hsum4_store = function(p, a, b, c, d)
+    return string.format("(%s)[0] = %s; (%s)[1] = %s; (%s)[2] = %s; (%s)[3] = %s;", p, a, p, b, p, c, p, d)
+  end,
   mask_lanes = function(v, j0, lim) return "(" .. j0 .. " < " .. lim .. " ? " .. v .. " : -INFINITY)" end,
   exp = function(x) return "attngen_exp_scalar(" .. x .. ")" end,
   mask_keys = function(v, j, lim) return "((float)(" .. j .. ") < " .. lim .. " ? " .. v .. " : -INFINITY)" end,

@@ -75,6 +75,13 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
+/* p[0..3] = the horizontal sums of a, b, c, d: two levels of hadd transpose the four reductions into one vector. */
+static inline ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
+{
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* per 128-bit half: a b c d */
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+}
+
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
 static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
@@ -2009,9 +2016,9 @@ static const attngen_kernel_info attngen_table_bert_base_kernels[] = {
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 2 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale */
+/* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope */
 const attngen_table attngen_table_bert_base = {
-  2, "bert-base", "0.2.0", 12, 12, 64, { 0 }, attngen_table_bert_base_kernels,
+  3, "bert-base", "0.2.0", 12, 12, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_bert_base_kernels,
   (int)(sizeof attngen_table_bert_base_kernels / sizeof attngen_table_bert_base_kernels[0]) - 1
 };

@@ -75,6 +75,13 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
+/* p[0..3] = the horizontal sums of a, b, c, d: two levels of hadd transpose the four reductions into one vector. */
+static inline ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
+{
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* per 128-bit half: a b c d */
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+}
+
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
 static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
@@ -1980,14 +1987,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_2x4_s32__avx2(const float *re
       { const __m256 kv = _mm256_loadu_ps(k1 + 248); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 248); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 248); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    s[0] = attngen_hsum_avx2(acc0_0);
-    s[1] = attngen_hsum_avx2(acc0_1);
-    s[2] = attngen_hsum_avx2(acc0_2);
-    s[3] = attngen_hsum_avx2(acc0_3);
-    s[32] = attngen_hsum_avx2(acc1_0);
-    s[33] = attngen_hsum_avx2(acc1_1);
-    s[34] = attngen_hsum_avx2(acc1_2);
-    s[35] = attngen_hsum_avx2(acc1_3);
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
   }
 }
 
@@ -2133,7 +2134,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -2265,7 +2266,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -2382,7 +2383,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -2397,7 +2398,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -2499,7 +2500,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -2514,7 +2515,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -5397,16 +5398,10 @@ static void attngen_qkdot_d256_2x6_s72__neon(const float *restrict qp, const flo
       { const float32x4_t kv = vld1q_f32(k3 + 252); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 252); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k5 + 252); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
-    s[0] = vaddvq_f32(acc0_0);
-    s[1] = vaddvq_f32(acc0_1);
-    s[2] = vaddvq_f32(acc0_2);
-    s[3] = vaddvq_f32(acc0_3);
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     s[4] = vaddvq_f32(acc0_4);
     s[5] = vaddvq_f32(acc0_5);
-    s[72] = vaddvq_f32(acc1_0);
-    s[73] = vaddvq_f32(acc1_1);
-    s[74] = vaddvq_f32(acc1_2);
-    s[75] = vaddvq_f32(acc1_3);
+    vst1q_f32(s + 72, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     s[76] = vaddvq_f32(acc1_4);
     s[77] = vaddvq_f32(acc1_5);
   }
@@ -5554,7 +5549,7 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -5686,7 +5681,7 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -5803,7 +5798,7 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -5818,7 +5813,7 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -5920,7 +5915,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -5935,7 +5930,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -6149,45 +6144,17 @@ static void attngen_qkdot_d256_1x8_s64__scalar(const float *restrict qp, const f
         { const float kv = (*(k5 + c)); acc0_5 = acc0_5 + qv0 * kv; }
         { const float kv = (*(k6 + c)); acc0_6 = acc0_6 + qv0 * kv; }
         { const float kv = (*(k7 + c)); acc0_7 = acc0_7 + qv0 * kv; } }
-    {
-      float t = acc0_0;
-      for (int cc = c; cc < 256; ++cc) t += q0[cc] * k0[cc];
-      s[0] = t;
-    }
-    {
-      float t = acc0_1;
-      for (int cc = c; cc < 256; ++cc) t += q0[cc] * k1[cc];
-      s[1] = t;
-    }
-    {
-      float t = acc0_2;
-      for (int cc = c; cc < 256; ++cc) t += q0[cc] * k2[cc];
-      s[2] = t;
-    }
-    {
-      float t = acc0_3;
-      for (int cc = c; cc < 256; ++cc) t += q0[cc] * k3[cc];
-      s[3] = t;
-    }
-    {
-      float t = acc0_4;
-      for (int cc = c; cc < 256; ++cc) t += q0[cc] * k4[cc];
-      s[4] = t;
-    }
-    {
-      float t = acc0_5;
-      for (int cc = c; cc < 256; ++cc) t += q0[cc] * k5[cc];
-      s[5] = t;
-    }
-    {
-      float t = acc0_6;
-      for (int cc = c; cc < 256; ++cc) t += q0[cc] * k6[cc];
-      s[6] = t;
-    }
-    {
-      float t = acc0_7;
-      for (int cc = c; cc < 256; ++cc) t += q0[cc] * k7[cc];
-      s[7] = t;
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 4)[0] = acc0_4; (s + 4)[1] = acc0_5; (s + 4)[2] = acc0_6; (s + 4)[3] = acc0_7;
+    for (; c < 256; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[4] += q0[c] * k4[c];
+      s[5] += q0[c] * k5[c];
+      s[6] += q0[c] * k6[c];
+      s[7] += q0[c] * k7[c];
     }
   }
 }
@@ -6254,7 +6221,7 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -6386,7 +6353,7 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -6503,7 +6470,7 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -6518,7 +6485,7 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -6620,7 +6587,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -6635,7 +6602,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -6766,9 +6733,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_kernels[] = {
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 2 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale */
+/* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope */
 const attngen_table attngen_table_gemma_2_2b = {
-  2, "gemma-2-2b", "0.2.0", 8, 4, 256, { 0 }, attngen_table_gemma_2_2b_kernels,
+  3, "gemma-2-2b", "0.2.0", 8, 4, 256, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_gemma_2_2b_kernels,
   (int)(sizeof attngen_table_gemma_2_2b_kernels / sizeof attngen_table_gemma_2_2b_kernels[0]) - 1
 };

@@ -75,6 +75,13 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
+/* p[0..3] = the horizontal sums of a, b, c, d: two levels of hadd transpose the four reductions into one vector. */
+static inline ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
+{
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* per 128-bit half: a b c d */
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+}
+
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
 static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
@@ -622,14 +629,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1x8_s32__avx2(const float *res
       { const __m256 kv = _mm256_loadu_ps(k5 + 56); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
       { const __m256 kv = _mm256_loadu_ps(k6 + 56); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
       { const __m256 kv = _mm256_loadu_ps(k7 + 56); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    s[0] = attngen_hsum_avx2(acc0_0);
-    s[1] = attngen_hsum_avx2(acc0_1);
-    s[2] = attngen_hsum_avx2(acc0_2);
-    s[3] = attngen_hsum_avx2(acc0_3);
-    s[4] = attngen_hsum_avx2(acc0_4);
-    s[5] = attngen_hsum_avx2(acc0_5);
-    s[6] = attngen_hsum_avx2(acc0_6);
-    s[7] = attngen_hsum_avx2(acc0_7);
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 4, acc0_4, acc0_5, acc0_6, acc0_7);
   }
 }
 
@@ -675,7 +676,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const att
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -807,7 +808,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(c
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -924,7 +925,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -939,7 +940,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1041,7 +1042,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -1056,7 +1057,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -2039,18 +2040,9 @@ static void attngen_qkdot_d64_1x12_s72__neon(const float *restrict qp, const flo
       { const float32x4_t kv = vld1q_f32(k9 + 60); acc0_9 = vfmaq_f32(acc0_9, qv0, kv); }
       { const float32x4_t kv = vld1q_f32(k10 + 60); acc0_10 = vfmaq_f32(acc0_10, qv0, kv); }
       { const float32x4_t kv = vld1q_f32(k11 + 60); acc0_11 = vfmaq_f32(acc0_11, qv0, kv); } }
-    s[0] = vaddvq_f32(acc0_0);
-    s[1] = vaddvq_f32(acc0_1);
-    s[2] = vaddvq_f32(acc0_2);
-    s[3] = vaddvq_f32(acc0_3);
-    s[4] = vaddvq_f32(acc0_4);
-    s[5] = vaddvq_f32(acc0_5);
-    s[6] = vaddvq_f32(acc0_6);
-    s[7] = vaddvq_f32(acc0_7);
-    s[8] = vaddvq_f32(acc0_8);
-    s[9] = vaddvq_f32(acc0_9);
-    s[10] = vaddvq_f32(acc0_10);
-    s[11] = vaddvq_f32(acc0_11);
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 4, vpaddq_f32(vpaddq_f32(acc0_4, acc0_5), vpaddq_f32(acc0_6, acc0_7)));
+    vst1q_f32(s + 8, vpaddq_f32(vpaddq_f32(acc0_8, acc0_9), vpaddq_f32(acc0_10, acc0_11)));
   }
 }
 
@@ -2107,7 +2099,7 @@ static void attn_h12_kv12_d64_causal_prefill__neon(const attngen_kernel *kernel,
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -2239,7 +2231,7 @@ static void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_kernel 
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -2356,7 +2348,7 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -2371,7 +2363,7 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -2473,7 +2465,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -2488,7 +2480,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -2702,45 +2694,17 @@ static void attngen_qkdot_d64_1x8_s64__scalar(const float *restrict qp, const fl
         { const float kv = (*(k5 + c)); acc0_5 = acc0_5 + qv0 * kv; }
         { const float kv = (*(k6 + c)); acc0_6 = acc0_6 + qv0 * kv; }
         { const float kv = (*(k7 + c)); acc0_7 = acc0_7 + qv0 * kv; } }
-    {
-      float t = acc0_0;
-      for (int cc = c; cc < 64; ++cc) t += q0[cc] * k0[cc];
-      s[0] = t;
-    }
-    {
-      float t = acc0_1;
-      for (int cc = c; cc < 64; ++cc) t += q0[cc] * k1[cc];
-      s[1] = t;
-    }
-    {
-      float t = acc0_2;
-      for (int cc = c; cc < 64; ++cc) t += q0[cc] * k2[cc];
-      s[2] = t;
-    }
-    {
-      float t = acc0_3;
-      for (int cc = c; cc < 64; ++cc) t += q0[cc] * k3[cc];
-      s[3] = t;
-    }
-    {
-      float t = acc0_4;
-      for (int cc = c; cc < 64; ++cc) t += q0[cc] * k4[cc];
-      s[4] = t;
-    }
-    {
-      float t = acc0_5;
-      for (int cc = c; cc < 64; ++cc) t += q0[cc] * k5[cc];
-      s[5] = t;
-    }
-    {
-      float t = acc0_6;
-      for (int cc = c; cc < 64; ++cc) t += q0[cc] * k6[cc];
-      s[6] = t;
-    }
-    {
-      float t = acc0_7;
-      for (int cc = c; cc < 64; ++cc) t += q0[cc] * k7[cc];
-      s[7] = t;
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 4)[0] = acc0_4; (s + 4)[1] = acc0_5; (s + 4)[2] = acc0_6; (s + 4)[3] = acc0_7;
+    for (; c < 64; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[4] += q0[c] * k4[c];
+      s[5] += q0[c] * k5[c];
+      s[6] += q0[c] * k6[c];
+      s[7] += q0[c] * k7[c];
     }
   }
 }
@@ -2807,7 +2771,7 @@ static void attn_h12_kv12_d64_causal_prefill__scalar(const attngen_kernel *kerne
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -2939,7 +2903,7 @@ static void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_kerne
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3056,7 +3020,7 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -3071,7 +3035,7 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3173,7 +3137,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -3188,7 +3152,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3319,9 +3283,9 @@ static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 2 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale */
+/* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope */
 const attngen_table attngen_table_gpt2 = {
-  2, "gpt2", "0.2.0", 12, 12, 64, { 0 }, attngen_table_gpt2_kernels,
+  3, "gpt2", "0.2.0", 12, 12, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_gpt2_kernels,
   (int)(sizeof attngen_table_gpt2_kernels / sizeof attngen_table_gpt2_kernels[0]) - 1
 };

@@ -75,6 +75,13 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
+/* p[0..3] = the horizontal sums of a, b, c, d: two levels of hadd transpose the four reductions into one vector. */
+static inline ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
+{
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* per 128-bit half: a b c d */
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+}
+
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
 static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
@@ -1052,14 +1059,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_s32__avx2(const float *re
       { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    s[0] = attngen_hsum_avx2(acc0_0);
-    s[1] = attngen_hsum_avx2(acc0_1);
-    s[2] = attngen_hsum_avx2(acc0_2);
-    s[3] = attngen_hsum_avx2(acc0_3);
-    s[32] = attngen_hsum_avx2(acc1_0);
-    s[33] = attngen_hsum_avx2(acc1_1);
-    s[34] = attngen_hsum_avx2(acc1_2);
-    s[35] = attngen_hsum_avx2(acc1_3);
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
   }
 }
 
@@ -1149,7 +1150,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_prefill__avx2(const att
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1281,7 +1282,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_prefill__avx2(c
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1398,7 +1399,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attn
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 8 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -1413,7 +1414,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attn
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1515,7 +1516,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(co
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 8 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -1530,7 +1531,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(co
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3007,22 +3008,10 @@ static void attngen_qkdot_d128_4x4_s64__neon(const float *restrict qp, const flo
       { const float32x4_t kv = vld1q_f32(k1 + 124); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 124); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 124); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
-    s[0] = vaddvq_f32(acc0_0);
-    s[1] = vaddvq_f32(acc0_1);
-    s[2] = vaddvq_f32(acc0_2);
-    s[3] = vaddvq_f32(acc0_3);
-    s[64] = vaddvq_f32(acc1_0);
-    s[65] = vaddvq_f32(acc1_1);
-    s[66] = vaddvq_f32(acc1_2);
-    s[67] = vaddvq_f32(acc1_3);
-    s[128] = vaddvq_f32(acc2_0);
-    s[129] = vaddvq_f32(acc2_1);
-    s[130] = vaddvq_f32(acc2_2);
-    s[131] = vaddvq_f32(acc2_3);
-    s[192] = vaddvq_f32(acc3_0);
-    s[193] = vaddvq_f32(acc3_1);
-    s[194] = vaddvq_f32(acc3_2);
-    s[195] = vaddvq_f32(acc3_3);
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    vst1q_f32(s + 128, vpaddq_f32(vpaddq_f32(acc2_0, acc2_1), vpaddq_f32(acc2_2, acc2_3)));
+    vst1q_f32(s + 192, vpaddq_f32(vpaddq_f32(acc3_0, acc3_1), vpaddq_f32(acc3_2, acc3_3)));
   }
 }
 
@@ -3216,7 +3205,7 @@ static void attn_h64_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3348,7 +3337,7 @@ static void attn_h64_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3480,7 +3469,7 @@ static void attn_h64_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3597,7 +3586,7 @@ static void attn_h64_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3809,85 +3798,27 @@ static void attngen_qkdot_d128_4x4_s64__scalar(const float *restrict qp, const f
         { const float kv = (*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
         { const float kv = (*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
         { const float kv = (*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; } }
-    {
-      float t = acc0_0;
-      for (int cc = c; cc < 128; ++cc) t += q0[cc] * k0[cc];
-      s[0] = t;
-    }
-    {
-      float t = acc0_1;
-      for (int cc = c; cc < 128; ++cc) t += q0[cc] * k1[cc];
-      s[1] = t;
-    }
-    {
-      float t = acc0_2;
-      for (int cc = c; cc < 128; ++cc) t += q0[cc] * k2[cc];
-      s[2] = t;
-    }
-    {
-      float t = acc0_3;
-      for (int cc = c; cc < 128; ++cc) t += q0[cc] * k3[cc];
-      s[3] = t;
-    }
-    {
-      float t = acc1_0;
-      for (int cc = c; cc < 128; ++cc) t += q1[cc] * k0[cc];
-      s[64] = t;
-    }
-    {
-      float t = acc1_1;
-      for (int cc = c; cc < 128; ++cc) t += q1[cc] * k1[cc];
-      s[65] = t;
-    }
-    {
-      float t = acc1_2;
-      for (int cc = c; cc < 128; ++cc) t += q1[cc] * k2[cc];
-      s[66] = t;
-    }
-    {
-      float t = acc1_3;
-      for (int cc = c; cc < 128; ++cc) t += q1[cc] * k3[cc];
-      s[67] = t;
-    }
-    {
-      float t = acc2_0;
-      for (int cc = c; cc < 128; ++cc) t += q2[cc] * k0[cc];
-      s[128] = t;
-    }
-    {
-      float t = acc2_1;
-      for (int cc = c; cc < 128; ++cc) t += q2[cc] * k1[cc];
-      s[129] = t;
-    }
-    {
-      float t = acc2_2;
-      for (int cc = c; cc < 128; ++cc) t += q2[cc] * k2[cc];
-      s[130] = t;
-    }
-    {
-      float t = acc2_3;
-      for (int cc = c; cc < 128; ++cc) t += q2[cc] * k3[cc];
-      s[131] = t;
-    }
-    {
-      float t = acc3_0;
-      for (int cc = c; cc < 128; ++cc) t += q3[cc] * k0[cc];
-      s[192] = t;
-    }
-    {
-      float t = acc3_1;
-      for (int cc = c; cc < 128; ++cc) t += q3[cc] * k1[cc];
-      s[193] = t;
-    }
-    {
-      float t = acc3_2;
-      for (int cc = c; cc < 128; ++cc) t += q3[cc] * k2[cc];
-      s[194] = t;
-    }
-    {
-      float t = acc3_3;
-      for (int cc = c; cc < 128; ++cc) t += q3[cc] * k3[cc];
-      s[195] = t;
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
+    (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    for (; c < 128; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[64] += q1[c] * k0[c];
+      s[65] += q1[c] * k1[c];
+      s[66] += q1[c] * k2[c];
+      s[67] += q1[c] * k3[c];
+      s[128] += q2[c] * k0[c];
+      s[129] += q2[c] * k1[c];
+      s[130] += q2[c] * k2[c];
+      s[131] += q2[c] * k3[c];
+      s[192] += q3[c] * k0[c];
+      s[193] += q3[c] * k1[c];
+      s[194] += q3[c] * k2[c];
+      s[195] += q3[c] * k3[c];
     }
   }
 }
@@ -3971,7 +3902,7 @@ static void attn_h64_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -4103,7 +4034,7 @@ static void attn_h64_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -4235,7 +4166,7 @@ static void attn_h64_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -4352,7 +4283,7 @@ static void attn_h64_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -4483,9 +4414,9 @@ static const attngen_kernel_info attngen_table_llama_3_70b_kernels[] = {
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 2 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale */
+/* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope */
 const attngen_table attngen_table_llama_3_70b = {
-  2, "llama-3-70b", "0.2.0", 64, 8, 128, { 0 }, attngen_table_llama_3_70b_kernels,
+  3, "llama-3-70b", "0.2.0", 64, 8, 128, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_llama_3_70b_kernels,
   (int)(sizeof attngen_table_llama_3_70b_kernels / sizeof attngen_table_llama_3_70b_kernels[0]) - 1
 };

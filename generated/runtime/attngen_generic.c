@@ -72,6 +72,13 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
+/* p[0..3] = the horizontal sums of a, b, c, d: two levels of hadd transpose the four reductions into one vector. */
+static inline ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
+{
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* per 128-bit half: a b c d */
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+}
+
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
 static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
@@ -218,45 +225,17 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s32__avx2(const float *re
         { const __m256 kv = _mm256_loadu_ps(k1 + c); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
         { const __m256 kv = _mm256_loadu_ps(k2 + c); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
         { const __m256 kv = _mm256_loadu_ps(k3 + c); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    {
-      float t = attngen_hsum_avx2(acc0_0);
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k0[cc];
-      s[0] = t;
-    }
-    {
-      float t = attngen_hsum_avx2(acc0_1);
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k1[cc];
-      s[1] = t;
-    }
-    {
-      float t = attngen_hsum_avx2(acc0_2);
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k2[cc];
-      s[2] = t;
-    }
-    {
-      float t = attngen_hsum_avx2(acc0_3);
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k3[cc];
-      s[3] = t;
-    }
-    {
-      float t = attngen_hsum_avx2(acc1_0);
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k0[cc];
-      s[32] = t;
-    }
-    {
-      float t = attngen_hsum_avx2(acc1_1);
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k1[cc];
-      s[33] = t;
-    }
-    {
-      float t = attngen_hsum_avx2(acc1_2);
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k2[cc];
-      s[34] = t;
-    }
-    {
-      float t = attngen_hsum_avx2(acc1_3);
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k3[cc];
-      s[35] = t;
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[32] += q1[c] * k0[c];
+      s[33] += q1[c] * k1[c];
+      s[34] += q1[c] * k2[c];
+      s[35] += q1[c] * k3[c];
     }
   }
 }
@@ -347,7 +326,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -358,6 +337,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
+                              d, qt + r, mp, scale);
+        else
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
@@ -482,7 +465,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   (void)kvh;
   const ptrdiff_t mp = attngen_round_up(g * 8, 4); /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = attngen_round_up(d, 8);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -497,7 +480,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -508,6 +491,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
+                              d, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
@@ -804,45 +791,17 @@ static void attngen_qkdot_dany_2x4_s64__neon(const float *restrict qp, const flo
         { const float32x4_t kv = vld1q_f32(k1 + c); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
         { const float32x4_t kv = vld1q_f32(k2 + c); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
         { const float32x4_t kv = vld1q_f32(k3 + c); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); } }
-    {
-      float t = vaddvq_f32(acc0_0);
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k0[cc];
-      s[0] = t;
-    }
-    {
-      float t = vaddvq_f32(acc0_1);
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k1[cc];
-      s[1] = t;
-    }
-    {
-      float t = vaddvq_f32(acc0_2);
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k2[cc];
-      s[2] = t;
-    }
-    {
-      float t = vaddvq_f32(acc0_3);
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k3[cc];
-      s[3] = t;
-    }
-    {
-      float t = vaddvq_f32(acc1_0);
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k0[cc];
-      s[64] = t;
-    }
-    {
-      float t = vaddvq_f32(acc1_1);
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k1[cc];
-      s[65] = t;
-    }
-    {
-      float t = vaddvq_f32(acc1_2);
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k2[cc];
-      s[66] = t;
-    }
-    {
-      float t = vaddvq_f32(acc1_3);
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k3[cc];
-      s[67] = t;
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[64] += q1[c] * k0[c];
+      s[65] += q1[c] * k1[c];
+      s[66] += q1[c] * k2[c];
+      s[67] += q1[c] * k3[c];
     }
   }
 }
@@ -933,7 +892,7 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -944,6 +903,10 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
+                              d, qt + r, mp, scale);
+        else
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
@@ -1068,7 +1031,7 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
   (void)kvh;
   const ptrdiff_t mp = attngen_round_up(g * 8, 4); /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = attngen_round_up(d, 4);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -1083,7 +1046,7 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1094,6 +1057,10 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
+                              d, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
@@ -1314,45 +1281,17 @@ static void attngen_qkdot_dany_2x4_s64__scalar(const float *restrict qp, const f
         { const float kv = (*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
         { const float kv = (*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
         { const float kv = (*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
-    {
-      float t = acc0_0;
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k0[cc];
-      s[0] = t;
-    }
-    {
-      float t = acc0_1;
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k1[cc];
-      s[1] = t;
-    }
-    {
-      float t = acc0_2;
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k2[cc];
-      s[2] = t;
-    }
-    {
-      float t = acc0_3;
-      for (int cc = c; cc < d; ++cc) t += q0[cc] * k3[cc];
-      s[3] = t;
-    }
-    {
-      float t = acc1_0;
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k0[cc];
-      s[64] = t;
-    }
-    {
-      float t = acc1_1;
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k1[cc];
-      s[65] = t;
-    }
-    {
-      float t = acc1_2;
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k2[cc];
-      s[66] = t;
-    }
-    {
-      float t = acc1_3;
-      for (int cc = c; cc < d; ++cc) t += q1[cc] * k3[cc];
-      s[67] = t;
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[64] += q1[c] * k0[c];
+      s[65] += q1[c] * k1[c];
+      s[66] += q1[c] * k2[c];
+      s[67] += q1[c] * k3[c];
     }
   }
 }
@@ -1443,7 +1382,7 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1454,6 +1393,10 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
+                              d, qt + r, mp, scale);
+        else
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
@@ -1578,7 +1521,7 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
   (void)kvh;
   const ptrdiff_t mp = attngen_round_up(g * 8, 4); /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = attngen_round_up(d, 1);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -1593,7 +1536,7 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1604,6 +1547,10 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
+                              d, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
@@ -1712,9 +1659,9 @@ static const attngen_kernel_info attngen_table_generic_kernels[] = {
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 2 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale */
+/* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope */
 const attngen_table attngen_table_generic = {
-  2, "generic", "0.2.0", 0, 0, 0, { 0 }, attngen_table_generic_kernels,
+  3, "generic", "0.2.0", 0, 0, 0, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_generic_kernels,
   (int)(sizeof attngen_table_generic_kernels / sizeof attngen_table_generic_kernels[0]) - 1
 };

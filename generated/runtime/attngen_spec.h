@@ -12,7 +12,7 @@
 #define ATTNGEN_VERSION_PATCH 0
 #define ATTNGEN_VERSION_STRING "0.2.0"
 /* Layout and meaning of generated tables; attngen_select refuses a table with another ABI. */
-#define ATTNGEN_ABI 2
+#define ATTNGEN_ABI 3
 
 #define ATTNGEN_MAX_HEADS 1024
 #define ATTNGEN_MAX_HEAD_DIM 512
@@ -98,9 +98,47 @@ static inline unsigned attngen_mask_features(attngen_mask m)
   X(F32, f32, float, 4) \
   /* end */
 
+/* ---- RoPE, rotary position embedding (the config's `rope`): X(STYLE, name) and X(SCALING, name, parameters) */
+typedef enum {
+  ATTNGEN_ROPE_NONE = 0, /* the model has no RoPE */
+  ATTNGEN_ROPE_HALF = 1, /* pairs (i, i + rotary_dim/2): rotate_half of HF Llama/Qwen/Mistral/GPT-NeoX */
+  ATTNGEN_ROPE_INTERLEAVED = 2, /* pairs (2i, 2i + 1): GPT-J, Meta's original Llama code */
+  ATTNGEN_ROPE_COUNT_ = 3
+} attngen_rope_style;
+#define ATTNGEN_ROPE_STYLE_LIST(X) \
+  X(HALF, half) \
+  X(INTERLEAVED, interleaved) \
+  /* end */
+typedef enum {
+  ATTNGEN_ROPE_SCALING_NONE = 0, /* inv_freq[i] = theta^(-2i / rotary_dim) */
+  ATTNGEN_ROPE_SCALING_LINEAR = 1, /* position interpolation: every inverse frequency divided by factor */
+  ATTNGEN_ROPE_SCALING_LLAMA3 = 2, /* Llama 3.1/3.2: low frequencies divided by factor, high ones kept, a smooth ramp between */
+  ATTNGEN_ROPE_SCALING_COUNT_ = 3
+} attngen_rope_scaling;
+#define ATTNGEN_ROPE_SCALING_LIST(X) \
+  X(LINEAR, linear, "factor") \
+  X(LLAMA3, llama3, "factor, low_freq_factor, high_freq_factor, original_max_position_embeddings") \
+  /* end */
+
+/* A table's RoPE: pair p of the first rotary_dim dims of every q and k head turns by pos * inv_freq[p] radians,
+ * pos being the token's position. The generator computed inv_freq (scaling applied) in float64; the other
+ * fields are the config's, for the record (and for references that recompute inv_freq). */
+typedef struct {
+  attngen_rope_style style;     /* ATTNGEN_ROPE_NONE: no rotation (every other field 0 / NULL) */
+  int rotary_dim;               /* even, <= head_dim; the dims past it pass through unrotated */
+  const double *inv_freq;       /* [rotary_dim / 2] radians per position of each pair, scaling applied */
+  double theta;                 /* the base: inv_freq[p] = theta^(-2p / rotary_dim) before scaling */
+  attngen_rope_scaling scaling;
+  double factor; /* frequency divisor (linear), or the low-frequency divisor (llama3) (0: not used by this scaling) */
+  double low_freq_factor; /* llama3: wavelengths above original / low_freq_factor are divided by factor (0: not used by this scaling) */
+  double high_freq_factor; /* llama3: wavelengths below original / high_freq_factor are kept (0: not used by this scaling) */
+  double original_max_position_embeddings; /* llama3: the pre-training context length (0: not used by this scaling) */
+} attngen_rope;
+
 /* ---- per-kernel parameters: config options every kernel of a table carries (and the generic fallback uses) */
 typedef struct {
   float scale; /* softmax scale; 0 = 1/sqrt(head_dim) */
+  attngen_rope rope; /* rotary position embedding (style ATTNGEN_ROPE_NONE: none) */
 } attngen_params;
 #define ATTNGEN_OPTION_LIST(X) \
   X(scale, float) \

@@ -1,0 +1,516 @@
+/* The KV cache as decoders use it (issue 10): attngen_kv_append (RoPE on the new K rows) and attngen_step
+ * (append + attention in one call), checked the way the seeds' "MHA with KV Cache" loop is meant to work:
+ * attending token by token against a growing cache must give what one causal prefill of the whole sequence
+ * gives, and both what a float64 reference gives (q and k rotated in double, from the raw tokens).
+ *
+ * CK_STEP, per test table with causal kernels, per ISA (and through attngen_select, whose fallback to the generic
+ * kernel must rotate alike): the scenarios of rope_cases.h. Sequence 0 has 300 tokens, sequence 1 a 37-token
+ * prompt and then 300 more, so every batched step is ragged (cache lengths t and 37 + t). Checked:
+ *   decode-loop outputs vs the full prefill's, each vs the float64 reference, and the decode loop's lse, all at
+ *   CASE_TOL (1e-5 relative to max(1, max|ref|), the suite's tolerance, derived at the top of cases.c: RoPE adds
+ *   one fp32 rotation, ~2^-22 relative, to q and to k, which moves a score by ~1e-7);
+ *   the cache afterwards: K rows = the raw K rotated (float64) to ~2^-22, V rows bit-exact, rows past each
+ *   sequence's length never written (still NaN).
+ * STEP_DECODE3 gives explicit positions ending at 2^20: the angle pos * inv_freq is float64 in the runtime, so
+ * the error stays at the fp32 rotation's (an fp32 angle would be off by up to 2^20 * 2^-24 = 0.06 rad there).
+ *
+ * CK_APPEND, per test table: rotation of single tokens at positions 0 .. 2^31 - 1 against float64 (bound
+ * 8 * 2^-24 * max(|x0|, |x1|) per element, see check_rows), the table's inv_freq against an independent float64
+ * recomputation from theta and the scaling (relative 1e-13), then every argument error of attngen_kv_append and
+ * attngen_step: each must return its documented code with a message and leave the caches, o and lse
+ * bit-identical (memcmp) -- among them an append that one sequence of three cannot take (ATTNGEN_ERR_CAPACITY:
+ * the other two are not appended either) and a decode step of 9 tokens (refused by the attention's check, before
+ * the cache is written). */
+#include "rope_cases.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference.h"
+
+#define STEP_T 300     /* tokens of sequence 0 */
+#define STEP_PROMPT 37 /* sequence 1: this many prompt tokens first, then STEP_T more */
+
+static int rfail(case_result *r, const char *fmt, ...) {
+  if (r->msg[0]) return 1; /* keep the first reason */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+  va_end(ap);
+  return 1;
+}
+
+const char *rope_step_name(int variant) {
+  static const char *names[STEP_COUNT_] = {"decode-1x300", "chunked-7", "decode-3-pos-2^20"};
+  return variant >= 0 && variant < STEP_COUNT_ ? names[variant] : "?";
+}
+
+const attngen_rope *rope_of(const attngen_table *t, const attngen_shape *s) {
+  if (!t || t->heads != s->heads || t->kv_heads != s->kv_heads || t->head_dim != s->head_dim) return NULL;
+  return t->params.rope.style != ATTNGEN_ROPE_NONE ? &t->params.rope : NULL;
+}
+
+static float unit(uint64_t *s) { /* splitmix64 -> [-1, 1), 24 significant bits */
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (float)((int32_t)((uint32_t)((z ^ (z >> 31)) >> 32) >> 8) - (1 << 23)) / (float)(1 << 23);
+}
+
+static void fill_nan(float *p, size_t n) {
+  for (size_t i = 0; i < n; i++) p[i] = NAN;
+}
+
+/* The kernel of c's table (or attngen_select's choice) for the mask and phase. */
+static int kernel_for(const test_case *c, attngen_mask mask, attngen_phase phase, attngen_kernel *k, case_result *r) {
+  attngen_shape sh = c->shape;
+  sh.mask = mask;
+  sh.phase = phase;
+  int st = c->via_select ? attngen_select(c->table, &sh, k) : attngen_select_specialized(c->table, &sh, c->isa, k);
+  if (st != ATTNGEN_OK)
+    return rfail(r, "no %s %s kernel: %s (%s)", attngen_mask_name(mask), attngen_phase_name(phase),
+                 attngen_status_name(st), attngen_last_error());
+  return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* CK_STEP */
+
+typedef struct {
+  int H, KVH, D, L[2], Lmax, cap;
+  float *q, *k, *v; /* raw tokens, [b][Lmax][heads][D] */
+  int32_t *pos;     /* [b][Lmax] */
+  float *kc, *vc;   /* the cache, [b][cap][KVH][D] */
+  float *sq, *sk, *sv, *so, *sl; /* one step's rows, [nb][n][...], and its lse [nb][H][n] */
+  int32_t *spos;
+} world;
+
+static void world_free(world *w) {
+  free(w->q), free(w->k), free(w->v), free(w->pos), free(w->kc), free(w->vc);
+  free(w->sq), free(w->sk), free(w->sv), free(w->so), free(w->sl), free(w->spos);
+}
+
+/* One attngen_step on sequences first .. first + nb - 1, n new tokens each, sequence first + i starting at token
+ * t0[i] (= its cache length). Outputs go to o [b][Lmax][H][D] and lse [b][H][Lmax] at the tokens' rows. */
+static int do_step(world *w, const attngen_kernel *k, int first, int nb, const int *t0, int n, int give_pos,
+                   float *o, float *lse, case_result *r) {
+  const size_t qrow = (size_t)w->H * w->D, krow = (size_t)w->KVH * w->D;
+  int32_t len[2];
+  for (int i = 0; i < nb; i++) {
+    const int b = first + i;
+    len[i] = t0[i];
+    memcpy(w->sq + (size_t)i * n * qrow, w->q + ((size_t)b * w->Lmax + t0[i]) * qrow, sizeof(float) * n * qrow);
+    memcpy(w->sk + (size_t)i * n * krow, w->k + ((size_t)b * w->Lmax + t0[i]) * krow, sizeof(float) * n * krow);
+    memcpy(w->sv + (size_t)i * n * krow, w->v + ((size_t)b * w->Lmax + t0[i]) * krow, sizeof(float) * n * krow);
+    memcpy(w->spos + (size_t)i * n, w->pos + (size_t)b * w->Lmax + t0[i], sizeof(int32_t) * (size_t)n);
+  }
+  attngen_step_args s;
+  memset(&s, 0, sizeof s);
+  s.kv.batch = nb;
+  s.kv.n_new = n;
+  s.kv.kv_capacity = w->cap;
+  s.kv.cache_len = len;
+  s.kv.pos = give_pos ? w->spos : NULL;
+  s.kv.k_new = w->sk;
+  s.kv.v_new = w->sv;
+  s.kv.k_cache = w->kc + (size_t)first * w->cap * krow; /* dense strides: batch = kv_capacity rows */
+  s.kv.v_cache = w->vc + (size_t)first * w->cap * krow;
+  s.q = w->sq;
+  s.o = w->so;
+  s.lse = w->sl;
+  int st = attngen_step(k, &s);
+  if (st != ATTNGEN_OK)
+    return rfail(r, "attngen_step(%s, batch %d, n_new %d, cache_len %d%s): %s (%s)", k->info->name, nb, n, t0[0],
+                 nb > 1 ? " ..." : "", attngen_status_name(st), attngen_last_error());
+  for (int i = 0; i < nb; i++) {
+    const int b = first + i;
+    memcpy(o + ((size_t)b * w->Lmax + t0[i]) * qrow, w->so + (size_t)i * n * qrow, sizeof(float) * n * qrow);
+    for (int h = 0; h < w->H; h++)
+      memcpy(lse + ((size_t)b * w->H + h) * w->Lmax + t0[i], w->sl + ((size_t)i * w->H + h) * n, sizeof(float) * n);
+  }
+  return 0;
+}
+
+/* max |got - ref| / max(1, max |ref|) over sequence b's rows (o layout [b][Lmax][H][D], ref [L][H][D]) */
+static double out_err(const world *w, int b, const float *got, const double *ref) {
+  const size_t n = (size_t)w->L[b] * w->H * w->D;
+  double mr = 1.0, e = 0.0;
+  for (size_t i = 0; i < n; i++) mr = fabs(ref[i]) > mr ? fabs(ref[i]) : mr;
+  const float *g = got + (size_t)b * w->Lmax * w->H * w->D;
+  for (size_t i = 0; i < n; i++) {
+    double d = fabs((double)g[i] - ref[i]);
+    if (!(d <= e)) e = d; /* NaN wins */
+  }
+  return e / mr;
+}
+
+int rope_run_step(const test_case *c, case_result *r) {
+  memset(r, 0, sizeof *r);
+  r->tol = CASE_TOL;
+  attngen_kernel kpre, kdec;
+  const attngen_mask mask = c->shape.mask;
+  if (kernel_for(c, mask, ATTNGEN_PHASE_PREFILL, &kpre, r)) return 1;
+  if (c->variant != STEP_CHUNKED && kernel_for(c, mask, ATTNGEN_PHASE_DECODE, &kdec, r)) return 1;
+  const attngen_rope *rope = rope_of(c->table, &c->shape);
+  world w;
+  memset(&w, 0, sizeof w);
+  w.H = c->shape.heads, w.KVH = c->shape.kv_heads, w.D = c->shape.head_dim;
+  w.L[0] = STEP_T, w.L[1] = STEP_PROMPT + STEP_T, w.Lmax = w.L[1], w.cap = w.Lmax + 5;
+  const size_t qrow = (size_t)w.H * w.D, krow = (size_t)w.KVH * w.D, nq = 2 * (size_t)w.Lmax * qrow;
+  const size_t nk = 2 * (size_t)w.Lmax * krow, ncache = 2 * (size_t)w.cap * krow, nl = 2 * (size_t)w.H * w.Lmax;
+  float *o_dec = malloc(sizeof(float) * nq), *o_full = malloc(sizeof(float) * nq);
+  float *l_dec = malloc(sizeof(float) * nl), *l_full = malloc(sizeof(float) * nl);
+  double *ref = malloc(sizeof(double) * (size_t)w.Lmax * qrow), *ref_lse = malloc(sizeof(double) * (size_t)w.H * w.Lmax);
+  w.q = malloc(sizeof(float) * nq), w.k = malloc(sizeof(float) * nk), w.v = malloc(sizeof(float) * nk);
+  w.pos = malloc(sizeof(int32_t) * 2 * (size_t)w.Lmax);
+  w.kc = malloc(sizeof(float) * ncache), w.vc = malloc(sizeof(float) * ncache);
+  w.sq = malloc(sizeof(float) * nq), w.sk = malloc(sizeof(float) * nk), w.sv = malloc(sizeof(float) * nk);
+  w.so = malloc(sizeof(float) * nq), w.sl = malloc(sizeof(float) * nl);
+  w.spos = malloc(sizeof(int32_t) * 2 * (size_t)w.Lmax);
+  int fail = 0;
+  if (!o_dec || !o_full || !l_dec || !l_full || !ref || !ref_lse || !w.q || !w.k || !w.v || !w.pos || !w.kc ||
+      !w.vc || !w.sq || !w.sk || !w.sv || !w.so || !w.sl || !w.spos) {
+    fail = rfail(r, "out of memory");
+    goto done;
+  }
+  uint64_t seed = 0xC0FFEEull ^ ((uint64_t)c->seed << 17);
+  for (size_t i = 0; i < nq; i++) w.q[i] = unit(&seed);
+  for (size_t i = 0; i < nk; i++) w.k[i] = unit(&seed), w.v[i] = unit(&seed);
+  const int explicit_pos = c->variant == STEP_DECODE3;
+  for (int b = 0; b < 2; b++)
+    for (int t = 0; t < w.Lmax; t++) /* explicit: the last token of each sequence sits at 2^20 */
+      w.pos[(size_t)b * w.Lmax + t] = explicit_pos ? (1 << 20) - (w.L[b] - 1) + t : t;
+  fill_nan(o_dec, nq), fill_nan(o_full, nq), fill_nan(l_dec, nl), fill_nan(l_full, nl);
+
+  /* the full causal prefill of each sequence: one step from an empty cache */
+  fill_nan(w.kc, ncache), fill_nan(w.vc, ncache);
+  for (int b = 0; b < 2 && !fail; b++) {
+    const int t0[1] = {0};
+    fail = do_step(&w, &kpre, b, 1, t0, w.L[b], explicit_pos, o_full, l_full, r);
+  }
+  /* the same tokens step by step: sequence 1's prompt alone, then both sequences together (ragged) */
+  fill_nan(w.kc, ncache), fill_nan(w.vc, ncache);
+  if (!fail) {
+    const int t0[1] = {0};
+    fail = do_step(&w, &kpre, 1, 1, t0, STEP_PROMPT, explicit_pos, o_dec, l_dec, r);
+  }
+  const int chunk = c->variant == STEP_DECODE1 ? 1 : c->variant == STEP_CHUNKED ? 7 : 3;
+  for (int t = 0; t < STEP_T && !fail; t += chunk) {
+    const int n = STEP_T - t < chunk ? STEP_T - t : chunk, t0[2] = {t, STEP_PROMPT + t};
+    fail = do_step(&w, c->variant == STEP_CHUNKED ? &kpre : &kdec, 0, 2, t0, n, explicit_pos, o_dec, l_dec, r);
+  }
+  if (fail) goto done;
+
+  double e_dec = 0, e_full = 0, e_df = 0, e_lse = 0, e_k = 0;
+  for (int b = 0; b < 2 && !fail; b++) {
+    const int L = w.L[b];
+    attngen_shape sh = c->shape;
+    sh.mask = ATTNGEN_MASK_CAUSAL;
+    attngen_args ra;
+    memset(&ra, 0, sizeof ra);
+    ra.batch = 1, ra.q_len = L, ra.kv_len = L;
+    ra.q = w.q + (size_t)b * w.Lmax * qrow, ra.k = w.k + (size_t)b * w.Lmax * krow, ra.v = w.v + (size_t)b * w.Lmax * krow;
+    ra.q_pos = w.pos + (size_t)b * w.Lmax;
+    ra.scale = c->table ? c->table->params.scale : 0.0f;
+    ref_attention_rope(&sh, &ra, rope, w.pos + (size_t)b * w.Lmax, ref, ref_lse);
+    double e;
+    if ((e = out_err(&w, b, o_dec, ref)) > e_dec) e_dec = e;
+    if ((e = out_err(&w, b, o_full, ref)) > e_full) e_full = e;
+    /* decode loop vs full prefill, relative to the full prefill's outputs */
+    {
+      const size_t n = (size_t)L * qrow;
+      const float *a = o_dec + (size_t)b * w.Lmax * qrow, *f = o_full + (size_t)b * w.Lmax * qrow;
+      double mf = 1.0, d = 0.0;
+      for (size_t i = 0; i < n; i++) mf = fabs(f[i]) > mf ? fabs(f[i]) : mf;
+      for (size_t i = 0; i < n; i++) {
+        double x = fabs((double)a[i] - (double)f[i]);
+        if (!(x <= d)) d = x;
+      }
+      if (d / mf > e_df) e_df = d / mf;
+    }
+    for (int h = 0; h < w.H; h++)
+      for (int i = 0; i < L; i++) {
+        const double want = ref_lse[(size_t)h * L + i], got = l_dec[((size_t)b * w.H + h) * w.Lmax + i];
+        const double x = fabs(got - want) / (fabs(want) > 1.0 ? fabs(want) : 1.0);
+        if (!(x <= e_lse)) e_lse = x;
+      }
+    /* the cache the steps left: rotated K (float64 rotation of the raw rows), exact V, nothing past L */
+    double inv[ATTNGEN_MAX_HEAD_DIM / 2], y[ATTNGEN_MAX_HEAD_DIM];
+    if (rope) ref_rope_inv_freq(rope, inv);
+    for (int t = 0; t < w.cap && !fail; t++)
+      for (int h = 0; h < w.KVH && !fail; h++) {
+        const float *kc = w.kc + (((size_t)b * w.cap + t) * w.KVH + h) * w.D;
+        const float *vc = w.vc + (((size_t)b * w.cap + t) * w.KVH + h) * w.D;
+        const float *kr = w.k + (((size_t)b * w.Lmax + t) * w.KVH + h) * w.D;
+        const float *vr = w.v + (((size_t)b * w.Lmax + t) * w.KVH + h) * w.D;
+        if (t >= L) {
+          for (int e2 = 0; e2 < w.D; e2++)
+            if (!isnan(kc[e2]) || !isnan(vc[e2])) fail = rfail(r, "cache row %d of sequence %d (length %d) was written", t, b, L);
+          continue;
+        }
+        if (memcmp(vc, vr, sizeof(float) * (size_t)w.D) != 0)
+          fail = rfail(r, "V row %d of sequence %d differs from the appended row", t, b);
+        if (rope) ref_rope_rotate(rope, inv, w.pos[(size_t)b * w.Lmax + t], kr, w.D, y);
+        for (int e2 = 0; e2 < w.D; e2++) {
+          const double x = fabs((double)kc[e2] - (rope ? y[e2] : (double)kr[e2]));
+          if (!(x <= e_k)) e_k = x;
+        }
+      }
+  }
+  r->checked = 1;
+  r->max_err = e_dec > e_full ? e_dec : e_full;
+  if (e_df > r->max_err) r->max_err = e_df;
+  r->max_lse_err = e_lse;
+  if (!fail && !(e_dec <= CASE_TOL))
+    fail = rfail(r, "step-by-step outputs vs float64: %.3g > %.0e", e_dec, CASE_TOL);
+  if (!fail && !(e_full <= CASE_TOL))
+    fail = rfail(r, "full causal prefill (one step) vs float64: %.3g > %.0e", e_full, CASE_TOL);
+  if (!fail && !(e_df <= CASE_TOL))
+    fail = rfail(r, "step-by-step outputs vs the full causal prefill: %.3g > %.0e", e_df, CASE_TOL);
+  if (!fail && !(e_lse <= CASE_TOL)) fail = rfail(r, "step-by-step lse vs float64: %.3g > %.0e", e_lse, CASE_TOL);
+  if (!fail && !(e_k <= 8.0 * 0x1p-24)) /* |k| <= 1: the rotation's fp32 bound (see check_rows) */
+    fail = rfail(r, "cached K vs the float64 rotation of the raw rows: %.3g > 8 * 2^-24", e_k);
+done:
+  free(o_dec), free(o_full), free(l_dec), free(l_full), free(ref), free(ref_lse);
+  world_free(&w);
+  return fail;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* CK_APPEND */
+
+typedef struct {
+  int H, KVH, D, B, cap, nmax;
+  float *kc, *vc, *kn, *vn, *q, *o, *lse;          /* caches [B][cap][KVH][D]; new rows [B][nmax][...] */
+  float *kc0, *vc0, *o0, *lse0;                     /* snapshots */
+  size_t nkc, nkn, nq, nl;
+  case_result *r;
+  int fail;
+} app;
+
+/* A refused call: its status, a message, and not one bit of the caches, o or lse changed. */
+static void expect(app *x, const char *what, int st, int want) {
+  if (x->fail) return;
+  if (st != want) {
+    x->fail = rfail(x->r, "%s: returned %s (%d), expected %s", what, attngen_status_name(st), st,
+                    attngen_status_name(want));
+    return;
+  }
+  const char *m = attngen_last_error();
+  if (!m || !m[0]) x->fail = rfail(x->r, "%s: %s without a message", what, attngen_status_name(st));
+  else if (memcmp(x->kc, x->kc0, x->nkc * sizeof(float)) || memcmp(x->vc, x->vc0, x->nkc * sizeof(float)))
+    x->fail = rfail(x->r, "%s: returned %s but changed the cache", what, attngen_status_name(st));
+  else if (memcmp(x->o, x->o0, x->nq * sizeof(float)) || memcmp(x->lse, x->lse0, x->nl * sizeof(float)))
+    x->fail = rfail(x->r, "%s: returned %s but wrote o or lse", what, attngen_status_name(st));
+}
+
+/* After a successful append of n rows per sequence at len[b] (positions pos or len[b] + i): K rows = the new
+ * rows rotated in float64, within 8 u max(|x0|, |x1|) per element (u = 2^-24: c and s are rounded to float (u each),
+ * two products and a difference (u each), |c|,|s| <= 1: < 5 u (|x0| + |x1|) / 2 + ...), V rows bit-exact, every
+ * other float of the caches untouched. Returns the largest error seen. */
+static double check_rows(app *x, const attngen_rope *rope, int nb, const int32_t *len, const int32_t *pos, int n) {
+  double inv[ATTNGEN_MAX_HEAD_DIM / 2], y[ATTNGEN_MAX_HEAD_DIM], worst = 0.0;
+  const size_t row = (size_t)x->KVH * x->D;
+  if (rope) ref_rope_inv_freq(rope, inv);
+  for (int b = 0; b < x->B && !x->fail; b++)
+    for (int t = 0; t < x->cap && !x->fail; t++) {
+      const float *kc = x->kc + ((size_t)b * x->cap + t) * row, *vc = x->vc + ((size_t)b * x->cap + t) * row;
+      const float *kc0 = x->kc0 + ((size_t)b * x->cap + t) * row, *vc0 = x->vc0 + ((size_t)b * x->cap + t) * row;
+      const int i = b < nb ? t - len[b] : -1; /* sequences past the call's batch: untouched */
+      if (i < 0 || i >= n) {
+        if (memcmp(kc, kc0, row * sizeof(float)) || memcmp(vc, vc0, row * sizeof(float)))
+          x->fail = rfail(x->r, "append wrote row %d of sequence %d (batch %d, n_new %d)", t, b, nb, n);
+        continue;
+      }
+      const float *kn = x->kn + ((size_t)b * x->nmax + i) * row, *vn = x->vn + ((size_t)b * x->nmax + i) * row;
+      if (memcmp(vc, vn, row * sizeof(float)))
+        x->fail = rfail(x->r, "V row %d of sequence %d is not the appended row", t, b);
+      for (int h = 0; h < x->KVH && !x->fail; h++) {
+        const float *xr = kn + (size_t)h * x->D;
+        const long long p = pos ? pos[(size_t)b * n + i] : (long long)len[b] + i;
+        if (rope) ref_rope_rotate(rope, inv, p, xr, x->D, y);
+        else
+          for (int e = 0; e < x->D; e++) y[e] = xr[e];
+        for (int e = 0; e < x->D; e++) {
+          /* the pair partner of e (itself past rotary_dim) */
+          int f = e;
+          if (rope && e < rope->rotary_dim)
+            f = rope->style == ATTNGEN_ROPE_INTERLEAVED ? (e ^ 1) : (e < rope->rotary_dim / 2 ? e + rope->rotary_dim / 2
+                                                                                             : e - rope->rotary_dim / 2);
+          const double m = fabs(xr[e]) > fabs(xr[f]) ? fabs(xr[e]) : fabs(xr[f]);
+          const double err = fabs((double)kc[(size_t)h * x->D + e] - y[e]);
+          if (!(err <= 8.0 * 0x1p-24 * m))
+            x->fail = rfail(x->r, "K row %d head %d of sequence %d (position %lld), dim %d: %.9g, float64 says %.9g",
+                            t, h, b, p, e, (double)kc[(size_t)h * x->D + e], y[e]);
+          if (err > worst) worst = err;
+        }
+      }
+    }
+  return worst;
+}
+
+static void snapshot(app *x) {
+  memcpy(x->kc0, x->kc, x->nkc * sizeof(float));
+  memcpy(x->vc0, x->vc, x->nkc * sizeof(float));
+}
+
+int rope_run_append(const test_case *c, case_result *r) {
+  memset(r, 0, sizeof *r);
+  r->tol = CASE_TOL;
+  attngen_kernel k;
+  if (kernel_for(c, c->shape.mask, c->shape.phase, &k, r)) return 1;
+  const attngen_rope *rope = rope_of(c->table, &c->shape);
+  app x;
+  memset(&x, 0, sizeof x);
+  x.r = r;
+  x.H = c->shape.heads, x.KVH = c->shape.kv_heads, x.D = c->shape.head_dim;
+  x.B = 8, x.cap = 12, x.nmax = 9;
+  const size_t krow = (size_t)x.KVH * x.D, qrow = (size_t)x.H * x.D;
+  x.nkc = (size_t)x.B * x.cap * krow, x.nkn = (size_t)x.B * x.nmax * krow;
+  x.nq = (size_t)x.B * x.nmax * qrow, x.nl = (size_t)x.B * x.H * x.nmax;
+  x.kc = malloc(x.nkc * sizeof(float)), x.vc = malloc(x.nkc * sizeof(float));
+  x.kc0 = malloc(x.nkc * sizeof(float)), x.vc0 = malloc(x.nkc * sizeof(float));
+  x.kn = malloc(x.nkn * sizeof(float)), x.vn = malloc(x.nkn * sizeof(float));
+  x.q = malloc(x.nq * sizeof(float)), x.o = malloc(x.nq * sizeof(float)), x.o0 = malloc(x.nq * sizeof(float));
+  x.lse = malloc(x.nl * sizeof(float)), x.lse0 = malloc(x.nl * sizeof(float));
+  if (!x.kc || !x.vc || !x.kc0 || !x.vc0 || !x.kn || !x.vn || !x.q || !x.o || !x.o0 || !x.lse || !x.lse0) {
+    x.fail = rfail(r, "out of memory");
+    goto done;
+  }
+  uint64_t seed = 0xA99E4Dull ^ ((uint64_t)c->seed << 13);
+  for (size_t i = 0; i < x.nkn; i++) x.kn[i] = unit(&seed), x.vn[i] = unit(&seed);
+  for (size_t i = 0; i < x.nq; i++) x.q[i] = unit(&seed);
+  for (size_t i = 0; i < x.nkc; i++) x.kc[i] = x.vc[i] = unit(&seed) * 1e3f; /* not what any append writes */
+  fill_nan(x.o, x.nq), fill_nan(x.lse, x.nl);
+  memcpy(x.o0, x.o, x.nq * sizeof(float)), memcpy(x.lse0, x.lse, x.nl * sizeof(float));
+  snapshot(&x);
+
+  /* 1. the table's inverse frequencies vs an independent float64 recomputation from theta and the scaling */
+  if (rope) {
+    double inv[ATTNGEN_MAX_HEAD_DIM / 2];
+    ref_rope_inv_freq(rope, inv);
+    for (int p = 0; p < rope->rotary_dim / 2 && !x.fail; p++)
+      if (!(fabs(rope->inv_freq[p] - inv[p]) <= 1e-13 * inv[p]))
+        x.fail = rfail(r, "table inv_freq[%d] = %.17g, float64 recomputation %.17g", p, rope->inv_freq[p], inv[p]);
+  }
+
+  /* 2. single tokens at positions up to 2^31 - 1, one per sequence */
+  double worst = 0.0;
+  {
+    static const int32_t lens[8] = {0, 1, 5, 11, 3, 7, 2, 10};
+    static const int32_t pos[8] = {0, 1, 7, 1000, 65536, (1 << 20) - 1, 1 << 20, 2147483647};
+    attngen_append_args a;
+    memset(&a, 0, sizeof a);
+    a.batch = 8, a.n_new = 1, a.kv_capacity = x.cap, a.cache_len = lens, a.pos = pos;
+    a.k_new = x.kn, a.v_new = x.vn, a.k_cache = x.kc, a.v_cache = x.vc;
+    a.k_new_stride.batch = (ptrdiff_t)(x.nmax * krow), a.v_new_stride.batch = (ptrdiff_t)(x.nmax * krow);
+    int st = x.fail ? ATTNGEN_OK : attngen_kv_append(&k, &a);
+    if (st != ATTNGEN_OK) x.fail = rfail(r, "attngen_kv_append(positions to 2^31 - 1): %s (%s)", attngen_status_name(st),
+                                         attngen_last_error());
+    if (!x.fail) {
+      /* check_rows reads new row i of sequence b at kn + (b * nmax + i) * row: the strides above */
+      double e = check_rows(&x, rope, 8, lens, pos, 1);
+      if (e > worst) worst = e;
+    }
+    snapshot(&x);
+  }
+
+  /* 3. refused calls: nothing changes */
+  const int32_t len3[3] = {3, 10, 0};
+  attngen_append_args base;
+  memset(&base, 0, sizeof base);
+  base.batch = 3, base.n_new = 2, base.kv_capacity = x.cap, base.cache_len = len3;
+  base.k_new = x.kn, base.v_new = x.vn, base.k_cache = x.kc, base.v_cache = x.vc;
+  base.k_new_stride.batch = (ptrdiff_t)(x.nmax * krow), base.v_new_stride.batch = (ptrdiff_t)(x.nmax * krow);
+  attngen_append_args a;
+  int32_t bad[3];
+#define APPEND_WITH(what, mutation, want)                                                                            \
+  do {                                                                                                               \
+    a = base;                                                                                                        \
+    memcpy(bad, len3, sizeof bad);                                                                                   \
+    mutation;                                                                                                        \
+    expect(&x, "attngen_kv_append(" what ")", attngen_kv_append(&k, &a), want);                                      \
+  } while (0)
+  expect(&x, "attngen_kv_append(NULL kernel)", attngen_kv_append(NULL, &base), ATTNGEN_ERR_NULL);
+  expect(&x, "attngen_kv_append(NULL args)", attngen_kv_append(&k, NULL), ATTNGEN_ERR_NULL);
+  APPEND_WITH("k_new = NULL", a.k_new = NULL, ATTNGEN_ERR_NULL);
+  APPEND_WITH("v_new = NULL", a.v_new = NULL, ATTNGEN_ERR_NULL);
+  APPEND_WITH("k_cache = NULL", a.k_cache = NULL, ATTNGEN_ERR_NULL);
+  APPEND_WITH("v_cache = NULL", a.v_cache = NULL, ATTNGEN_ERR_NULL);
+  APPEND_WITH("cache_len = NULL", a.cache_len = NULL, ATTNGEN_ERR_NULL);
+  APPEND_WITH("batch = 0", a.batch = 0, ATTNGEN_ERR_SIZE);
+  APPEND_WITH("n_new = 0", a.n_new = 0, ATTNGEN_ERR_SIZE);
+  APPEND_WITH("kv_capacity = 0", a.kv_capacity = 0, ATTNGEN_ERR_SIZE);
+  APPEND_WITH("kv_capacity = -1", a.kv_capacity = -1, ATTNGEN_ERR_SIZE);
+  APPEND_WITH("cache_len[2] = -1", (bad[2] = -1, a.cache_len = bad), ATTNGEN_ERR_LENGTHS);
+  APPEND_WITH("cache_len[0] = kv_capacity + 1", (bad[0] = x.cap + 1, a.cache_len = bad), ATTNGEN_ERR_LENGTHS);
+  /* sequence 1 cannot take 2 more rows: sequences 0 and 2, which could, are not appended either */
+  APPEND_WITH("cache_len[1] + n_new > kv_capacity", (bad[1] = x.cap - 1, a.cache_len = bad), ATTNGEN_ERR_CAPACITY);
+  APPEND_WITH("n_new = 3 (sequence 1 overflows)", a.n_new = 3, ATTNGEN_ERR_CAPACITY);
+  APPEND_WITH("k_new_stride.seq < 0", a.k_new_stride.seq = -1, ATTNGEN_ERR_STRIDE);
+  APPEND_WITH("v_cache_stride.batch < 0", a.v_cache_stride.batch = -(ptrdiff_t)krow, ATTNGEN_ERR_STRIDE);
+  APPEND_WITH("k_cache_stride.seq = 1 (cache rows overlap)", a.k_cache_stride.seq = 1, ATTNGEN_ERR_STRIDE);
+  if (x.KVH > 1)
+    APPEND_WITH("k_cache_stride.head = head_dim - 1 (cache heads overlap)", a.k_cache_stride.head = x.D - 1,
+                ATTNGEN_ERR_STRIDE);
+  APPEND_WITH("v_cache = k_cache", a.v_cache = x.kc, ATTNGEN_ERR_ALIAS);
+  APPEND_WITH("k_new inside k_cache", a.k_new = x.kc + krow, ATTNGEN_ERR_ALIAS);
+  APPEND_WITH("v_new inside v_cache", a.v_new = x.vc + x.nkc - krow, ATTNGEN_ERR_ALIAS);
+#undef APPEND_WITH
+
+  /* the step refuses the same, and what its attention refuses, before it writes the cache */
+  {
+    attngen_step_args s0, s;
+    memset(&s0, 0, sizeof s0);
+    s0.kv = base;
+    s0.q = x.q, s0.o = x.o, s0.lse = x.lse;
+#define STEP_WITH(kern, what, mutation, want)                                                                        \
+  do {                                                                                                               \
+    s = s0;                                                                                                          \
+    memcpy(bad, len3, sizeof bad);                                                                                   \
+    mutation;                                                                                                        \
+    expect(&x, "attngen_step(" what ")", attngen_step(kern, &s), want);                                              \
+  } while (0)
+    expect(&x, "attngen_step(NULL args)", attngen_step(&k, NULL), ATTNGEN_ERR_NULL);
+    STEP_WITH(&k, "cache_len[1] + n_new > kv_capacity", (bad[1] = x.cap - 1, s.kv.cache_len = bad),
+              ATTNGEN_ERR_CAPACITY);
+    STEP_WITH(&k, "q = NULL", s.q = NULL, ATTNGEN_ERR_NULL);
+    STEP_WITH(&k, "o = NULL", s.o = NULL, ATTNGEN_ERR_NULL);
+    STEP_WITH(&k, "q inside v_cache", s.q = x.vc, ATTNGEN_ERR_ALIAS);
+    STEP_WITH(&k, "o inside k_cache", s.o = x.kc, ATTNGEN_ERR_ALIAS);
+    STEP_WITH(&k, "lse inside q", s.lse = x.q, ATTNGEN_ERR_ALIAS);
+    STEP_WITH(&k, "o_stride.seq < 0", s.o_stride.seq = -1, ATTNGEN_ERR_STRIDE);
+    if (c->shape.phase == ATTNGEN_PHASE_DECODE) {
+      const int32_t zero[3] = {0, 0, 0};
+      STEP_WITH(&k, "decode kernel, n_new = 9", (s.kv.n_new = 9, s.kv.cache_len = zero), ATTNGEN_ERR_SHAPE);
+    }
+    /* a kernel without the causal feature cannot make 2 new tokens causal (the table's params, as a fallback) */
+    attngen_kernel kp;
+    attngen_shape sp = c->shape;
+    sp.mask = ATTNGEN_MASK_PADDING;
+    if (attngen_select_generic(&sp, ATTNGEN_ISA_SCALAR, &kp) == ATTNGEN_OK) {
+      kp.params = k.params;
+      STEP_WITH(&kp, "padding kernel, n_new = 2", (void)0, ATTNGEN_ERR_SHAPE);
+    }
+#undef STEP_WITH
+  }
+
+  /* 4. a valid append of 2 rows at ragged lengths (natural positions); then the step on top of it */
+  if (!x.fail) {
+    int st = attngen_kv_append(&k, &base);
+    if (st != ATTNGEN_OK) x.fail = rfail(r, "attngen_kv_append: %s (%s)", attngen_status_name(st), attngen_last_error());
+    else {
+      double e = check_rows(&x, rope, 3, len3, NULL, 2);
+      if (e > worst) worst = e;
+    }
+  }
+  r->checked = !x.fail;
+  r->max_err = worst;
+done:
+  free(x.kc), free(x.vc), free(x.kc0), free(x.vc0), free(x.kn), free(x.vn);
+  free(x.q), free(x.o), free(x.o0), free(x.lse), free(x.lse0);
+  return x.fail;
+}
