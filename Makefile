@@ -121,6 +121,7 @@ test: deps-test test-generator check-generated test-native test-fuzz test-neon t
 -include tests/tests.mk
 -include bench/bench.mk
 -include bench/peers/peers.mk
+-include bench/neon_model.mk
 -include examples/downstream/downstream.mk
 -include install.mk
 

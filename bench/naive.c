@@ -19,7 +19,7 @@ int naive_attention(const attngen_shape *shape, const attngen_args *a) {
     float *O = a->o + (size_t)b * a->q_len * H * D;
     for (int i = 0; i < a->q_len; i++) {
       int visible = a->kv_len; /* keys j < visible are seen by query row i */
-      if (shape->mask == ATTNGEN_MASK_CAUSAL) {
+      if (attngen_mask_features(shape->mask) & ATTNGEN_FEATURE_CAUSAL) {
         long lim = (long)i + (a->kv_len - a->q_len) + 1;
         visible = lim < 0 ? 0 : (lim > a->kv_len ? a->kv_len : (int)lim);
       }

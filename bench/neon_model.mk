@@ -13,7 +13,8 @@
 # llvm-mca on each one's steady state (a fully unrolled Q.K^T microkernel: one call, the whole body; a P.V
 # microkernel: its inner j-loops) and compares the cycles with the FMA bound. It reads generated/ and never
 # regenerates it. Outputs: $(BUILD)/bench/neon_model.txt (the printed table), $(BUILD)/bench/neon_model.csv (one
-# row per region and CPU), and the assembly under $(BUILD)/bench/neon_model/<model>/. About a minute.
+# row per region and CPU), neon_model.md (the table as Markdown) and the assembly under
+# $(BUILD)/bench/neon_model/<model>/. About a minute.
 
 NEON_MODEL_MODELS ?= llama-3-8b,gemma-2-2b,qwen2-5-0-5b,gpt2
 NEON_MODEL_CC     ?= aarch64-linux-gnu-gcc

@@ -3,9 +3,11 @@
 
 For each model, the NEON microkernels (attngen_qk_*, attngen_pv_*, attngen_qkdot_* ... __neon) are cut out of
 generated/<model>/attngen_<cname>.c (they use NEON intrinsics only) into one translation unit that also takes the
-address of each, so every one keeps an out-of-line copy, and compiled for aarch64 (-O2 -S). Their code is what the
-full file gives for their out-of-line copies; inside the attention kernels the compiler may inline a P.V
-microkernel, with the same loop body. The microkernels' assembly is then cut into measured regions:
+address of each, so every one keeps an out-of-line copy, and compiled for aarch64 (-O2 -S). For the out-of-line
+Q.K^T microkernels, this gives the same instructions as compiling the whole file (checked for llama-3-8b with gcc
+12). gcc inlines the P.V microkernels into the attention kernels; their inner loop body is the same. Not needing
+the runtime headers or the rest of the file keeps this independent of work in progress elsewhere in the tree. The
+microkernels' assembly is then cut into measured regions:
 
   - a function without loops (the fully unrolled Q.K^T microkernels attngen_qk_* and attngen_qkdot_*) is measured
     whole, from its first instruction to its `ret`: accumulator init, every FMA, the stores, and the register spills
@@ -29,8 +31,9 @@ Usage: bench/neon_model.py [--models m1,m2] [--cc aarch64-linux-gnu-gcc] [--mca 
                            [--markdown]
 (the environment variables NEON_MODEL_CC, NEON_MODEL_MCA, NEON_MODEL_CPUS and NEON_MODEL_REV set the defaults;
 --cc 'clang --target=aarch64-linux-gnu' measures clang's code instead of gcc's)
-Writes <out>/neon_model.txt (the printed table), <out>/neon_model.csv (one row per region and CPU) and keeps the
-assembly in <out>/neon_model/<model>/. Python 3 standard library only.
+Writes <out>/neon_model.txt (the printed table), <out>/neon_model.md (the same as Markdown),
+<out>/neon_model.csv (one row per region and CPU) and keeps the assembly in <out>/neon_model/<model>/.
+Python 3 standard library only.
 """
 
 import argparse
@@ -135,7 +138,7 @@ GROUP_DESC = {"V": "FP/ASIMD", "L": "load/store", "D": "store data", "S": "integ
 def probe_fma_pipes(mca_bin, cpu):
     body = "".join("fmla v%d.4s, v30.4s, v31.4s\n" % (i % 24) for i in range(48))
     r = mca(mca_bin, cpu, body, 100)
-    return int(round(48 / r["rthroughput"])) if r["rthroughput"] > 0 else 1
+    return (int(round(48 / r["rthroughput"])) if r["rthroughput"] > 0 else 1), tuple(sorted(r["pressure"]))
 
 
 # ---- assembly parsing
@@ -248,8 +251,7 @@ def extract(src_text, names):
 
 def translation_unit(model, src, funcs, names):
     """The microkernels alone, with their address taken so each keeps an out-of-line copy. They use only NEON
-    intrinsics, so they need neither the runtime's headers nor the rest of the generated file (which keeps this
-    independent of work in progress elsewhere in the tree)."""
+    intrinsics, so they need neither the runtime's headers nor the rest of the generated file."""
     lines = ["/* bench/neon_model.py: the NEON microkernels of %s (%s), for llvm-mca */" % (model, src),
              "#include <stddef.h>", "#include <arm_neon.h>", ""]
     lines += [f + "\n" for f in funcs]
@@ -279,21 +281,25 @@ def kind_of(name):
 
 
 def classify(cycles, fmla, pipes, groups):
-    """Name the limiting resource: the group with the highest per-pipe pressure, or latency."""
-    best, best_v = None, -1.0
-    for g, (tot, n) in groups.items():
-        per = tot / n if n else 0.0
-        if per > best_v:
-            best, best_v = g, per
+    """Name the limiting resource: the pipe group with the highest per-pipe pressure (and a second one within 5% of
+    it), or latency when every group's pressure is well below the cycles."""
+    ranked = sorted(((tot / n if n else 0.0, g) for g, (tot, n) in groups.items()), reverse=True)
+    if not ranked or ranked[0][0] < 0.8 * cycles:
+        return "latency", ranked[0][1] if ranked else None, ranked[0][0] if ranked else 0.0
     bound = fmla / pipes if pipes else 0.0
-    if best is None or best_v < 0.85 * cycles:
-        return "latency/deps", best, best_v
-    if best == "V":
-        other = groups["V"][0] - fmla  # V-pipe cycles spent on non-fmla uops (ld1r's dup, mov, movi, fmul, ...)
-        if bound >= 0.9 * best_v:
-            return "FMA pipes", best, best_v
-        return "V pipes (+%d non-fmla uops)" % round(other), best, best_v
-    return "%s pipes" % GROUP_DESC.get(best, best), best, best_v
+
+    def name(per, g):
+        if g == "V":
+            if bound >= 0.9 * per:
+                return "FMA pipes"
+            # V-pipe cycles spent on non-fmla uops (ld1r's dup, mov, movi, fmul, faddp, ...)
+            return "V pipes, +%d non-FMA uops" % round(groups["V"][0] - fmla)
+        return "%s pipes" % GROUP_DESC.get(g, g)
+    top_v, top = ranked[0]
+    names = [name(top_v, top)]
+    if len(ranked) > 1 and ranked[1][0] >= 0.95 * top_v:
+        names.append(name(*ranked[1]))
+    return " = ".join(names), top, top_v
 
 
 def main():
@@ -305,7 +311,7 @@ def main():
     ap.add_argument("--out", default="build/bench")
     ap.add_argument("--rev", default=os.environ.get("NEON_MODEL_REV", ""),
                     help="read generated/<model>/*.c as committed at this git revision (default: the work tree)")
-    ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown (for the README)")
+    ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     args = ap.parse_args()
 
     mca_bin = find_mca(args.mca)
@@ -321,7 +327,13 @@ def main():
     if not shutil.which(shlex.split(args.cc)[0]):
         die("compiler %s not found (make deps-test installs gcc-aarch64-linux-gnu)" % args.cc)
     cc_ver = run(shlex.split(args.cc) + ["--version"]).stdout.splitlines()[0]
-    pipes = {c: probe_fma_pipes(mca_bin, c) for c in cpus}
+    probes = {c: probe_fma_pipes(mca_bin, c) for c in cpus}
+    pipes = {c: probes[c][0] for c in cpus}
+    for i, c in enumerate(cpus):
+        same = [d for d in cpus[:i] if probes[d][1] == probes[c][1]]
+        if same:  # e.g. llvm-mca 14: every Neoverse falls back to the Cortex-A57 model
+            print("neon_model: warning: llvm-mca %s models -mcpu=%s with the same units as %s (%s): no model of "
+                  "its own, the numbers will be the same" % (ver, c, same[0], " ".join(probes[c][1])), file=sys.stderr)
 
     rows, table = [], []
     cmds = []
@@ -417,7 +429,7 @@ def main():
     for c in cpus:
         s = SHORT.get(c, c)
         head += ["%s cyc" % s, "%s %%peak" % s]
-    head += ["bottleneck (%s)" % "/".join(SHORT.get(c, c) for c in cpus)]
+    head += ["bottleneck"]
     body = []
     for t in table:
         r = [t["model"], t["microkernel"].replace("__neon", ""), t["region"], str(t["fmla"]), str(t["spills"])]
@@ -425,7 +437,8 @@ def main():
             cyc, pct, _ = t["cpu"][c]
             r += ["%.1f" % cyc, "%.0f%%" % pct]
         whys = [t["cpu"][c][2] for c in cpus]
-        r.append(whys[0] if len(set(whys)) == 1 else " / ".join(whys))
+        r.append(whys[0] if len(set(whys)) == 1 else
+                 "; ".join("%s: %s" % (SHORT.get(c, c), w) for c, w in zip(cpus, whys)))
         body.append(r)
     widths = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
     num = set(range(3, len(head) - 1))
@@ -436,7 +449,8 @@ def main():
     lines = ["NEON microkernels: llvm-mca %s static estimate, %s -O2" % (ver, cc_ver),
              "FMA pipes per llvm-mca model: " + ", ".join("%s %d" % (SHORT.get(c, c), pipes[c]) for c in cpus) +
              "; cyc = llvm-mca cycles per iteration (function: one call; loop: one key);",
-             "%peak = (fmla / FMA pipes) / cyc; sp ld/st = loads/stores to the stack (register spills) in the region",
+             "%peak = (fmla / FMA pipes) / cyc; sp ld/st = loads/stores to the stack in the region (register spills, and",
+             "callee-saved d8-d15); bottleneck = pipe group with the most cycles per pipe (llvm-mca resource pressure)",
              "", fmt(head), fmt(["-" * w for w in widths])]
     lines += [fmt(r) for r in body]
     lines += ["", "compiled: " + cmds[0] + (" (and the same for each model)" if len(cmds) > 1 else ""),
@@ -445,13 +459,15 @@ def main():
     with open(os.path.join(args.out, "neon_model.txt"), "w") as f:
         f.write(text)
     print(text, end="")
+    md = ["| " + " | ".join(head) + " |", "|" + "|".join("---:" if i in num else "---" for i in range(len(head))) + "|"]
+    md += ["| " + " | ".join(x.replace("|", "/") for x in r) + " |" for r in body]
+    md_path = os.path.join(args.out, "neon_model.md")
+    with open(md_path, "w") as f:
+        f.write("\n".join(md) + "\n")
     if args.markdown:
         print()
-        print("| " + " | ".join(head) + " |")
-        print("|" + "|".join("---:" if i in num else "---" for i in range(len(head))) + "|")
-        for r in body:
-            print("| " + " | ".join(x.replace("|", "/") for x in r) + " |")
-    print("neon_model: table %s, CSV %s" % (os.path.join(args.out, "neon_model.txt"), csv_path))
+        print("\n".join(md))
+    print("neon_model: table %s (Markdown: %s), CSV %s" % (os.path.join(args.out, "neon_model.txt"), md_path, csv_path))
 
 
 if __name__ == "__main__":

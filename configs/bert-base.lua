@@ -4,6 +4,8 @@
 --   "max_position_embeddings": 512  (head_dim = 768 / 12 = 64)
 -- An encoder has no KV cache: prefill only. Batches of different lengths use the padding mask
 -- (kv_lens[b] = real tokens of sequence b); "none" serves unpadded single sequences.
+-- No RoPE: BERT adds learned absolute position embeddings ("position_embedding_type": "absolute",
+-- "max_position_embeddings": 512) to the token embeddings; attention itself sees no positions.
 return {
   name     = "bert-base",
   source   = "https://huggingface.co/google-bert/bert-base-uncased/blob/main/config.json",

@@ -2,6 +2,8 @@
 -- From config.json:
 --   "n_embd": 768, "n_head": 12, "n_layer": 12, "n_ctx": 1024, "n_positions": 1024
 --   (head_dim = n_embd / n_head = 768 / 12 = 64)
+-- No RoPE: GPT-2 adds learned absolute position embeddings ("n_positions": 1024, the wpe table) to the
+-- token embeddings before the first layer; attention itself sees no positions.
 return {
   name     = "gpt2",
   source   = "https://huggingface.co/openai-community/gpt2/blob/main/config.json",

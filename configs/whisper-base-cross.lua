@@ -5,6 +5,8 @@
 -- Queries are decoder tokens (q_len up to 448), keys/values are the encoder frames (kv_len = 1500 for
 -- 30 s of audio, kv_lens[b] per sequence): mask "cross". Prefill runs the prompt tokens at once,
 -- decode one new token per step against the same encoder K/V.
+-- No RoPE: Whisper's encoder adds fixed sinusoidal position embeddings and its decoder learned absolute
+-- ones ("max_target_positions": 448) to their inputs; attention itself sees no positions.
 return {
   name     = "whisper-base-cross",
   source   = "https://huggingface.co/openai/whisper-base/blob/main/config.json",

@@ -4,6 +4,8 @@
 --   "max_target_positions": 448  (head_dim = 512 / 8 = 64)
 -- (openai/whisper's own dims for "base" agree: n_text_state=512, n_text_head=8, n_text_ctx=448.)
 -- The decoder's cross-attention over the encoder output is configs/whisper-base-cross.lua.
+-- No RoPE: Whisper's decoder adds learned absolute position embeddings ("max_target_positions": 448) to
+-- the token embeddings; attention itself sees no positions.
 return {
   name     = "whisper-base-decoder",
   source   = "https://huggingface.co/openai/whisper-base/blob/main/config.json",

@@ -49,6 +49,10 @@ parser:option("--registry", "Write attngen_registry_<NAME>.h: includes the confi
 parser:flag("--list", "List the kernels the config produces (name, ISA, phase, mask, scratch bytes) and write nothing.")
 parser:flag("--stdout", "Print the generated files instead of writing them.")
 parser:flag("--version", "Print the generator version and exit.")
+parser:flag("--tune", "Time candidate plans (blocking, tiles) of the config's kernels on this machine's best ISA and " ..
+  "print the fastest as a `tuned` block (gen/tune.lua); writes no kernels.")
+parser:option("--tune-seconds", "With --tune: the timing budget in seconds (default 40).")
+parser:flag("--write", "With --tune: record the block in the config file (between '-- attngen tune:' markers).")
 
 -- argparse would print its usage and exit 1; every user error here is one line and exit status 2
 local parsed, args = parser:pparse()
@@ -85,8 +89,9 @@ local function gather()
     if v then num("--" .. o.name:gsub("_", "-"), o.name, v) end
   end
   if not args.config then -- defaults for a flags-only run
-    raw.name = raw.name or string.format("h%s-kv%s-d%s", tostring(raw.heads), tostring(raw.kv_heads),
-                                         tostring(raw.head_dim))
+    local function n(v) return config.show(v) end -- 8.0 prints as 8 under both interpreters
+    raw.name = raw.name or string.format("h%s-kv%s-d%s", n(raw.heads), n(raw.kv_heads),
+                                         n(raw.head_dim))
     raw.phases = raw.phases or spec.names(spec.phases)
     raw.isas = raw.isas or spec.names(spec.isas)
   end
@@ -112,6 +117,10 @@ local function planned(kernels)
 end
 
 local function run()
+  if args.tune then return require("tune").main(args, root) end
+  if args.write or args.tune_seconds then
+    config.fail("command line", args.write and "--write" or "--tune-seconds", "only with --tune")
+  end
   if not args.output and not args.stdout and not args.list then
     config.fail("command line", "-o", "an output directory is required")
   end
@@ -141,6 +150,7 @@ local function run()
     for _, f in ipairs(files) do io.write(f.text) end
     return
   end
+  if args.output == "" then config.fail("command line", "-o", "the output directory must not be empty") end
   local ok, err = write.mkdir_p(args.output)
   if not ok then die(err) end
   ok, err = write.all(files)

@@ -17,6 +17,7 @@ local function show(v)
     if v == math.floor(v) and math.abs(v) < 2^53 then return string.format("%d", v) end
     return string.format("%.9g", v)
   end
+  if type(v) == "table" then return "a table" end
   if type(v) ~= "string" then return tostring(v) end
   local s = v:gsub("[%c\"\\]", function(c)
     if c == "\n" then return "\\n" elseif c == "\t" then return "\\t" elseif c == "\"" or c == "\\" then return "\\" .. c end
@@ -89,7 +90,7 @@ local function check_text(where, origin, raw, field)
   return v
 end
 
-local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas", "rope" }
+local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas", "rope", "tuned" }
 
 -- A finite number (no nan, no inf).
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
@@ -176,6 +177,74 @@ local function check_rope(where, raw, head_dim)
   return r
 end
 
+-- tuned = { <isa> = { <phase> = { <knob> = n, ... } } } (written by `attngen --tune`) against spec.tunables: any
+-- subset of ISAs, phases and knobs; each knob an integer in its range; the effective blocking (the vocabulary's
+-- defaults for this shape, overlaid by the tuned knobs: gen/plan.lua's plan.blocking) within the ISA's register
+-- budget. Returns the normalized table (nil when absent or empty); messages name e.g. field 'tuned.avx2.decode.rb'.
+local function check_tuned(where, raw, head_dim, group)
+  local v = raw.tuned
+  if v == nil then return nil end
+  local isas, phases = spec.names(spec.isas), spec.names(spec.phases)
+  if type(v) ~= "table" then
+    fail(where, "tuned", "must be a table { <isa> = { <phase> = { <knob> = n, ... } } } (written by --tune), got %s", show(v))
+  end
+  check_keys(where, v, "tuned", isas)
+  local out = nil
+  for _, isa in ipairs(isas) do
+    local t = v[isa]
+    if t ~= nil then
+      local path = "tuned." .. isa
+      if type(t) ~= "table" then fail(where, path, "must be a table { %s = { ... } }, got %s", table.concat(phases, " | "), show(t)) end
+      check_keys(where, t, path, phases)
+      for _, phase in ipairs(phases) do
+        local kt = t[phase]
+        if kt ~= nil then
+          local ppath = path .. "." .. phase
+          local knobs = spec.names(spec.tunables[phase])
+          if type(kt) ~= "table" then
+            fail(where, ppath, "must be a table { %s = n, ... }, got %s", table.concat(knobs, " | "), show(kt))
+          end
+          check_keys(where, kt, ppath, knobs)
+          local norm = {}
+          for _, knob in ipairs(spec.tunables[phase]) do
+            local x, f = kt[knob.name], ppath .. "." .. knob.name
+            if x ~= nil then
+              if type(x) ~= "number" or x ~= x or x ~= math.floor(x) then fail(where, f, "must be an integer, got %s", show(x)) end
+              if x < knob.lo or x > knob.hi then fail(where, f, "must be in %d..%d (%s), got %s", knob.lo, knob.hi, knob.doc, show(x)) end
+              if knob.multiple and x % knob.multiple ~= 0 then
+                fail(where, f, "must be a multiple of %d, got %s", knob.multiple, show(x))
+              end
+              norm[knob.name] = math.floor(x)
+            end
+          end
+          -- the register budget of the blocking the kernels will actually use
+          local plan = require("plan")
+          local vocab = plan.isa(isa)
+          if vocab.registers then
+            local b = plan.blocking(vocab, phase, head_dim, group, norm)
+            for _, budget in ipairs(spec.tunable_budgets) do
+              local need = budget.phase == phase and budget.registers(b)
+              if need and need > vocab.registers then
+                local blame_knob, vals = budget.knobs[1], {}
+                for i = #budget.knobs, 1, -1 do if norm[budget.knobs[i]] then blame_knob = budget.knobs[i] end end
+                for _, kn in ipairs(budget.knobs) do vals[#vals + 1] = string.format("%s %d%s", kn, b[kn], norm[kn] and "" or " (default)") end
+                fail(where, ppath .. "." .. blame_knob, "the %s block needs %s = %d vector registers (%s); %s has %d",
+                  budget.what, budget.formula, need, table.concat(vals, ", "), isa, vocab.registers)
+              end
+            end
+          end
+          if next(norm) then
+            out = out or {}
+            out[isa] = out[isa] or {}
+            out[isa][phase] = norm
+          end
+        end
+      end
+    end
+  end
+  return out
+end
+
 -- Validates a raw table (from a file and/or flags) and returns the normalized config.
 -- where: the file name (or "command line"); origin: field -> flag for fields set by flags.
 function M.validate(raw, where, origin)
@@ -217,6 +286,7 @@ function M.validate(raw, where, origin)
   c.phases = check_list(where, origin, raw, "phases", spec.names(spec.phases))
   c.isas = check_list(where, origin, raw, "isas", spec.names(spec.isas))
   c.rope = check_rope(where, raw, c.head_dim)
+  c.tuned = check_tuned(where, raw, c.head_dim, math.floor(c.heads / c.kv_heads))
   -- per-kernel options: validated by the spec's own rule, absent = the option's default
   c.options = {}
   for _, o in ipairs(spec.options) do
@@ -236,14 +306,26 @@ end
 -- Reads a config file: a Lua chunk returning a table, run with no access to the outside world and with an
 -- instruction budget, so `while true do end` ends with an error instead of hanging.
 local BUDGET = 10000000 -- VM instructions; a real config needs a few hundred
+local MAX_BYTES = 1024 * 1024 -- a config is a small table; this bounds what a device or a huge file can cost
 function M.load(path)
+  local mode = require("lfs").attributes(path, "mode")
+  if mode == nil then fail(path, nil, "cannot open the file") end
+  if mode ~= "file" then fail(path, nil, "is not a regular file (it is a %s)", mode) end
   local h = io.open(path, "rb")
   if not h then fail(path, nil, "cannot open the file") end
-  local text = h:read("a")
+  local text = h:read(MAX_BYTES + 1)
   h:close()
-  if not text then fail(path, nil, "cannot read the file") end
+  if not text then text = "" end
+  if #text > MAX_BYTES then fail(path, nil, "is larger than %d bytes: a config is a small Lua table", MAX_BYTES) end
+  -- a UTF-8 byte-order mark and a "#!" first line are skipped alike by both interpreters (the line is kept empty
+  -- so that error line numbers still match the file)
+  text = text:gsub("^\239\187\191", ""):gsub("^#[^\n]*", "")
   local f, err = load(text, "=" .. path, "t", {})
-  if not f then fail(path, nil, "is not valid Lua: %s", (tostring(err):gsub("^.-:(%d+):", "line %1:"):gsub("%c", " "))) end
+  if not f then
+    -- only the message's first line: lua5.4 appends a traceback to "C stack overflow"
+    local first = tostring(err):match("^[^\n]*")
+    fail(path, nil, "is not valid Lua: %s", (first:gsub("^.-:(%d+):", "line %1:"):gsub("%c", " ")))
+  end
   if jit then jit.off(f, true) end -- count hooks do not fire inside JIT-compiled loops
   local over = {}
   debug.sethook(function() error(over, 0) end, "", BUDGET)

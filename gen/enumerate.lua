@@ -1,6 +1,7 @@
 -- Step 3 of the pipeline: the kernels a validated config asks for, one per (ISA, phase, mask), each with its
 -- key (the specialized parameters) and its name. Generic kernels have D, G and features nil: "read at run time".
 -- `rope` is the config's rope table (nil: the model has no RoPE); generic kernels read it at run time.
+-- `tuned` is the config's tuned.<isa>.<phase> (gen/plan.lua uses it instead of the vocabulary's blocking).
 local spec = require("spec")
 
 local M = {}
@@ -12,7 +13,8 @@ function M.model(c)
       for _, mask in ipairs(c.masks) do
         local k = { isa = isa, phase = phase, mask = mask, heads = c.heads, kv_heads = c.kv_heads,
                     D = c.head_dim, G = math.floor(c.heads / c.kv_heads),
-                    features = spec.features_of(mask), options = c.options, rope = c.rope, kv_dtype = "f32" }
+                    features = spec.features_of(mask), options = c.options, rope = c.rope, kv_dtype = "f32",
+                    tuned = c.tuned and c.tuned[isa] and c.tuned[isa][phase] } -- the config's plan knobs, if any
         k.name = spec.kernel_name(k)
         kernels[#kernels + 1] = k
       end

@@ -26,7 +26,10 @@ function plan.isa(name)
     error(setmetatable({ msg = string.format("spec: isa '%s' has no vocabulary (gen/isa/%s.lua): %s", name, name,
       (tostring(v):match("^[^\n]*"))) }, require("config").UserError), 0)
   end
-  for _, field in ipairs({ "width", "vtype", "prefill", "decode", "load", "store", "fma", "exp" }) do
+  -- every word the templates use (hsum4_store is optional: hsum serves without it)
+  for _, field in ipairs({ "width", "vtype", "prefill", "decode", "zero", "set1", "load", "store", "bcast", "fma", "mul",
+                           "add", "sub", "max", "hsum", "hmax", "mask_lanes", "exp", "mask_keys",
+                           "select_zero_if_neginf" }) do
     if v[field] == nil then
       error(setmetatable({ msg = string.format("spec: gen/isa/%s.lua lacks '%s'", name, field) },
         require("config").UserError), 0)
@@ -57,7 +60,41 @@ local function scratch_layout(mp, dp, keys_padded, heads, pack_v)
   }
 end
 
--- k: an enumerated kernel (gen/enumerate.lua): isa, phase, D and G (nil for generic kernels).
+-- The blocking knobs of one phase (spec.tunables: rv/rb, kb, pr, pvv, rows, keys) for a kernel of head_dim D and
+-- group G on `isa` (a vocabulary): the vocabulary's defaults for that shape, overlaid by `tuned` (the config's
+-- validated `tuned.<isa>.<phase>`, specialized kernels only). D and G nil: a generic kernel (no tuning; `keys` then
+-- stays the vocabulary's number). gen/config.lua checks register budgets on this, gen/tune.lua starts from it.
+function plan.blocking(isa, phase, D, G, tuned)
+  local blk = isa[phase]
+  local b = {}
+  if phase == "decode" then
+    -- a decode step has G query rows per kv head (x q_len): pick the blocking made for that many rows
+    local choice = blk.generic
+    if G then
+      for _, c in ipairs(blk.by_group) do
+        if G >= c.min_g then choice = c break end
+      end
+    end
+    b.rb, b.kb, b.pr, b.pvv, b.keys = choice.rb, choice.kb, choice.pr, choice.pvv, blk.keys
+  else
+    b.rv, b.kb, b.pr, b.pvv, b.rows, b.keys = blk.rv, blk.kb, blk.pr, blk.pvv, blk.rows, blk.keys
+    if D and blk.v_tile_bytes then
+      -- keys per tile from head_dim: the packed V tile (keys x head_dim) should stay in L1 while every row
+      -- block streams through it; more keys per tile amortize the softmax bookkeeping
+      local keys = math.floor(blk.v_tile_bytes / (spec.kv_dtype.f32.bytes * D) / 16) * 16
+      b.keys = math.max(32, math.min(128, keys))
+    end
+  end
+  if D and G and tuned then
+    for _, knob in ipairs(spec.tunables[phase]) do
+      if tuned[knob.name] ~= nil then b[knob.name] = tuned[knob.name] end
+    end
+  end
+  return b
+end
+
+-- k: an enumerated kernel (gen/enumerate.lua): isa, phase, D and G (nil for generic kernels), and `tuned` (the
+-- config's tuned knobs for this ISA and phase, or nil).
 function plan.for_kernel(k)
   local isa = plan.isa(k.isa)
   local W = isa.width
@@ -65,29 +102,18 @@ function plan.for_kernel(k)
   local d, g = D or "d", G or "g"
   local blk = isa[k.phase]
   local p = { phase = k.phase, width = W }
+  local tuned = D and G and k.tuned or nil -- the generic kernels keep the vocabulary's plan
+  local b = plan.blocking(isa, k.phase, D, G, tuned)
+  p.tuned = tuned ~= nil and next(tuned) ~= nil
   if k.phase == "decode" then
-    -- a decode step has G query rows per kv head (x q_len): pick the blocking made for that many rows
-    local choice = blk.generic
-    if G then
-      for _, b in ipairs(blk.by_group) do
-        if G >= b.min_g then choice = b break end
-      end
-    end
-    p.kb, p.pr, p.pvv, p.rb, p.keys = choice.kb, choice.pr, choice.pvv, choice.rb, blk.keys
+    p.kb, p.pr, p.pvv, p.rb, p.keys = b.kb, b.pr, b.pvv, b.rb, b.keys
     p.keys_padded = round_up(p.keys, lcm(p.kb, W))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(p.rb, p.pr)
     p.q_tile = spec.phase.decode.max_q        -- every query of a step in one item ...
     p.kv_heads_per_item = 0                   -- ... and every kv head: K/V rows are read page after page
   else
-    p.kb, p.pr, p.pvv, p.rv, p.rows = blk.kb, blk.pr, blk.pvv, blk.rv, blk.rows
-    p.keys = blk.keys
-    if D and blk.v_tile_bytes then
-      -- keys per tile from head_dim: the packed V tile (keys x head_dim) should stay in L1 while every row
-      -- block streams through it; more keys per tile amortize the softmax bookkeeping
-      local keys = math.floor(blk.v_tile_bytes / (spec.kv_dtype.f32.bytes * D) / 16) * 16
-      p.keys = math.max(32, math.min(128, keys))
-    end
+    p.kb, p.pr, p.pvv, p.rv, p.rows, p.keys = b.kb, b.pr, b.pvv, b.rv, b.rows, b.keys
     p.keys_padded = round_up(p.keys, p.kb)
     p.row_align = lcm(lcm(p.rv * W, p.pr), 4)
     -- about `rows` (query x group) rows per item; a group larger than that gets one query per item
@@ -119,6 +145,7 @@ function plan.for_kernel(k)
       "P·V %dx%d, %d keys per tile%s", p.rb, p.kb, p.pr, p.pvv * W, p.keys,
       not D and ", head_dim at run time" or p.unroll and ", fully unrolled over head_dim" or ", head_dim loops")
   end
+  if p.tuned then p.describe = p.describe .. " (blocking from the config's `tuned`)" end
   return p
 end
 

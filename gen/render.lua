@@ -80,6 +80,27 @@ local function config_lines(c)
       lines[#lines + 1] = "  scaling = { " .. table.concat(t, ", ") .. " } },"
     end
   end
+  if c.tuned then -- one line per ISA: knobs in spec order, phases in spec order
+    lines[#lines + 1] = "tuned = {"
+    for _, isa in ipairs(spec.isas) do
+      local t = c.tuned[isa.name]
+      if t then
+        local ps = {}
+        for _, phase in ipairs(spec.phases) do
+          if t[phase.name] then
+            local ks = {}
+            for _, knob in ipairs(spec.tunables[phase.name]) do
+              local x = t[phase.name][knob.name]
+              if x then ks[#ks + 1] = string.format("%s = %d", knob.name, x) end
+            end
+            ps[#ps + 1] = string.format("%s = { %s }", phase.name, table.concat(ks, ", "))
+          end
+        end
+        lines[#lines + 1] = string.format("  %s = { %s },", isa.name, table.concat(ps, ", "))
+      end
+    end
+    lines[#lines + 1] = "},"
+  end
   if c.source then lines[#lines + 1] = "source = " .. c.source end
   return lines
 end
@@ -99,11 +120,26 @@ local function render_kernel(root, isa, k)
   -- (the bound kernel's params say). Either way the rotation reads kernel->params.rope at run time.
   local rope = nil
   if k.D then rope = k.rope ~= nil end
+  -- options work the same way: option(name) is the config's value in a specialized kernel, nil (read from
+  -- kernel->params at run time) in a generic one
+  local asked_option = {}
+  local function option(name)
+    if not spec.option[name] then error("template asks for unknown option '" .. name .. "'") end
+    asked_option[name] = true
+    if not k.D then return nil end
+    return k.options[name]
+  end
   local text = render(root, "kernel.c.tpl", { isa = isa, kern = k, plan = k.plan, mk = k.plan.mk, feature = feature,
-                                              rope = rope })
+                                              rope = rope, option = option })
   for _, f in ipairs(spec.mask_features) do
     if (not k.features or k.features[f.name]) and not asked[f.name] then
       user_error("spec: mask feature '%s' (mask '%s') is not implemented by templates/kernel.c.tpl", f.name, k.mask)
+    end
+  end
+  for _, o in ipairs(spec.options) do
+    if o.used_by ~= "runtime" and (not k.D or (k.options and k.options[o.name] ~= nil)) and not asked_option[o.name] then
+      user_error("spec: option '%s' is not implemented by templates/kernel.c.tpl (nor marked used_by = \"runtime\")",
+        o.name)
     end
   end
   return text

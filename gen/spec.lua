@@ -22,10 +22,9 @@ spec.phases = {
 }
 
 -- Mask features: independent conditions on which keys a query sees. A kernel is built for a set of them.
--- `arg` names the attngen_args field the feature reads at run time (nil = none).
 spec.mask_features = {
   { name = "causal", bit = 1, doc = "query i sees key j iff j <= i + kv_len - q_len (bottom-right aligned)" },
-  { name = "kv_lens", bit = 2, arg = "kv_lens", doc = "sequence b sees only its first kv_lens[b] keys" },
+  { name = "kv_lens", bit = 2, doc = "sequence b sees only its first kv_lens[b] keys" },
 }
 
 -- Mask presets: the public names (C enum attngen_mask, config `masks`), each a set of features.
@@ -55,7 +54,8 @@ spec.options = {
         return string.format("must be a positive normal float (%.9g .. %.9g)", FLT_MIN, FLT_MAX)
       end
     end,
-    c_value = function(v) return string.format("%.9gf", v) end },
+    used_by = "runtime", -- resolved once by the runtime (args, else table, else 1/sqrt(head_dim)), not by templates
+    c_value = function(v) return spec.c_float(v) end },
 }
 
 -- Rotary position embedding: the config field `rope` (a table, validated by gen/config.lua from this entry),
@@ -134,10 +134,79 @@ spec.reserved = { "kv_dtype", "sliding_window", "softcap", "alibi", "sinks", "ls
 -- Shape limits (config validation and attngen.h).
 spec.limits = { max_heads = 1024, max_head_dim = 512 }
 
+-- Tunable plan knobs: the config field `tuned` (written by `attngen CONFIG --tune`, gen/tune.lua) sets, per ISA
+-- and phase, the register blocking and tiles that gen/plan.lua otherwise takes from the ISA vocabulary's defaults
+-- (gen/isa/<name>.lua). Each knob is an integer in lo..hi (and a multiple of `multiple` when given). Only the
+-- config's specialized kernels use them; the generic kernels keep the vocabulary's plan.
+spec.tunables = {
+  prefill = {
+    { name = "rv", lo = 1, hi = 8, doc = "Q·Kᵀ register block: vectors of query rows (rv x vector width rows)" },
+    { name = "kb", lo = 1, hi = 16, doc = "Q·Kᵀ register block: keys" },
+    { name = "pr", lo = 1, hi = 16, doc = "P·V register block: rows" },
+    { name = "pvv", lo = 1, hi = 16, doc = "P·V register block: vectors of head_dim columns" },
+    { name = "rows", lo = 8, hi = 1024, doc = "about this many (query x group) rows per work item" },
+    { name = "keys", lo = 8, hi = 512, multiple = 8, doc = "keys per KV tile (instead of the V-tile-in-L1 rule)" },
+  },
+  decode = {
+    { name = "rb", lo = 1, hi = 8, doc = "Q·Kᵀ dot-product block: query rows" },
+    { name = "kb", lo = 1, hi = 16, doc = "Q·Kᵀ dot-product block: keys" },
+    { name = "pr", lo = 1, hi = 16, doc = "P·V register block: rows" },
+    { name = "pvv", lo = 1, hi = 16, doc = "P·V register block: vectors of head_dim columns" },
+    { name = "keys", lo = 8, hi = 512, multiple = 8, doc = "keys per KV tile" },
+  },
+}
+-- Vector registers each microkernel holds at once (accumulators, plus the vectors one step loads): the effective
+-- blocking (defaults overlaid by `tuned`) must fit the ISA vocabulary's `registers` (an ISA without one has no
+-- register budget). `knobs` are the knobs of the formula, in the order a message names them.
+spec.tunable_budgets = {
+  { phase = "prefill", what = "Q·Kᵀ", knobs = { "rv", "kb" }, formula = "rv*kb + rv",
+    registers = function(t) return t.rv * t.kb + t.rv end },
+  { phase = "prefill", what = "P·V", knobs = { "pr", "pvv" }, formula = "pr*pvv + pvv",
+    registers = function(t) return t.pr * t.pvv + t.pvv end },
+  { phase = "decode", what = "Q·Kᵀ", knobs = { "rb", "kb" }, formula = "rb*kb + rb",
+    registers = function(t) return t.rb * t.kb + t.rb end },
+  { phase = "decode", what = "P·V", knobs = { "pr", "pvv" }, formula = "pr*pvv + pvv",
+    registers = function(t) return t.pr * t.pvv + t.pvv end },
+}
+
 -- ABI of the generated tables: bump when attngen_table / attngen_kernel_info / attngen_params change layout
 -- or meaning. attngen_select refuses a table whose ABI differs from the runtime's.
 -- 3: attngen_params.rope; attngen_item gains causal_offset and rope_cs.
 spec.abi = 3
+
+-- A float as a C literal that always compiles: 1 -> "1.0f", 0.5 -> "0.5f", 1e-05 -> "1e-05f".
+function spec.c_float(v)
+  local t = string.format("%.9g", v)
+  if not t:find("[%.eEn]") then t = t .. ".0" end
+  return t .. "f"
+end
+
+-- The spec checks its own entries, so a half-written one is a one-line error, never a traceback later.
+function spec.self_check()
+  local problems = {}
+  local function need(cond, fmt, ...) if not cond then problems[#problems + 1] = string.format(fmt, ...) end end
+  for _, list in ipairs({ "isas", "phases", "mask_features", "masks", "kv_dtypes", "options" }) do
+    local seen = {}
+    for i, e in ipairs(spec[list]) do
+      need(type(e.name) == "string" and e.name:match("^[a-z][a-z0-9_]*$"), "%s[%d] needs a lowercase name", list, i)
+      need(not seen[e.name], "%s: '%s' is listed twice", list, tostring(e.name))
+      seen[e.name or i] = true
+    end
+  end
+  for _, e in ipairs(spec.isas) do
+    need(type(e.id) == "number" and type(e.detect) == "string", "isa '%s' needs an id and a detect function", e.name)
+  end
+  for _, m in ipairs(spec.masks) do
+    for _, f in ipairs(m.features or {}) do
+      need(spec.mask_feature[f] ~= nil, "mask '%s' names unknown feature '%s'", m.name, f)
+    end
+  end
+  for _, o in ipairs(spec.options) do
+    need(type(o.check) == "function" and type(o.c_value) == "function" and o.ctype and o.default,
+      "option '%s' needs ctype, default, check and c_value", o.name)
+  end
+  if #problems > 0 then return "spec: " .. problems[1] end
+end
 
 -- ---------------------------------------------------------------- lookups
 
@@ -155,6 +224,8 @@ spec.option = index(spec.options)
 spec.rope_style = index(spec.rope.styles)
 spec.rope_scaling = index(spec.rope.scalings)
 spec.rope_param = index(spec.rope.params)
+spec.tunable = {}
+for phase, knobs in pairs(spec.tunables) do spec.tunable[phase] = index(knobs) end
 
 function spec.names(list)
   local t = {}

@@ -24,7 +24,15 @@ function M.mkdir_p(dir)
   return true
 end
 
-local function suffix() return string.format(".attngen-%d", math.random(0, 0x7fffffff)) end
+-- Temporary names differ between concurrent runs (luajit does not seed math.random itself).
+local seeded = false
+local function suffix()
+  if not seeded then
+    math.randomseed(math.floor(os.time() + os.clock() * 1e6 + (tonumber(tostring({}):match("0x(%x+)") or "0", 16) or 0) % 1e6))
+    seeded = true
+  end
+  return string.format(".attngen-%d", math.random(0, 0x7fffffff))
+end
 
 function M.all(files)
   for _, f in ipairs(files) do

@@ -26,7 +26,7 @@
 #define ATTNGEN_X86 1
 #endif
 
-extern const attngen_table attngen_table_generic; /* runtime/attngen_generic.c */
+extern const attngen_table attngen_table_generic; /* generated/runtime/attngen_generic.c */
 
 /* ---------------------------------------------------------------- errors */
 
@@ -573,7 +573,7 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
                 info->name, ATTNGEN_DECODE_MAX_Q, in->q_len);
   if (!(in->scale >= 0.0f) || isinf(in->scale))
     return fail(ATTNGEN_ERR_SIZE, "attngen: scale must be finite and >= 0 (0 = default), got %g", (double)in->scale);
-  reads_lens = s->mask == ATTNGEN_MASK_PADDING || s->mask == ATTNGEN_MASK_CAUSAL_PADDING || s->mask == ATTNGEN_MASK_CROSS;
+  reads_lens = (attngen_mask_features(s->mask) & ATTNGEN_FEATURE_KV_LENS) != 0; /* the spec decides, not the name */
   if (reads_lens && !in->kv_lens)
     return fail(ATTNGEN_ERR_LENGTHS, "attngen: mask %s needs kv_lens (valid keys per sequence)",
                 attngen_mask_name(s->mask));

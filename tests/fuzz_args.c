@@ -95,7 +95,7 @@ static void failf(const char *fmt, ...) {
 }
 
 static int mask_reads_lens(attngen_mask m) {
-  return m == ATTNGEN_MASK_PADDING || m == ATTNGEN_MASK_CAUSAL_PADDING || m == ATTNGEN_MASK_CROSS;
+  return (attngen_mask_features(m) & ATTNGEN_FEATURE_KV_LENS) != 0;
 }
 
 /* A message no call under test can produce: set before each call, so a refused call must replace it. */

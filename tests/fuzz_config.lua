@@ -17,14 +17,19 @@
 -- Anything else (exit 1, 3, 124 = timeout, a signal, several lines, files on error, success on an invalid
 -- input) is a failure: the case's file, argv and stderr are printed, the fuzz goes on, and the exit status is 1.
 -- A valid input refused with a clean one-line error is reported as "valid input refused" (a note; a failure
--- with FUZZ_STRICT=1).
+-- with FUZZ_STRICT=1). "Traceback" means any trace of one: "traceback", "stack" (except the phrase "stack
+-- overflow", a fair message for a config that recurses forever), "in function", "[C]:", the generator's own
+-- file names. Whether an input is valid is decided by this script's own reading of the rules (README, Config),
+-- after loading the file the way the README says a config is loaded, under the interpreter being tested (so
+-- lua5.4-only syntax, or luajit's acceptance of a leading "#!" line, is judged per interpreter). Where that is
+-- not decidable (argparse's reading of "--heads -1", a catalog field these rules do not model) either outcome
+-- is allowed, the contract still holds. Fixed command lines (/dev/zero as the config, under `ulimit -v`; a
+-- directory; ...) run every time as cases 90001 and up.
 --
--- Environment: FUZZ_SEED (default 8), FUZZ_CASES (cases per run, default 400), FUZZ_JOBS (parallel generator
+-- Environment: FUZZ_SEED (default 8), FUZZ_CASES (cases per run, default 500), FUZZ_JOBS (parallel generator
 -- runs, default: CPUs), FUZZ_TIMEOUT (seconds per case, default 20), FUZZ_ONLY=N (run case N only),
 -- FUZZ_KEEP=1 (keep the work directory), FUZZ_SHOW (failures printed in full, default 25), FUZZ_STRICT=1,
 -- FUZZ_VERBOSE=1 (one line per case: what it is, what was expected, what happened).
-
-local unpack = table.unpack or unpack
 
 local function getenv_int(name, default, min)
   local s = os.getenv(name)
@@ -38,7 +43,7 @@ local function getenv_int(name, default, min)
 end
 
 local SEED = getenv_int("FUZZ_SEED", 8, 0) % 2147483646
-local NCASES = getenv_int("FUZZ_CASES", 400, 1)
+local NCASES = getenv_int("FUZZ_CASES", 500, 1)
 local TIMEOUT = getenv_int("FUZZ_TIMEOUT", 20, 1)
 local ONLY = getenv_int("FUZZ_ONLY", 0, 0)
 local SHOW = getenv_int("FUZZ_SHOW", 25, 0)
@@ -197,6 +202,8 @@ end
 -- instruction budget so endless loops end here too. Returns ok, value.
 local BUDGET = 10000000
 local function run_config_text(text)
+  -- README: a UTF-8 byte-order mark and a "#!" first line are skipped (by both interpreters alike)
+  text = text:gsub("^\239\187\191", ""):gsub("^#[^\n]*", "")
   local f = load(text, "=config", "t", {})
   if not f then return false end
   if jit then jit.off(f, true) end
@@ -207,7 +214,7 @@ local function run_config_text(text)
   return ok, t
 end
 
-local function copy(t, seen)
+local function copy(t)
   if type(t) ~= "table" then return t end
   local c = {}
   for k, v in pairs(t) do c[k] = copy(v) end
@@ -253,15 +260,14 @@ local function key_src(k)
   return "[" .. ser(k) .. "]"
 end
 
-function ser(v, depth)
-  depth = depth or 0
+function ser(v)
   local mt = getmetatable(v)
   if mt == RAW then return v.src end
   if v == HOLE then return "nil" end
   if mt == TBL then
     local parts = {}
-    for _, x in ipairs(v.items) do parts[#parts + 1] = ser(x, depth + 1) end
-    for _, e in ipairs(v.fields) do parts[#parts + 1] = key_src(e.k) .. " = " .. ser(e.v, depth + 1) end
+    for _, x in ipairs(v.items) do parts[#parts + 1] = ser(x) end
+    for _, e in ipairs(v.fields) do parts[#parts + 1] = key_src(e.k) .. " = " .. ser(e.v) end
     if #parts == 0 then return "{}" end
     return "{ " .. table.concat(parts, ", ") .. " }"
   end
@@ -292,12 +298,15 @@ end
 -- The catalog's tables become entries, fields in a fixed order (pairs order differs between interpreters).
 local ORDER = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas", "scale" }
 local function to_value(v)
-  if type(v) == "table" then
-    local items = {}
-    for i = 1, #v do items[i] = to_value(v[i]) end
-    return tbl(items)
+  if type(v) ~= "table" then return v end
+  local items, fields, keys = {}, {}, {}
+  for i = 1, #v do items[i] = to_value(v[i]) end
+  for k in pairs(v) do
+    if not (type(k) == "number" and k >= 1 and k <= #v and k == math.floor(k)) then keys[#keys + 1] = k end
   end
-  return v
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(keys) do fields[#fields + 1] = { k = k, v = to_value(v[k]) } end
+  return tbl(items, fields)
 end
 local function to_entries(t)
   local out, seen = {}, {}
@@ -366,7 +375,7 @@ local function hostile_value()
   return raw('("*/"):rep(' .. rnd(300) .. ')')
 end
 
-local RESERVED = { "kv_dtype", "sliding_window", "softcap", "alibi", "sinks", "rope", "lse" }
+local RESERVED = { "kv_dtype", "sliding_window", "softcap", "alibi", "sinks", "lse" }
 local UNKNOWN_KEYS = { "kvheads", "Heads", "HEADS", "head_dims", "mask", "phase", "isa", "Name", "_G", "__index",
   "_ENV", "n", "version", "dtype", "", "heads ", " heads", "1", "kv-heads", "head-dim", "\0", "a\nb", "*/",
   "$(id)", "\255" }
@@ -523,6 +532,8 @@ local function m_hazard(_, src)
     "local s = (\"x\"):rep(4000000)\nlocal n = #s\n" .. tail,
     'local n = 0\n("x"):rep(200000):gsub(".", function() n = n + 1 end)\n' .. tail,
     "return " .. ("{"):rep(300) .. ("}"):rep(300), "return " .. ("("):rep(500) .. "1" .. (")"):rep(500),
+    'local t = {}\nreturn t["multi\\nline\\nkey"].x', 'return ("x"):rep(1, 2, 3) .. nil', 'return ("%d"):format("x")',
+    "return #nil", 'return 1 < "x"', "return (8)()", "local t = " .. src .. "\nt.heads = t.heads .. {}\nreturn t",
   }
   local texts = {
     "\27LuaT\0\25\147\r\n\26\n\4\8\8xV\0\0\0\0\0\0\0\0\0\0\0(w@junk", "#!/usr/bin/env lua\n" .. tail,
@@ -652,19 +663,23 @@ local function make_config_case(no)
 end
 
 -- ------------------------------------------------------------------ command-line cases
-local NUM_VALUES = { "8", "1", "0", "-1", "-8", "64", "128", "7", "12", "1024", "1025", "512", "513", "1e308", "inf",
-  "nan", "0x10", "8.0", "8.5", "1e1", "", " ", "abc", "$(rm -rf /)", "; echo hi", "  8", "8 ", "\n8", "-0",
-  "2^3", "\239\188\145", "0.0625", "1e39", "1e-50", "3.4028234663852886e+38", "--", "-", "=8" }
-local LIST_VALUES = { "causal", "causal,none", "causal,causal", ",", "", "causal,,none", "causal;none", "CAUSAL",
-  "causal none", "sliding", "$(id)", "causal,\n", "*/", "none,causal,padding,causal_padding,cross", "prefill",
-  "decode", "prefill,decode", "avx2", "neon,scalar", "avx512", "scalar", " scalar ", "-causal", "causal=none" }
-local NAME_VALUES = { "x", "my-model", "Llama", "two\nlines", "", "-x", "a--b", string.rep("n", 65), "x*/",
-  "$(reboot)", "gpt2", "9", "\255" }
+-- A command line starts valid (a catalog file, or the shape as flags) and gets 0-3 random edits. Values that
+-- look like options ("-1") make argparse's reading of the line unpredictable: such a case is "unsure" (exit 0
+-- is then allowed too, if it wrote one model correctly), but the one-line / exit-2 / no-files contract holds.
+local NUM_JUNK = { "0", "-1", "-8", "1025", "513", "1e308", "inf", "nan", "8.5", "", " ", "abc", "$(rm -rf /)",
+  "; echo hi", "-0", "2^3", "\239\188\145", "1e39", "1e-50", "--", "-", "=8", "0x", "1,2", "8\n8" }
+local NUM_SPELLINGS = { "%d", "%d.0", "0x%x", "%de0", " %d", "%d ", "\n%d", "+%d", "%d.", "0%d" }
+local LIST_JUNK = { "causal,causal", ",", "", "causal;none", "CAUSAL", "sliding", "$(id)", "causal,\n", "*/",
+  "avx512", "-causal", "causal=none", "prefill,prefill", "decode;prefill", "neon,neon,scalar" }
+local NAME_VALUES = { "x", "my-model", "Llama", "two\nlines", "", "-x", "a--b", string.rep("n", 64),
+  string.rep("n", 65), "x*/", "$(reboot)", "gpt2", "9", "\255", "a b", "a/b", "../x", "a.b" }
 local UNKNOWN_FLAGS = { "--bogus", "-x", "--heads-count", "---heads", "--HEADS", "--kv_heads", "--masks",
-  "--head_dim", "-H", "--sliding-window", "--softcap", "--lse", "-", "--o" }
-
-local NUM_FLAGS = { { "--heads", "heads" }, { "--kv-heads", "kv_heads" }, { "--head-dim", "head_dim" }, { "--scale", "scale" } }
-local LIST_FLAGS = { { "--mask", "masks" }, { "--phase", "phases" }, { "--isa", "isas" } }
+  "--head_dim", "-H", "--sliding-window", "--softcap", "--lse", "--o", "-oo" }
+-- -o spellings and where the files land (relative to the case directory; "" = the case directory itself)
+local OUT_DIRS = { { "out", "out" }, { "out", "out" }, { "out/", "out" }, { "./out", "out" },
+  { "deep/er/out", "deep/er/out" }, { ".", "" }, { "x/../out", "out" }, { "out//", "out" }, { "out/.", "out" },
+  { "o u t$(touch pwned);'\"`x`", "o u t$(touch pwned);'\"`x`" }, { "-", "-" }, { "\255dir", "\255dir" } }
+local BAD_OUT = { "afile", "afile/sub", "/dev/null/sub", "/proc/version/x" }
 
 local function csv(s)
   local t = {}
@@ -672,105 +687,147 @@ local function csv(s)
   return t
 end
 
+local function list_value(all)
+  local items = subset(all)
+  local sep = pick({ ",", ",", ", ", " ", ",," })
+  return table.concat(items, sep)
+end
+
+local function num_spelling(n)
+  local f = pick(NUM_SPELLINGS)
+  return (f:gsub("%%d", string.format("%d", n)):gsub("%%x", string.format("%x", n)))
+end
+
 local function make_cli_case(no)
   local argv, files, dirs = {}, {}, {}
   local eff, from_file = {}, false
-  local sure = true     -- false: the parse is not predictable (an option-like value); exit 0 then needs no oracle
-  local invalid = false -- certainly invalid (an unknown flag, a missing value, ...)
+  local sure = true       -- false: argparse's reading of the line is not predictable
+  local invalid = false   -- certainly an error (an unknown flag, a second config file, ...)
   local desc = {}
-  local outs = {}       -- every -o given, in order; the last one wins
-  local list_only = false
+  local function flag(f, v) -- "--f v" or "--f=v"; an option-like value after a space makes the case unsure
+    if chance(25) or (v:sub(1, 1) == "-" and chance(50)) then
+      argv[#argv + 1] = f .. "=" .. v
+    else
+      argv[#argv + 1] = f
+      argv[#argv + 1] = v
+      if v:sub(1, 1) == "-" then sure = false end
+    end
+  end
+  local function num(f, field, v)
+    flag(f, v)
+    local n = tonumber(v)
+    if n == nil then invalid = true else eff[field] = n end
+  end
 
-  if chance(55) then
+  if chance(50) then
     local base = CATALOG[rnd(#CATALOG)]
     files["cfg.lua"] = base.text
     argv[#argv + 1] = "cfg.lua"
     eff = copy(base.table)
     from_file = true
     desc[#desc + 1] = base.file
+  else -- a valid shape as flags, numbers in any spelling tonumber reads
+    local kv = pick({ 1, 2, 4, 8, 12 })
+    num("--heads", "heads", num_spelling(kv * pick({ 1, 1, 2, 4, 7 })))
+    num("--kv-heads", "kv_heads", num_spelling(kv))
+    num("--head-dim", "head_dim", num_spelling(pick({ 1, 16, 64, 72, 128, rnd(512) })))
+    flag("--mask", list_value(ALLOWED.masks)); eff.masks = csv(argv[#argv]:gsub("^%-%-mask=", ""))
+    desc[#desc + 1] = "flags"
   end
-  local function value_arg(flag, v)
-    if v:sub(1, 1) == "-" and chance(50) then
-      argv[#argv + 1] = flag .. "=" .. v
-    else
-      argv[#argv + 1] = flag
-      argv[#argv + 1] = v
-      if v:sub(1, 1) == "-" then sure = false end
-    end
-  end
-  local nflags = rnd(6)
-  for _ = 1, nflags do
+  if chance(30) then flag("--phase", list_value(ALLOWED.phases)); eff.phases = csv(argv[#argv]:gsub("^%-%-phase=", "")) end
+  if chance(30) then flag("--isa", list_value(ALLOWED.isas)); eff.isas = csv(argv[#argv]:gsub("^%-%-isa=", "")) end
+  if chance(20) then local v = valid_name(); flag("--name", v); eff.name = v end
+  if chance(20) then num("--scale", "scale", pick({ "0.125", "1e-3", "0.0625", "3.4028234663852886e+38", "1.1754943508222875e-38", "0x1p-3" })) end
+
+  local list_only = false
+  for _ = 1, rnd(4) - 1 do -- the damage
     local r = rnd(20)
-    if r <= 6 then
-      local f = pick(NUM_FLAGS)
-      local v = pick(NUM_VALUES)
-      if chance(50) and f[2] ~= "scale" then v = tostring(({ 1, 2, 4, 8, 16, 64, 128 })[rnd(7)]) end
-      value_arg(f[1], v)
-      local n = tonumber(v)
-      if n == nil then invalid = true else eff[f[2]] = n end
+    if r <= 5 then
+      local f = pick({ { "--heads", "heads" }, { "--kv-heads", "kv_heads" }, { "--head-dim", "head_dim" }, { "--scale", "scale" } })
+      num(f[1], f[2], pick(NUM_JUNK)); desc[#desc + 1] = f[1] .. " junk"
+    elseif r <= 9 then
+      local f = pick({ { "--mask", "masks" }, { "--phase", "phases" }, { "--isa", "isas" } })
+      local v = pick(LIST_JUNK)
+      flag(f[1], v); eff[f[2]] = csv(v); desc[#desc + 1] = f[1] .. " junk"
     elseif r <= 11 then
-      local f = pick(LIST_FLAGS)
-      local v = pick(LIST_VALUES)
-      value_arg(f[1], v)
-      eff[f[2]] = csv(v)
-    elseif r <= 13 then
       local v = pick(NAME_VALUES)
-      value_arg("--name", v)
-      eff.name = v
-    elseif r <= 15 then
-      local u = pick(UNKNOWN_FLAGS)
-      argv[#argv + 1] = u
+      flag("--name", v); eff.name = v; desc[#desc + 1] = "--name"
+    elseif r <= 13 then
+      argv[#argv + 1] = pick(UNKNOWN_FLAGS)
       if chance(50) then argv[#argv + 1] = pick({ "8", "x", "causal" }) end
-      if u == "-" then sure = false else invalid = true end -- "-" is a positional (a second config file or stdin)
-    elseif r <= 16 then
-      local f = pick({ "--heads", "--mask", "--name", "--scale", "--isa", "-o" })
-      argv[#argv + 1] = f -- a value is missing when it is the last argument; otherwise the next word is taken
-      sure = false
-    elseif r <= 17 then
-      argv[#argv + 1] = "extra-" .. rnd(9) .. ".lua" -- a second positional: refused (or the first, a missing file)
-      invalid = true
+      invalid = true; desc[#desc + 1] = "unknown flag"
+    elseif r == 14 then
+      argv[#argv + 1] = pick({ "--heads", "--mask", "--name", "--scale", "--isa", "-o" }) -- its value may be missing
+      sure = false; desc[#desc + 1] = "value missing?"
+    elseif r == 15 then
+      argv[#argv + 1] = "extra-" .. rnd(9) .. ".lua"
+      invalid = true; desc[#desc + 1] = "second positional"
+    elseif r == 16 then
+      argv[#argv + 1] = pick({ "--list", "--stdout" }); list_only = true; desc[#desc + 1] = argv[#argv]
     elseif r <= 18 then
-      local d = "o" .. (#outs + 1)
-      if chance(50) then dirs[#dirs + 1] = d end
-      argv[#argv + 1] = "-o"
-      argv[#argv + 1] = d
-      outs[#outs + 1] = d
-    elseif r <= 19 then
-      argv[#argv + 1] = "--list"
-      list_only = true
-    else
-      -- an -o that cannot be a directory
       files["afile"] = "not a directory\n"
-      local d = pick({ "afile", "afile/sub", "/dev/null/sub", "/proc/version/x" })
-      argv[#argv + 1] = "-o"
-      argv[#argv + 1] = d
-      outs[#outs + 1] = d
+      argv[#argv + 1] = "-o"; argv[#argv + 1] = pick(BAD_OUT); desc[#desc + 1] = "bad -o"
+    else
+      argv[#argv + 1] = "-o"; argv[#argv + 1] = "o" .. rnd(9); desc[#desc + 1] = "another -o"
+      if chance(50) then dirs[#dirs + 1] = argv[#argv] end
     end
   end
-  if chance(85) then
-    local d = chance(20) and "deep/er/out" or "out"
-    if d == "out" and chance(50) then dirs[#dirs + 1] = "out" end
-    if chance(50) then table.insert(argv, 1, d); table.insert(argv, 1, "-o")
-    else argv[#argv + 1] = "-o"; argv[#argv + 1] = d end
-    -- argument order does not matter for -o itself, but "last -o wins" follows argv order
-    outs = {}
-    for i = 1, #argv - 1 do if argv[i] == "-o" then outs[#outs + 1] = argv[i + 1] end end
+  if chance(90) then -- the output directory, first or last
+    local o = pick(OUT_DIRS)
+    if o[1] == "out" and chance(50) then dirs[#dirs + 1] = "out" end
+    if o[1]:sub(1, 1) == "-" then sure = false end -- argparse may read "-" as an option or a positional
+    if chance(30) then table.insert(argv, 1, o[1]); table.insert(argv, 1, "-o")
+    else argv[#argv + 1] = "-o"; argv[#argv + 1] = o[1] end
   end
-  -- flags-only runs: the generator's documented defaults
-  if not from_file then
-    local function int(v) return type(v) == "number" and v == math.floor(v) and math.abs(v) < 2^53 and string.format("%.0f", v) or tostring(v) end
+  -- the last -o wins
+  local out
+  for i = 1, #argv - 1 do if argv[i] == "-o" then out = argv[i + 1] end end
+  for i = 1, #argv do
+    local v = argv[i]:match("^%-o(.+)$") -- argparse also reads "-oDIR"
+    if v then sure = false end
+  end
+  local outdir
+  if out then
+    for _, o in ipairs(OUT_DIRS) do if o[1] == out then outdir = o[2] end end
+    for _, b in ipairs(BAD_OUT) do if b == out and not list_only then invalid = true end end
+    if not outdir then outdir = out end
+  elseif not list_only then
+    invalid = true -- -o is required
+  end
+  if not from_file then -- a flags-only run: the generator's defaults
+    local function int(v)
+      return type(v) == "number" and v == math.floor(v) and math.abs(v) < 2^53 and string.format("%.0f", v) or tostring(v)
+    end
     eff.name = eff.name or string.format("h%s-kv%s-d%s", int(eff.heads), int(eff.kv_heads), int(eff.head_dim))
     eff.phases = eff.phases or { "prefill", "decode" }
     eff.isas = eff.isas or { "avx2", "neon", "scalar" }
   end
-  local out = outs[#outs]
-  if not out and not list_only then invalid = true end
-  if out and (out:find("^afile") or out:find("^/")) and not list_only then invalid = true end
-  local cname = (not invalid) and oracle_table(eff) or nil
+  local verdict, cname = oracle_table(eff)
+  if invalid then verdict = "invalid" elseif not sure then verdict = "unsure" end
   return {
-    kind = "cli", no = no, desc = "cli " .. table.concat(desc, " "), files = files, argv = argv, dirs = dirs,
-    expect_valid = cname ~= nil and sure, cname = cname, outdir = out, sure = sure, list_only = list_only,
+    kind = "cli", no = no, desc = "cli " .. table.concat(desc, ", "), files = files, argv = argv, dirs = dirs,
+    verdict = verdict, cname = cname, outdir = outdir, list_only = list_only,
   }
+end
+
+-- Fixed command lines, run every time.
+local function special_cases()
+  local s = {}
+  local function add(desc, argv, files, prefix)
+    s[#s + 1] = { kind = "special", desc = desc, argv = argv, files = files or {}, dirs = {}, verdict = "invalid",
+                  outdir = "out", prefix = prefix }
+  end
+  -- a config that never ends: the read must stop (memory capped here so a failure cannot take the machine)
+  add("config /dev/zero", { "/dev/zero", "-o", "out" }, nil, "ulimit -v 1500000; ")
+  add("config is a directory", { ".", "-o", "out" })
+  add("config /dev/null", { "/dev/null", "-o", "out" })
+  add("missing config", { "nope.lua", "-o", "out" })
+  add("config twice", { "cfg.lua", "cfg.lua", "-o", "out" }, { ["cfg.lua"] = CATALOG[1].text })
+  add("config is the output directory", { "out", "-o", "out" })
+  s[#s].dirs = { "out" }
+  add("no arguments", {})
+  add("only -o", { "-o", "out" })
+  return s
 end
 
 -- ------------------------------------------------------------------ run
@@ -781,14 +838,20 @@ print(string.format("fuzz_config: generator under %s, seed %d (FUZZ_SEED), %d ca
   INTERP, SEED, ONLY > 0 and 1 or NCASES, JOBS, WORK))
 
 local cases = {}
+local SPECIAL_BASE = 90000 -- special cases are numbered 90001, 90002, ...
 local first, last = 1, NCASES
 if ONLY > 0 then first, last = ONLY, ONLY end
-for no = first, last do
-  reseed(no)
-  local c = (no % 6 == 0) and make_cli_case(no) or make_config_case(no)
-  c.dir = string.format("%s/%05d", WORK, no)
-  cases[#cases + 1] = c
+if ONLY <= SPECIAL_BASE then
+  for no = first, last do
+    reseed(no)
+    cases[#cases + 1] = (no % 6 == 0) and make_cli_case(no) or make_config_case(no)
+  end
 end
+for i, c in ipairs(special_cases()) do
+  c.no = SPECIAL_BASE + i
+  if ONLY == 0 or ONLY == c.no then cases[#cases + 1] = c end
+end
+for _, c in ipairs(cases) do c.dir = string.format("%s/%05d", WORK, c.no) end
 -- every directory in one command, then the files
 local mk = {}
 for _, c in ipairs(cases) do
@@ -796,7 +859,7 @@ for _, c in ipairs(cases) do
   for _, d in ipairs(c.dirs) do mk[#mk + 1] = sh_quote(c.dir .. "/" .. d) end
 end
 write_file(WORK .. "/mkdirs", table.concat(mk, "\n") .. "\n")
-assert(os.execute("xargs mkdir -p < " .. sh_quote(WORK .. "/mkdirs")))
+os.execute("xargs mkdir -p < " .. sh_quote(WORK .. "/mkdirs"))
 for _, c in ipairs(cases) do
   local dir, no = c.dir, c.no
   for name, text in pairs(c.files) do write_file(dir .. "/" .. name, text) end
@@ -804,15 +867,15 @@ for _, c in ipairs(cases) do
   for _, a in ipairs(c.argv) do cmd[#cmd + 1] = sh_quote(a) end
   c.cmdline = table.concat(cmd, " ")
   write_file(dir .. "/run.sh", string.format(
-    "cd %s || exit 1\ntimeout -k 5 %d %s %s %s > ../%05d.stdout 2> ../%05d.stderr < /dev/null\necho $? > ../%05d.status\n" ..
+    "cd %s || exit 1\n%stimeout -k 5 %d %s %s %s > ../%05d.stdout 2> ../%05d.stderr < /dev/null\necho $? > ../%05d.status\n" ..
     "find . -type f ! -name run.sh > ../%05d.files\n",
-    sh_quote(dir), TIMEOUT, sh_quote(INTERP), sh_quote(GEN), c.cmdline, no, no, no, no))
+    sh_quote(dir), c.prefix or "", TIMEOUT, sh_quote(INTERP), sh_quote(GEN), c.cmdline, no, no, no, no))
 end
 local list = {}
 for _, c in ipairs(cases) do list[#list + 1] = c.dir .. "/run.sh" end
 write_file(WORK .. "/list", table.concat(list, "\n") .. "\n")
 local t1 = now()
--- JOBS shells, each running its share of the cases one after the other (one fork fewer per case)
+-- JOBS shells, each running its share of the cases one after the other (a subshell per case)
 os.execute(string.format("xargs -P %d -n 4 sh -c 'for f; do (. \"$f\"); done' sh < %s", JOBS, sh_quote(WORK .. "/list")))
 local t2 = now()
 
@@ -823,8 +886,21 @@ local function printable(s, max)
   if n > max then s = s .. string.format("\n... (%d bytes in all)", n) end
   return s
 end
+local function one_line(s, max) return (printable(s, max):gsub("\n", "\\n")) end
 
-local counts = { run = 0, valid_ok = 0, errors_ok = 0, failures = 0, refused_valid = 0, timeouts = 0 }
+-- Traces of a Lua traceback or of the generator's own code in a user-facing message. "stack overflow" alone
+-- is a fair description of a config that recurses forever, so only that use of "stack" is allowed.
+local FORBIDDEN = { "traceback", "internal error", "stack", "in function", "in main chunk", "in upvalue",
+  "in local", "in method", "in field", "[c]:", "/gen/", "attngen.lua:", "config.lua:", "render.lua:", "plan.lua:",
+  "spec.lua:", "write.lua:", "enumerate.lua:" }
+local function forbidden(err)
+  local low = err:lower():gsub("stack overflow", "")
+  for _, f in ipairs(FORBIDDEN) do
+    if low:find(f, 1, true) then return f end
+  end
+end
+
+local counts = { valid_ok = 0, errors_ok = 0, failures = 0, refused_valid = 0, timeouts = 0 }
 local by_kind = {}
 local shown = 0
 
@@ -833,36 +909,57 @@ local function report(c, why, st, err, files)
   by_kind[why] = (by_kind[why] or 0) + 1
   shown = shown + 1
   if shown > SHOW then
-    print(string.format("FAIL case %d (%s): %s; exit %s; stderr: %s", c.no, c.desc, why, st, printable(err, 200)))
+    print(string.format("FAIL case %d (%s): %s; exit %s; stderr: %s", c.no, c.desc, why, tostring(st), one_line(err, 200)))
     return
   end
-  print(string.format("---- FAIL case %d (%s, from %s): %s", c.no, c.desc, c.base or "flags", why))
+  print(string.format("---- FAIL case %d (%s%s): %s", c.no, c.desc, c.base and ", from " .. c.base or "", why))
   print(string.format("reproduce: FUZZ_SEED=%d FUZZ_ONLY=%d FUZZ_KEEP=1 %s tests/fuzz_config.lua %s", SEED, c.no, INTERP, INTERP))
-  print("command: " .. INTERP .. " gen/attngen.lua " .. printable(c.cmdline, 600))
-  for name, text in pairs(c.files) do
-    print(string.format("%s (%d bytes):", name, #text))
-    print(printable(text, 1500))
+  print("command: " .. (c.prefix or "") .. INTERP .. " gen/attngen.lua " .. one_line(c.cmdline, 600))
+  local names = {}
+  for name in pairs(c.files) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    print(string.format("%s (%d bytes):", name, #c.files[name]))
+    print(printable(c.files[name], 1500))
   end
   print("exit status: " .. tostring(st))
-  print("stderr: " .. printable(err, 1000):gsub("\n", "\\n"))
+  print("stderr: " .. one_line(err, 1000))
   print("files after the run: " .. (files == "" and "(none)" or files:gsub("\n", " ")))
 end
 
+-- The two files of a model, their stamps: nil when right, else what is wrong.
+local function check_outputs(c, produced)
+  local d, cname = c.outdir, c.cname
+  if c.verdict == "unsure" then -- any one model, in one directory
+    local f = produced[1] or ""
+    d, cname = f:match("^%./(.-)/?attngen_([%w_]+)%.[ch]$")
+  end
+  if not d or not cname then return "exit 0 but no model written" end
+  local prefix = "./" .. (d == "" and "" or d .. "/") .. "attngen_" .. cname
+  table.sort(produced)
+  if #produced ~= 2 or produced[1] ~= prefix .. ".c" or produced[2] ~= prefix .. ".h" then
+    return "exit 0 but the files written are not exactly attngen_" .. cname .. ".c and .h in the output directory"
+  end
+  for _, ext in ipairs({ "c", "h" }) do
+    local head = read_file(c.dir .. "/" .. prefix:sub(3) .. "." .. ext) or ""
+    if not head:find("^/%* attngen_" .. cname .. "%." .. ext .. " — generated by attngen [%d.]+%. DO NOT EDIT") then
+      return "the ." .. ext .. " does not start with the 'generated by attngen' stamp"
+    end
+  end
+end
+
 for _, c in ipairs(cases) do
-  counts.run = counts.run + 1
   local base = string.format("%s/%05d", WORK, c.no)
   local st = tonumber((read_file(base .. ".status") or ""):match("%d+"))
   local err = read_file(base .. ".stderr") or ""
   local listing = read_file(base .. ".files") or ""
-  local produced, inputs = {}, {}
-  for name in pairs(c.files) do inputs["./" .. name] = true end
+  local produced = {}
   for f in listing:gmatch("[^\n]+") do
-    if not inputs[f] then produced[#produced + 1] = f end
+    if not c.files[f:sub(3)] then produced[#produced + 1] = f end
   end
   local files = table.concat(produced, "\n")
   if VERBOSE then
-    print(string.format("case %d: %s: expect %s, exit %s: %s", c.no, c.desc,
-      c.expect_valid and "valid" or c.sure and "error" or "either", tostring(st), printable(err, 160):gsub("\n", "\\n")))
+    print(string.format("case %d: %s: expect %s, exit %s: %s", c.no, c.desc, c.verdict, tostring(st), one_line(err, 160)))
   end
   if st == nil then
     report(c, "no exit status recorded", st, err, files)
@@ -870,57 +967,37 @@ for _, c in ipairs(cases) do
     counts.timeouts = counts.timeouts + 1
     report(c, string.format("timed out (more than %d s)", TIMEOUT), st, err, files)
   elseif st == 0 then
-    if c.list_only and c.expect_valid then
-      if #produced == 0 then counts.valid_ok = counts.valid_ok + 1 else report(c, "--list wrote files", st, err, files) end
-    elseif not c.expect_valid and c.sure then
-      report(c, "exit 0 on an invalid input" .. (#produced > 0 and " (files written)" or ""), st, err, files)
+    local wrong
+    if c.verdict == "invalid" then
+      wrong = "exit 0 on an invalid input" .. (#produced > 0 and " (files written)" or "")
+    elseif c.list_only and #produced == 0 then
+      wrong = nil -- --list writes nothing
     else
-      local cname, d = c.cname, c.outdir
-      if not c.sure then -- the parse was not predictable: accept any one model written into one directory
-        local f = produced[1] or ""
-        d, cname = f:match("^%./(.*)/attngen_([%w_]+)%.[ch]$")
-      end
-      local want = d and cname and { "./" .. d .. "/attngen_" .. cname .. ".c", "./" .. d .. "/attngen_" .. cname .. ".h" }
-      table.sort(produced)
-      if c.list_only and not c.sure and #produced == 0 then
-        counts.valid_ok = counts.valid_ok + 1
-      elseif not want or #produced ~= 2 or produced[1] ~= want[1] or produced[2] ~= want[2] then
-        report(c, "exit 0 but the files are not exactly attngen_" .. tostring(cname) .. ".c/.h", st, err, files)
-      else
-        local head = read_file(c.dir .. "/" .. want[1]:sub(3)) or ""
-        local hhead = read_file(c.dir .. "/" .. want[2]:sub(3)) or ""
-        local stamp = "^/%* attngen_" .. cname .. "%.c — generated by attngen [%d.]+%. DO NOT EDIT"
-        if not head:find(stamp) then
-          report(c, "the .c does not start with the 'generated by attngen' stamp", st, err, files)
-        elseif not hhead:find("^/%* attngen_" .. cname .. "%.h — generated by attngen") then
-          report(c, "the .h does not start with the 'generated by attngen' stamp", st, err, files)
-        else
-          counts.valid_ok = counts.valid_ok + 1
-        end
-      end
+      wrong = check_outputs(c, produced)
     end
+    if wrong then report(c, wrong, st, err, files) else counts.valid_ok = counts.valid_ok + 1 end
   else
     local lines = 0
     for _ in err:gmatch("\n") do lines = lines + 1 end
-    local low = err:lower()
+    if err:sub(-1) ~= "\n" and #err > 0 then lines = lines + 1 end
+    local bad_word = forbidden(err)
     if st ~= 2 then
       report(c, "exit status " .. st .. " (expected 0 or 2)", st, err, files)
     elseif lines ~= 1 or err:sub(-1) ~= "\n" or err:find("\r") then
-      report(c, string.format("stderr is %d lines, not one", lines + ((err:sub(-1) ~= "\n" and #err > 0) and 1 or 0)), st, err, files)
+      report(c, string.format("stderr is %d lines, not one", lines), st, err, files)
     elseif err:sub(1, 16) ~= "attngen: error: " then
       report(c, "stderr does not start with 'attngen: error: '", st, err, files)
-    elseif low:find("traceback") or low:find("stack") or low:find("internal error") then
-      report(c, "stderr mentions a traceback, the stack or an internal error", st, err, files)
+    elseif bad_word then
+      report(c, "the message shows a traceback or internals ('" .. bad_word .. "')", st, err, files)
     elseif #produced > 0 then
       report(c, "files written on error", st, err, files)
-    elseif c.expect_valid then
+    elseif c.verdict == "valid" then
       counts.refused_valid = counts.refused_valid + 1
       if STRICT then
         report(c, "valid input refused", st, err, files)
       else
-        by_kind["valid input refused (note)"] = (by_kind["valid input refused (note)"] or 0) + 1
-        print(string.format("NOTE case %d (%s): a valid input was refused: %s", c.no, c.desc, printable(err, 300):gsub("\n", "")))
-        print("  command: " .. INTERP .. " gen/attngen.lua " .. printable(c.cmdline, 300))
+        print(string.format("NOTE case %d (%s): a valid input was refused: %s", c.no, c.desc, one_line(err, 300)))
+        print("  command: " .. INTERP .. " gen/attngen.lua " .. one_line(c.cmdline, 300))
       end
     else
       counts.errors_ok = counts.errors_ok + 1
@@ -933,8 +1010,8 @@ local t3 = now()
 local kinds = {}
 for k, n in pairs(by_kind) do kinds[#kinds + 1] = string.format("%s: %d", k, n) end
 table.sort(kinds)
-print(string.format("fuzz_config (%s, seed %d): %d cases: %d accepted as valid, %d refused cleanly, %d valid refused, " ..
-  "%d FAILED (%d timeouts); %.1f s (make %.1f, run %.1f, check %.1f)", INTERP, SEED, counts.run, counts.valid_ok,
+print(string.format("fuzz_config (%s, seed %d): %d cases: %d accepted, %d refused cleanly, %d valid ones refused, " ..
+  "%d FAILED (%d timeouts); %.1f s (make %.1f, run %.1f, check %.1f)", INTERP, SEED, #cases, counts.valid_ok,
   counts.errors_ok, counts.refused_valid, counts.failures, counts.timeouts, t3 - t0, t1 - t0, t2 - t1, t3 - t2))
-if #kinds > 0 then print("  by kind: " .. table.concat(kinds, "; ")) end
+if #kinds > 0 then print("  failures by kind: " .. table.concat(kinds, "; ")) end
 os.exit(counts.failures == 0 and 0 or 1)

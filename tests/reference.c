@@ -17,8 +17,9 @@ attngen_strides ref_strides(attngen_strides s, int rows, int nheads, int head_di
 
 int ref_visible(attngen_mask mask, const attngen_args *a, int b, int i, int j) {
   if (j < 0 || j >= a->kv_len) return 0;
-  int causal = (mask == ATTNGEN_MASK_CAUSAL || mask == ATTNGEN_MASK_CAUSAL_PADDING);
-  int padded = (mask == ATTNGEN_MASK_PADDING || mask == ATTNGEN_MASK_CAUSAL_PADDING || mask == ATTNGEN_MASK_CROSS);
+  /* the preset's features, as the spec defines them (data, not kernel code) */
+  int causal = (attngen_mask_features(mask) & ATTNGEN_FEATURE_CAUSAL) != 0;
+  int padded = (attngen_mask_features(mask) & ATTNGEN_FEATURE_KV_LENS) != 0;
   if (causal && !(j <= i + (a->kv_len - a->q_len))) return 0;
   if (padded && !(j < a->kv_lens[b])) return 0;
   return 1;

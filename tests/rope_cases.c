@@ -458,7 +458,7 @@ int rope_run_append(const test_case *c, case_result *r) {
                 ATTNGEN_ERR_STRIDE);
   APPEND_WITH("v_cache = k_cache", a.v_cache = x.kc, ATTNGEN_ERR_ALIAS);
   APPEND_WITH("k_new inside k_cache", a.k_new = x.kc + krow, ATTNGEN_ERR_ALIAS);
-  APPEND_WITH("v_new inside v_cache", a.v_new = x.vc + x.nkc - krow, ATTNGEN_ERR_ALIAS);
+  APPEND_WITH("v_new starts in v_cache's last row", a.v_new = x.vc + (size_t)3 * x.cap * krow - krow, ATTNGEN_ERR_ALIAS);
 #undef APPEND_WITH
 
   /* the step refuses the same, and what its attention refuses, before it writes the cache */

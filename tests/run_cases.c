@@ -118,9 +118,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   unsigned isas = attngen_cpu_isas();
-  printf("attngen run_cases: %d cases (%s subset), ISAs:%s%s%s, tolerance %.0e\n", nsel,
-         subset == CASES_QEMU ? "qemu" : "full", (isas & 1u) ? " scalar" : "", (isas & 2u) ? " avx2" : "",
-         (isas & 4u) ? " neon" : "", CASE_TOL);
+  printf("attngen run_cases: %d cases (%s subset), ISAs:", nsel, subset == CASES_QEMU ? "qemu" : "full");
+#define PRINT_ISA(E, name, ...) if ((isas >> ATTNGEN_ISA_##E) & 1u) printf(" %s", #name);
+  ATTNGEN_ISA_LIST(PRINT_ISA)
+#undef PRINT_ISA
+  printf(", tolerance %.0e\n", CASE_TOL);
   fflush(stdout);
 
   totals t;

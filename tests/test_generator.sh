@@ -116,6 +116,72 @@ spec_case "spec: mask feature 'window' (mask 'sliding') is not implemented by te
   'table.insert(spec.mask_features, { name = "window", bit = 4, doc = "x" }); spec.mask_feature.window = spec.mask_features[3]; table.insert(spec.masks, { name = "sliding", id = 5, features = { "causal", "window" } }); spec.mask.sliding = spec.masks[6]' \
   --heads 8 --kv-heads 8 --head-dim 64 --mask sliding --isa scalar
 
+# 2e. --list names every kernel the config produces (and writes nothing); --version names the table ABI
+for lua in $LUAS; do
+  n=$($lua gen/attngen.lua configs/llama-3-8b.lua --list | grep -c '^attn_h32_kv8_d128_')
+  if [ "$n" -eq 12 ] && $lua gen/attngen.lua configs/llama-3-8b.lua --list | grep -q 'causal_padding_decode__neon *neon *decode *causal_padding *[0-9][0-9]*$'; then ok
+  else bad "--list ($lua): $n kernels listed"; fi
+  if $lua gen/attngen.lua --version | grep -q '^attngen [0-9.]* (table ABI [0-9]*)$'; then ok; else bad "--version ($lua)"; fi
+done
+
+# 2f. tuned plans (config field `tuned`, gen/tune.lua): the kernels change, byte-identically under both
+# interpreters; a bad value is one line naming the sub-field, exit 2, no files; `--tune --write` on a copy of a small
+# test config records a block that loads and generates (short timing budget, nothing about speed is asserted)
+tuned_cfg() { # extra fields
+  printf 'return { name = "t-tune", heads = 8, kv_heads = 2, head_dim = 64, masks = { "causal" }, phases = { "prefill", "decode" }, isas = { "avx2", "scalar" }%s }\n' "$1"
+}
+tuned_cfg "" > "$tmp/untuned.lua"
+tuned_cfg ', tuned = { avx2 = { prefill = { rv = 2, kb = 6, keys = 32 }, decode = { rb = 1, kb = 8 } } }' > "$tmp/tuned.lua"
+for lua in $LUAS; do
+  $lua gen/attngen.lua "$tmp/untuned.lua" -o "$tmp/tuned/$lua/untuned" || bad "untuned config ($lua)"
+  $lua gen/attngen.lua "$tmp/tuned.lua" -o "$tmp/tuned/$lua/tuned" || bad "tuned config ($lua)"
+  if cmp -s "$tmp/tuned/$lua/untuned/attngen_t_tune.c" "$tmp/tuned/$lua/tuned/attngen_t_tune.c"; then bad "tuned = untuned ($lua)"
+  elif grep -q 'avx2 = { prefill = { rv = 2, kb = 6, keys = 32 }, decode = { rb = 1, kb = 8 } },' "$tmp/tuned/$lua/tuned/attngen_t_tune.c"; then ok
+  else bad "tuned stamp ($lua)"; fi
+done
+if diff -r $(for l in $LUAS; do echo "$tmp/tuned/$l"; done) > /dev/null; then ok; else bad "tuned output differs between interpreters"; fi
+bad_tuned() { # expected-substring tuned-value
+  tuned_cfg ", tuned = $2" > "$tmp/badtuned.lua"
+  for lua in $LUAS; do
+    rm -rf "$tmp/tuned-bad"
+    $lua gen/attngen.lua "$tmp/badtuned.lua" -o "$tmp/tuned-bad" 2> "$tmp/err" > /dev/null
+    st=$?
+    if [ $st -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qF -- "attngen: error: $tmp/badtuned.lua: $1" "$tmp/err" &&
+       [ ! -e "$tmp/tuned-bad" ]; then ok
+    else bad "tuned = $2 ($lua): exit $st: $(cat "$tmp/err")"; fi
+  done
+}
+bad_tuned "field 'tuned': must be a table" '"fast"'
+bad_tuned "field 'tuned.avx3': unknown field (known: avx2, neon, scalar)" '{ avx3 = {} }'
+bad_tuned "field 'tuned.avx2.decode.foo': unknown field" '{ avx2 = { decode = { foo = 1 } } }'
+bad_tuned "field 'tuned.avx2.decode.rb': must be in 1..8" '{ avx2 = { decode = { rb = 9 } } }'
+bad_tuned "field 'tuned.avx2.prefill.rv': must be an integer" '{ avx2 = { prefill = { rv = 1.5 } } }'
+bad_tuned "field 'tuned.avx2.prefill.keys': must be a multiple of 8" '{ avx2 = { prefill = { keys = 12 } } }'
+bad_tuned "field 'tuned.avx2.decode.rb': the Q·Kᵀ block needs rb*kb + rb = 20 vector registers" '{ avx2 = { decode = { rb = 4, kb = 4 } } }'
+bad_tuned "field 'tuned.avx2.prefill.pvv': the P·V block needs pr*pvv + pvv = 21 vector registers" '{ avx2 = { prefill = { pvv = 3 } } }'
+other_isa=neon; grep -qw avx2 /proc/cpuinfo 2>/dev/null || other_isa=avx2
+one_line "field '--write': only with --tune" configs/gpt2.lua --write -o "$tmp/cli"
+one_line "field '--tune': takes the shape from the config file and writes no kernels: drop -o" configs/gpt2.lua --tune -o "$tmp/cli"
+one_line "flag '--tune-seconds': must be a number of seconds" configs/gpt2.lua --tune --tune-seconds abc
+one_line "flag '--isa': this machine's best ISA is" configs/gpt2.lua --tune --isa $other_isa
+cp tests/configs/t-tail-h2-d17.lua "$tmp/tune-me.lua"
+if ${LUA:-lua5.4} gen/attngen.lua "$tmp/tune-me.lua" --tune --tune-seconds 1 --write > "$tmp/tune.out" 2> "$tmp/tune.err" &&
+   [ "$(grep -c -e '-- attngen tune: begin$' -e '-- attngen tune: end$' "$tmp/tune-me.lua")" -eq 2 ] &&
+   grep -q -- '-- avx2: tuned on .*speed vs the default plan: prefill' "$tmp/tune-me.lua" &&
+   grep -q 'speed vs default' "$tmp/tune.out"; then ok
+else bad "--tune --write: $(tail -n 3 "$tmp/tune.err") $(cat "$tmp/tune-me.lua")"; fi
+# the second run (the other interpreter, decode only) replaces the block instead of adding one
+sed -i 's/phases   = { "prefill", "decode" }/phases   = { "decode" }/' "$tmp/tune-me.lua"
+second=$(echo $LUAS | cut -d' ' -f2)
+if $second gen/attngen.lua "$tmp/tune-me.lua" --tune --tune-seconds 1 --write > "$tmp/tune.out" 2> "$tmp/tune.err" &&
+   [ "$(grep -c -e '-- attngen tune: begin$' -e '-- attngen tune: end$' "$tmp/tune-me.lua")" -eq 2 ] &&
+   ! grep -q 'prefill' "$tmp/tune.out"; then ok
+else bad "--tune --write again ($second): $(tail -n 3 "$tmp/tune.err")"; fi
+for lua in $LUAS; do
+  if $lua gen/attngen.lua "$tmp/tune-me.lua" -o "$tmp/tune-gen/$lua" 2> "$tmp/err"; then ok; else bad "tuned copy does not generate ($lua): $(cat "$tmp/err")"; fi
+done
+if diff -r $(for l in $LUAS; do echo "$tmp/tune-gen/$l"; done) > /dev/null; then ok; else bad "tuned copy: output differs between interpreters"; fi
+
 # 3. identical output under both interpreters and across runs
 for cfg in configs/*.lua tests/configs/*.lua; do
   name=$(basename "$cfg" .lua)
@@ -138,6 +204,13 @@ if diff -r $(for l in $LUAS; do echo "$tmp/generic/$l"; done) > /dev/null; then 
 # 4. stamp: version, config echo and "DO NOT EDIT" in every generated file
 for f in generated/*/*.c generated/*/*.h; do
   if head -3 "$f" | grep -q "generated by attngen [0-9.]*\. DO NOT EDIT"; then ok; else bad "$f: no stamp"; fi
+done
+
+# 5. fuzz (issue 8): malformed configs and command lines, each interpreter running the fuzz and the generator.
+# Exit 0 with exactly the two stamped files, or exit 2 with one 'attngen: error:' line and no files.
+# FUZZ_SEED, FUZZ_CASES, FUZZ_ONLY, ...: see tests/fuzz_config.lua.
+for lua in $LUAS; do
+  if $lua tests/fuzz_config.lua "$lua"; then ok; else bad "config fuzz ($lua): see its FAIL lines above"; fi
 done
 
 echo "generator: $pass passed, $fail failed"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Writes docs/size_table.md: one markdown table row per generated/<model>/ directory with the number of
 # kernels, the size of the generated .c (lines, bytes), how long `$CC -O2 -c` takes on it (wall seconds)
-# and the object's .text size; a last row does the same for runtime/attngen_generic.c.
+# and the object's .text size; a last row does the same for generated/runtime/attngen_generic.c (the generic
+# kernels; generated/runtime/ is the generated part of the runtime, not a model, so the model loop skips it).
 #
 #   tools/size_table.sh [OUT]        (default OUT: docs/size_table.md; "-" prints to stdout)
 #   CC=clang tools/size_table.sh     (default CC: cc)
@@ -36,7 +37,7 @@ row() {
   obj=$tmp/$(basename "$src" .c).o
   t0=$(now)
   # shellcheck disable=SC2086 # cflags may hold several flags
-  if ! "$cc" $cflags -Iruntime -I"$inc" -c "$src" -o "$obj" 2>"$tmp/err"; then
+  if ! "$cc" $cflags -Iruntime -Igenerated/runtime -I"$inc" -c "$src" -o "$obj" 2>"$tmp/err"; then
     echo "size_table: $cc failed on $src:" >&2
     cat "$tmp/err" >&2
     exit 1
@@ -53,6 +54,7 @@ found=0
 for dir in generated/*/; do
   [ -d "$dir" ] || continue
   model=$(basename "$dir")
+  [ "$model" = runtime ] && continue # generated/runtime/: the generic kernels, the last row
   cname=$(printf '%s' "$model" | tr '-' '_')
   src=$dir/attngen_$cname.c
   hdr=$dir/attngen_$cname.h
@@ -63,8 +65,8 @@ for dir in generated/*/; do
   found=$((found + 1))
 done
 [ "$found" -gt 0 ] || { echo "size_table: no generated/<model>/ directories" >&2; exit 1; }
-if [ -f runtime/attngen_generic.c ]; then
-  row "*generic (runtime/attngen_generic.c)*" runtime/attngen_generic.c "-" runtime >>"$body"
+if [ -f generated/runtime/attngen_generic.c ]; then
+  row "*generic (generated/runtime/attngen_generic.c)*" generated/runtime/attngen_generic.c "-" generated/runtime >>"$body"
 fi
 
 ccver=$("$cc" --version 2>/dev/null | head -n 1)

@@ -148,6 +148,7 @@ class Runner:
     family = variant = ""
     inner_cap = 1 << 30
     note = ""
+    error = None  # set instead of raising when a variant cannot even be built (it is then reported, not run)
 
     def prepare(self):
         pass
@@ -517,7 +518,7 @@ class Result:
     def __init__(self, runner):
         self.r = runner
         self.family, self.variant = runner.family, runner.variant
-        self.error = getattr(runner, "error", None)
+        self.error = runner.error
         self.note = runner.note
         self.relerr = None
         self.samples = []
@@ -556,7 +557,8 @@ def run_case(lib, case, threads, data, cfg, rng, log):
             results.append(r)
     live = [r for r in results if not r.error]
 
-    # First call: output check against attngen's; then two warm-up calls, the second one timed (inner 1).
+    # First call: output check against attngen's. Then two warm-up calls, both timed: the faster one estimates
+    # the call's time for dropping slow variants and for choosing inner and the number of rounds.
     ref = None
     for res in live:
         try:

@@ -2,7 +2,7 @@
 # Included by the top-level Makefile, which defines CC, BUILD, LUA and RUNTIME_SRC/RUNTIME_HDR. Optional: not part
 # of `make test`, and it needs PyPI (about 6 GB in build/peers-venv, mostly torch's CUDA libraries).
 #
-#   make bench-peers                         full run: every case at 1 and 2 threads
+#   make bench-peers                         full run: every case at 1 and 2 threads (15 min on 2 busy cores)
 #   make bench-peers PEERS_QUICK=1           smoke run with small sizes (about a minute)
 #   make bench-peers PEERS_FILTER='decode'   only the cases whose label contains the substring
 #   make bench-peers-plot                    redraw the plots from an existing $(BUILD)/peers/ratios_*.dat
@@ -84,15 +84,21 @@ $(PEERS_STAMP): bench/peers/requirements.txt
 bench-peers-venv: $(PEERS_STAMP)
 bench-peers-lib: $(PEERS_LIB)
 
+# The plots, as one shell command for both targets below. Not a recursive $(MAKE): make -n runs every recipe line
+# that mentions $(MAKE), and that line would start the whole benchmark.
+PEERS_PLOT_SH = \
+	if ! command -v gnuplot >/dev/null 2>&1; then \
+	  echo "bench-peers: gnuplot not found (make deps-bench installs it): no plots"; exit 1; fi; \
+	for f in $(PEERS_DIR)/ratios_*t.dat; do \
+	  test -f "$$f" || { echo "bench-peers: no $(PEERS_DIR)/ratios_*t.dat: run make bench-peers first"; exit 1; }; \
+	  gnuplot -e "data='$$f'; out='$${f%.dat}.png'" bench/peers/plot.gp || exit 1; \
+	  echo "bench-peers: plot  $${f%.dat}.png"; done
+
 # The run's exit status (non-zero when attngen failed or any output disagreed) is kept, after the plots are drawn.
 bench-peers: $(PEERS_STAMP) $(PEERS_LIB)
 	@echo "bench-peers: $(PEERS_PY) bench/peers/bench_peers.py --lib $(PEERS_LIB) --out $(PEERS_DIR)"
 	@st=0; $(PEERS_PY) bench/peers/bench_peers.py --lib $(PEERS_LIB) --out $(PEERS_DIR) || st=$$?; \
-	  $(MAKE) --no-print-directory bench-peers-plot || st=1; exit $$st
+	  ( $(PEERS_PLOT_SH) ) || st=1; exit $$st
 
 bench-peers-plot:
-	@if ! command -v gnuplot >/dev/null 2>&1; then \
-	  echo "bench-peers: gnuplot not found (make deps-bench installs it): no plots"; exit 1; fi
-	@set -e; for f in $(PEERS_DIR)/ratios_*t.dat; do \
-	  test -f "$$f" || { echo "bench-peers: no $(PEERS_DIR)/ratios_*t.dat: run make bench-peers first"; exit 1; }; \
-	  gnuplot -e "data='$$f'; out='$${f%.dat}.png'" bench/peers/plot.gp; echo "bench-peers: plot  $${f%.dat}.png"; done
+	@$(PEERS_PLOT_SH)

@@ -26,24 +26,41 @@ static float uniform(void) /* xorshift64*, in [-1, 1) */
   return (float)((double)((rng * 2685821657736338717ull) >> 40) / (double)(1ull << 23) - 1.0);
 }
 
-/* float64 reference for the rows (b = 0, every head, queries in [i0, i1)), dense layout. */
-static double max_error(const attngen_shape *s, int q_len, int kv_len, const float *q, const float *k,
-                        const float *v, const float *o, int i0, int i1, double *max_ref)
+/* y = x rotated by the table's RoPE for position pos, in double (dims past rotary_dim copied). */
+static void rope_row(const attngen_rope *r, long pos, const float *x, int d, double *y)
+{
+  const int half = r->rotary_dim / 2, il = r->style == ATTNGEN_ROPE_INTERLEAVED;
+  int c;
+  for (c = 0; c < d; ++c) y[c] = x[c];
+  for (c = 0; c < half; ++c) {
+    const int i0 = il ? 2 * c : c, i1 = il ? 2 * c + 1 : c + half;
+    const double a = (double)pos * r->inv_freq[c];
+    y[i0] = x[i0] * cos(a) - x[i1] * sin(a);
+    y[i1] = x[i1] * cos(a) + x[i0] * sin(a);
+  }
+}
+
+/* float64 reference for the rows (b = 0, every head, queries in [i0, i1)), dense layout. With RoPE the cache K
+ * counts as rotated already and query i is rotated by its position kv_len - q_len + i (attngen.h). */
+static double max_error(const attngen_shape *s, const attngen_rope *rope, int q_len, int kv_len, const float *q,
+                        const float *k, const float *v, const float *o, int i0, int i1, double *max_ref)
 {
   const int H = s->heads, KV = s->kv_heads, D = s->head_dim, G = H / KV;
-  const int causal = s->mask == ATTNGEN_MASK_CAUSAL || s->mask == ATTNGEN_MASK_CAUSAL_PADDING;
-  double err = 0.0, *p = (double *)malloc(sizeof(double) * (size_t)kv_len);
+  const int causal = (attngen_mask_features(s->mask) & ATTNGEN_FEATURE_CAUSAL) != 0;
+  double err = 0.0, *p = (double *)malloc(sizeof(double) * (size_t)kv_len), qd[ATTNGEN_MAX_HEAD_DIM];
   int h, i, j, c;
   *max_ref = 0.0;
   for (h = 0; h < H; ++h)
     for (i = i0; i < i1; ++i) {
       const float *qi = q + ((size_t)i * H + h) * D;
       double m = -INFINITY, l = 0.0;
+      if (rope->style != ATTNGEN_ROPE_NONE) rope_row(rope, (long)kv_len - q_len + i, qi, D, qd);
+      else for (c = 0; c < D; ++c) qd[c] = qi[c];
       const int last = causal ? i + kv_len - q_len : kv_len - 1;
       for (j = 0; j <= last; ++j) {
         const float *kj = k + ((size_t)j * KV + h / G) * D;
         double dot = 0.0;
-        for (c = 0; c < D; ++c) dot += (double)qi[c] * kj[c];
+        for (c = 0; c < D; ++c) dot += qd[c] * kj[c];
         p[j] = dot / sqrt((double)D);
         if (p[j] > m) m = p[j];
       }
@@ -108,6 +125,7 @@ static int demo(const attngen_table *table, attngen_mask mask, attngen_phase pha
     printf("  generic select failed: %s\n", attngen_last_error());
     return 1;
   }
+  gen.params = spec.params; /* the same work (the table's scale and RoPE), as attngen_select's fallback would do */
   nq = (size_t)q_len * s.heads * s.head_dim;
   nkv = (size_t)kv_len * s.kv_heads * s.head_dim;
   q = (float *)malloc(nq * sizeof *q); o = (float *)malloc(nq * sizeof *o);
@@ -121,7 +139,7 @@ static int demo(const attngen_table *table, attngen_mask mask, attngen_phase pha
     return 1;
   }
   /* check the last rows (they see the most keys) against float64 */
-  err = max_error(&s, q_len, kv_len, q, k, v, o, q_len > 4 ? q_len - 4 : 0, q_len, &ref);
+  err = max_error(&s, &spec.params.rope, q_len, kv_len, q, k, v, o, q_len > 4 ? q_len - 4 : 0, q_len, &ref);
   if (time_pair(&spec, &gen, &a, &t_spec, &t_gen) != 0) {
     printf("  timing run failed: %s\n", attngen_last_error());
     return 1;

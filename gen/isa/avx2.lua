@@ -4,6 +4,7 @@ return {
   width = 8,
   vtype = "__m256",
   attr = "ATTNGEN_TARGET_AVX2", -- defined in templates/isa/avx2.c as target("avx2,fma")
+  registers = 16, -- ymm0..15: the register budget of a tuned blocking (spec.tunable_budgets)
   -- register blocking: prefill QK block = rv row-vectors x kb keys (rv*kb accumulators of 16 ymm)
   prefill = { rv = 3, kb = 4, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 6, pvv = 2 },
   -- decode: blocking follows the group size (query rows of one step), so no lanes or registers idle

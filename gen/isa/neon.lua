@@ -3,6 +3,7 @@ return {
   width = 4,
   vtype = "float32x4_t",
   attr = nil,
+  registers = 32, -- v0..v31: the register budget of a tuned blocking (spec.tunable_budgets)
   prefill = { rv = 4, kb = 5, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 3 }, -- 20 + 24 of 32 q registers
   -- split-KV for decode with fewer than `below_batch` sequences: up to `max` KV chunks of >= min_keys keys,
   -- aligned to `align`, so both threads share one sequence's stream (the cut never depends on the thread count)
