@@ -110,7 +110,7 @@ static double visible_pairs(attngen_mask mask, int q_len, int kv_len) {
 
 /* ------------------------------------------------------------------------------------------------ */
 
-typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE } run_kind;
+typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP } run_kind;
 
 typedef struct {
   run_kind kind;
@@ -118,6 +118,7 @@ typedef struct {
   const attngen_shape *shape;
   const attngen_args *args;
   int threads;
+  const attngen_step_args *step; /* RUN_STEP */
 } job;
 
 static int job_run(const job *j) {
@@ -125,6 +126,7 @@ static int job_run(const job *j) {
   case RUN_KERNEL: return attngen_run(j->kernel, j->args);
   case RUN_PARALLEL: return attngen_run_parallel(j->kernel, j->args, j->threads);
   case RUN_NAIVE: return naive_attention(j->shape, j->args) == 0 ? ATTNGEN_OK : ATTNGEN_ERR_NOMEM;
+  case RUN_STEP: return attngen_step(j->kernel, j->step);
   }
   return ATTNGEN_ERR_UNSUPPORTED;
 }
@@ -328,6 +330,9 @@ static void run_case(bench_state *st, const bcase *c0) {
       c->table && attngen_select_specialized(c->table, sh, isa, &kspec) == ATTNGEN_OK;
   const int sel_generic = kernel_is_generic(&ksel);
   int rcg = attngen_select_generic(sh, isa, &kgen);
+  /* these rows time attention alone: a RoPE table's descriptor is cleared (the naive and generic kernels do not
+   * rotate either); run_rope times the rotation, the cache append and the fused step */
+  memset(&ksel.params.rope, 0, sizeof ksel.params.rope);
 
   char note[200] = "";
   if (!have_spec) {
@@ -371,9 +376,9 @@ static void run_case(bench_state *st, const bcase *c0) {
   const int gen_separate = rcg == ATTNGEN_OK && !sel_generic;
   job jobs[3];
   int nj = 0, i1, ig = -1, i2;
-  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1};
-  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1};
-  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2};
+  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL};
+  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL};
+  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL};
   static double samples[3][MAX_SAMPLES];
   timing tt[3];
   measure_set(jobs, nj, st->budget, 3, tt, samples);
@@ -394,7 +399,7 @@ static void run_case(bench_state *st, const bcase *c0) {
     attngen_args an = a;
     on = alloc_floats(nq);
     an.o = on;
-    job jn = {RUN_NAIVE, NULL, sh, &an, 1};
+    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL};
     static double nsamples[1][MAX_SAMPLES];
     measure_set(&jn, 1, st->budget, 1, &tn, nsamples);
   }
@@ -455,6 +460,130 @@ static void run_case(bench_state *st, const bcase *c0) {
   free(og);
   free(o2);
   free(on);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+/* RoPE and the KV cache (issue 10), on llama-3-8b's table (theta 500000, rotate_half over 128 dims):
+ *   decode   the fused step (attngen_step, 1 new token: rotate q while packing + rotate/append the new K row and
+ *            copy its V row + attend to the 4096 rows) vs attention alone (attngen_run, the same kernel with its
+ *            RoPE descriptor cleared) on the same cache of 4096 rows; target <= 1.05x;
+ *   prefill  causal S=512 with RoPE (attngen_run: q rotated while packed; the cache holds rotated K) vs without
+ *            (the descriptor cleared); target <= 1.03x. Also the prefill step (append S rotated K rows and V rows
+ *            into an empty cache, then attend) vs attention alone.
+ * Each pair is timed in interleaved rounds; the ratio is the median of the per-round ratios. 1 thread. */
+static attngen_shape mkshape(int h, int kvh, int d, attngen_mask mask, attngen_phase phase);
+
+static void rope_pair(bench_state *st, const char *label, const job *plain, const job *with, double target,
+                      FILE *csv) {
+  job jobs[2] = {*plain, *with};
+  static double samples[2][MAX_SAMPLES];
+  timing t[2];
+  measure_set(jobs, 2, st->budget, 5, t, samples);
+  if (t[0].status != ATTNGEN_OK || t[1].status != ATTNGEN_OK) {
+    printf("rope: %-64s ERROR %s: %s\n", label, attngen_status_name(t[0].status ? t[0].status : t[1].status),
+           attngen_last_error());
+    st->errors++;
+    return;
+  }
+  const double ratio = paired_ratio(samples[1], samples[0], t[0].samples);
+  printf("rope: %-64s %9.3f ms %9.3f ms %7.3fx", label, t[0].sec * 1e3, t[1].sec * 1e3, ratio);
+  if (target > 0) printf("  (target <= %.2fx: %s)", target, ratio <= target ? "met" : "NOT MET");
+  printf("\n");
+  if (csv) {
+    fprintf(csv, "%s,%.6f,%.6f,%.4f,", label, t[0].sec * 1e3, t[1].sec * 1e3, ratio);
+    if (target > 0) fprintf(csv, "%.2f", target);
+    fprintf(csv, ",%d\n", t[0].samples);
+  }
+}
+
+static void run_rope(bench_state *st, const char *outdir) {
+  const attngen_table *t = find_table("llama-3-8b");
+  if (!t || t->params.rope.style == ATTNGEN_ROPE_NONE) {
+    printf("rope: llama-3-8b's table has no RoPE: skipped\n");
+    return;
+  }
+  char path[600];
+  snprintf(path, sizeof path, "%s/rope.csv", outdir);
+  FILE *csv = fopen(path, "w");
+  if (csv) fprintf(csv, "case,baseline_ms,with_rope_ms,ratio,target,rounds\n");
+  printf("\nRoPE and the KV cache (llama-3-8b: theta %g, rotary_dim %d), 1 thread, interleaved rounds (medians):\n",
+         t->params.rope.theta, t->params.rope.rotary_dim);
+  printf("rope: %-64s %12s %12s %8s\n", "case", "baseline", "with RoPE", "ratio");
+  const int H = 32, KVH = 8, D = 128;
+  const size_t qrow = (size_t)H * D, krow = (size_t)KVH * D;
+
+  /* decode: one new token against a cache of 4096 rows (4095 old + the new one) */
+  {
+    const int KV = 4096;
+    attngen_shape sh = mkshape(H, KVH, D, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE);
+    attngen_kernel k, kplain;
+    if (attngen_select(t, &sh, &k) != ATTNGEN_OK) {
+      printf("rope: decode select failed: %s\n", attngen_last_error());
+      st->errors++;
+    } else {
+      kplain = k;
+      memset(&kplain.params.rope, 0, sizeof kplain.params.rope);
+      float *q = alloc_floats(qrow), *kc = alloc_floats((size_t)KV * krow), *vc = alloc_floats((size_t)KV * krow);
+      float *kn = alloc_floats(krow), *vn = alloc_floats(krow), *o1 = alloc_floats(qrow), *o2 = alloc_floats(qrow);
+      fill_random(q, qrow, 11), fill_random(kc, (size_t)KV * krow, 12), fill_random(vc, (size_t)KV * krow, 13);
+      fill_random(kn, krow, 14), fill_random(vn, krow, 15);
+      attngen_args a;
+      memset(&a, 0, sizeof a);
+      a.batch = 1, a.q_len = 1, a.kv_len = KV, a.q = q, a.k = kc, a.v = vc, a.o = o1;
+      static int32_t len = 4095;
+      attngen_step_args s;
+      memset(&s, 0, sizeof s);
+      s.kv.batch = 1, s.kv.n_new = 1, s.kv.kv_capacity = KV, s.kv.cache_len = &len;
+      s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
+      s.q = q, s.o = o2;
+      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s};
+      rope_pair(st, "decode h32/kv8/d128 kv=4096: attention alone vs fused step", &plain, &step, 1.05, csv);
+      attngen_args ar = a;
+      ar.o = o2;
+      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL};
+      rope_pair(st, "decode h32/kv8/d128 kv=4096: attention alone vs with q rotated", &plain, &rot, 0, csv);
+      free(q), free(kc), free(vc), free(kn), free(vn), free(o1), free(o2);
+    }
+  }
+  /* prefill: causal S=512 (and 2048 in a full run) */
+  for (int si = 0; si < (st->quick ? 1 : 2); si++) {
+    const int S = si ? 2048 : 512;
+    attngen_shape sh = mkshape(H, KVH, D, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL);
+    attngen_kernel k, kplain;
+    if (attngen_select(t, &sh, &k) != ATTNGEN_OK) {
+      printf("rope: prefill select failed: %s\n", attngen_last_error());
+      st->errors++;
+      break;
+    }
+    kplain = k;
+    memset(&kplain.params.rope, 0, sizeof kplain.params.rope);
+    float *q = alloc_floats((size_t)S * qrow), *kc = alloc_floats((size_t)S * krow), *vc = alloc_floats((size_t)S * krow);
+    float *kn = alloc_floats((size_t)S * krow), *vn = alloc_floats((size_t)S * krow);
+    float *o1 = alloc_floats((size_t)S * qrow), *o2 = alloc_floats((size_t)S * qrow);
+    fill_random(q, (size_t)S * qrow, 21), fill_random(kc, (size_t)S * krow, 22), fill_random(vc, (size_t)S * krow, 23);
+    fill_random(kn, (size_t)S * krow, 24), fill_random(vn, (size_t)S * krow, 25);
+    attngen_args a;
+    memset(&a, 0, sizeof a);
+    a.batch = 1, a.q_len = S, a.kv_len = S, a.q = q, a.k = kc, a.v = vc, a.o = o1;
+    attngen_args ar = a;
+    ar.o = o2;
+    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL};
+    char label[120];
+    snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: without vs with RoPE", S);
+    rope_pair(st, label, &plain, &rot, 1.03, csv);
+    static int32_t zero = 0;
+    attngen_step_args s;
+    memset(&s, 0, sizeof s);
+    s.kv.batch = 1, s.kv.n_new = S, s.kv.kv_capacity = S, s.kv.cache_len = &zero;
+    s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
+    s.q = q, s.o = o2;
+    job step = {RUN_STEP, &k, &sh, NULL, 1, &s};
+    snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: attention alone vs step", S);
+    rope_pair(st, label, &plain, &step, 0, csv);
+    free(q), free(kc), free(vc), free(kn), free(vn), free(o1), free(o2);
+  }
+  if (csv) fclose(csv);
+  printf("rope: results in %s\n", path);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -693,6 +822,7 @@ int main(int argc, char **argv) {
     run_case(&st, &cases[i]);
   }
   fclose(st.csv);
+  if (!(filter && *filter) || strstr(filter, "rope")) run_rope(&st, outdir); /* BENCH_FILTER=rope: only this */
 
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);

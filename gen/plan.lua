@@ -120,7 +120,12 @@ function plan.for_kernel(k)
     p.q_tile = E.ge(g, p.rows, 1, E.div(p.rows, g))
     p.kv_heads_per_item = 1
     if isa.unroll_head_dim ~= false then
-      p.unroll = (D and D <= plan.max_full_unroll) and D or 64
+      -- head_dim steps per Q·Kᵀ loop iteration: the ISA's choice (NEON: 1, a rolled loop gcc does not spill in;
+      -- llvm-mca, make bench-neon-model), else fully unrolled up to max_full_unroll
+      local u = isa.prefill.unroll
+      if u == 1 then p.unroll = nil
+      elseif u and D and u < D then p.unroll = u
+      else p.unroll = (D and D <= plan.max_full_unroll) and D or 64 end
     end
   end
   if k.phase == "decode" and isa.unroll_head_dim ~= false then p.unroll = D end

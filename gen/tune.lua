@@ -6,10 +6,11 @@
 -- plan.blocking; one knob group varied at a time, within spec.tunables and the ISA's register budget), each
 -- generated as its own model ("tune-<phase>-<i>", one mask: causal when the config has it) into a temporary
 -- directory, compiled in parallel with `cc -O2` and linked into ONE harness (gen/tune_harness.c) that checks each
--- candidate's output against the default plan's and times them in interleaved rounds (medians). Screening, then a
--- confirmation round of the default, the best two and the combination of the best variant of each improving group.
--- A candidate wins only if it is at least `min_gain` faster than the default by the confirmation's median AND
--- faster in each half of its rounds. Every plan number stays gen/plan.lua's: this module only picks knob values.
+-- candidate's output against the default plan's and times them in interleaved rounds (medians of the thread's CPU
+-- time). Screening, then a confirmation round of the default, the best two and the combination of the best variant
+-- of each improving group. A candidate wins only if it is at least `min_gain` faster than the default by the
+-- confirmation's median, faster in each half of its rounds and by the minimum; within `tie` of the fastest, the
+-- candidate changing fewer knobs is preferred. Every plan number stays gen/plan.lua's: this module picks knob values.
 local spec = require("spec")
 local config = require("config")
 local enumerate = require("enumerate")
@@ -21,6 +22,7 @@ local version = require("version")
 local M = {}
 
 M.min_gain = 1.03        -- a tuned plan must be at least 3% faster than the default to be recorded
+M.tie = 0.015            -- candidates within 1.5% of the fastest: the one changing fewest knobs is chosen
 M.default_seconds = 40   -- timing budget of the whole tune (all phases, screening + confirmation)
 M.prefill_len = 512      -- prefill: q_len = kv_len = 512
 M.decode_kv_len = 4096   -- decode: q_len 1 against 4096 keys
@@ -571,7 +573,10 @@ function M.main(args, root)
   for _, p in ipairs(c.phases) do masks[p] = mask end
 
   local b = new_build(root, machine, c, isa, masks)
-  local ok, err = pcall(M.measure, b, args, path, c, isa, machine, seconds, out)
+  local ok, err = xpcall(function() return M.measure(b, args, path, c, isa, machine, seconds, out) end, function(e)
+    if getmetatable(e) == config.UserError then return e end
+    return debug.traceback(tostring(e), 2) -- a bug: keep the traceback for the CLI's internal-error report
+  end)
   -- a failed build or run keeps its files (the message names the directory); anything else cleans up
   if not (not ok and getmetatable(err) == config.UserError and err.msg:find("files kept in", 1, true)) then b:cleanup() end
   if not ok then error(err, 0) end
@@ -682,6 +687,19 @@ function M.measure(b, args, path, c, isa, machine, seconds, out)
       for i = 2, #ph.confirm do
         local r = res2[ph.confirm[i].index]
         if r and r.status == "ok" and (not best or r.med < res2[best.index].med) then best = ph.confirm[i] end
+      end
+      -- within `tie` of the fastest, the plan that changes fewer knobs (a difference that small is noise here)
+      local function changed(cand)
+        local n = 0
+        for _, k in ipairs(knob_names(ph.phase)) do if cand.knobs[k] ~= ph.d[k] then n = n + 1 end end
+        return n
+      end
+      if best then
+        local limit = res2[best.index].med * (1 + M.tie)
+        for i = 2, #ph.confirm do
+          local cand, r = ph.confirm[i], res2[ph.confirm[i].index]
+          if r and r.status == "ok" and r.med <= limit and changed(cand) < changed(best) then best = cand end
+        end
       end
       if best then
         local r, r0 = res2[best.index], res2[0]

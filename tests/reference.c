@@ -74,12 +74,18 @@ void ref_attention_rope(const attngen_shape *shape, const attngen_args *a, const
   const double scale = a->scale != 0.0f ? (double)a->scale : 1.0 / sqrt((double)D);
   double *s = malloc(sizeof(double) * (size_t)(a->kv_len > 0 ? a->kv_len : 1));
   const int rot = rope && rope->style != ATTNGEN_ROPE_NONE;
-  double inv[ATTNGEN_MAX_HEAD_DIM / 2], qd[ATTNGEN_MAX_HEAD_DIM], kd[ATTNGEN_MAX_HEAD_DIM];
+  double inv[ATTNGEN_MAX_HEAD_DIM / 2], qd[ATTNGEN_MAX_HEAD_DIM];
+  /* keys rotated here (k_pos given): each kv head's rows once, [kv_len][D], reused by its query heads */
+  double *kr = rot && k_pos ? malloc(sizeof(double) * (size_t)(a->kv_len > 0 ? a->kv_len : 1) * (size_t)D) : NULL;
   if (rot) ref_rope_inv_freq(rope, inv);
 
   for (int b = 0; b < a->batch; b++)
     for (int h = 0; h < H; h++) {
       const int kvh = h / group;
+      if (kr && h % group == 0)
+        for (int j = 0; j < a->kv_len; j++)
+          ref_rope_rotate(rope, inv, k_pos[(size_t)b * a->kv_len + j], a->k + b * ks.batch + j * ks.seq + kvh * ks.head,
+                          D, kr + (size_t)j * D);
       for (int i = 0; i < a->q_len; i++) {
         const float *q = a->q + b * qs.batch + i * qs.seq + h * qs.head;
         double *o = out + (((size_t)b * a->q_len + i) * H + h) * D;
@@ -94,13 +100,13 @@ void ref_attention_rope(const attngen_shape *shape, const attngen_args *a, const
         int any = 0;
         for (int j = 0; j < a->kv_len; j++) {
           if (!ref_visible(shape->mask, a, b, i, j)) continue;
-          const float *k = a->k + b * ks.batch + j * ks.seq + kvh * ks.head;
-          if (rot && k_pos)
-            ref_rope_rotate(rope, inv, k_pos[(size_t)b * a->kv_len + j], k, D, kd);
-          else
-            for (int e = 0; e < D; e++) kd[e] = k[e];
           double dot = 0.0;
-          for (int e = 0; e < D; e++) dot += qd[e] * kd[e];
+          if (kr) {
+            for (int e = 0; e < D; e++) dot += qd[e] * kr[(size_t)j * D + e];
+          } else {
+            const float *k = a->k + b * ks.batch + j * ks.seq + kvh * ks.head;
+            for (int e = 0; e < D; e++) dot += qd[e] * (double)k[e];
+          }
           s[j] = scale * dot;
           if (s[j] > m) m = s[j];
           any = 1;
@@ -124,4 +130,5 @@ void ref_attention_rope(const attngen_shape *shape, const attngen_args *a, const
       }
     }
   free(s);
+  free(kr);
 }

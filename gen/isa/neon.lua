@@ -4,13 +4,15 @@ return {
   vtype = "float32x4_t",
   attr = nil,
   registers = 32, -- v0..v31: the register budget of a tuned blocking (spec.tunable_budgets)
-  prefill = { rv = 4, kb = 5, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 3 }, -- 20 + 24 of 32 q registers
+  -- unroll = 1: Q·Kᵀ rolls over head_dim one step per iteration; fully unrolled, gcc spilled ~1,500 times per
+  -- call (llvm-mca, make bench-neon-model: 55-64% of the FMA bound unrolled, ~99% rolled)
+  prefill = { rv = 4, kb = 5, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 3, unroll = 1 }, -- 20 + 24 of 32 q registers
   -- split-KV for decode with fewer than `below_batch` sequences: up to `max` KV chunks of >= min_keys keys,
   -- aligned to `align`, so both threads share one sequence's stream (the cut never depends on the thread count)
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 },
     keys = 64,
     by_group = { { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 4 },   -- 16 + 16 q accumulators
-                 { min_g = 2, rb = 2, kb = 6, pr = 2, pvv = 8 },
+                 { min_g = 2, rb = 2, kb = 8, pr = 2, pvv = 8 },  -- 16 accumulators: V1 needs 16 in flight
                  { min_g = 1, rb = 1, kb = 12, pr = 1, pvv = 12 } },
     generic = { rb = 2, kb = 4, pr = 2, pvv = 6 } },
   zero = function() return "vdupq_n_f32(0.0f)" end,

@@ -5,6 +5,7 @@
  *   name = "falcon-7b", heads = 71, kv_heads = 1, head_dim = 64,
  *   masks = { "causal" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 10000, rotary_dim = 64 },
  *   source = https://huggingface.co/tiiuae/falcon-7b/blob/main/config.json
  */
 #ifndef ATTNGEN_FALCON_7B_H

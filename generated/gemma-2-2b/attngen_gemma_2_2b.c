@@ -5,6 +5,7 @@
  *   name = "gemma-2-2b", heads = 8, kv_heads = 4, head_dim = 256,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 10000, rotary_dim = 256 },
  *   source = https://huggingface.co/google/gemma-2-2b/blob/main/config.json
  */
 #include "attngen_gemma_2_2b.h"
@@ -103,1286 +104,168 @@ static ATTNGEN_TARGET_AVX2 void attngen_qk_d256_24x4_s96__avx2(const float *rest
   __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
   __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
   __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
-  { const __m256 q0 = _mm256_loadu_ps(qt); const __m256 q1 = _mm256_loadu_ps(qt + 8); const __m256 q2 = _mm256_loadu_ps(qt + 16);
-    { const __m256 kb = _mm256_broadcast_ss(k0); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 96); const __m256 q1 = _mm256_loadu_ps(qt + 104); const __m256 q2 = _mm256_loadu_ps(qt + 112);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 192); const __m256 q1 = _mm256_loadu_ps(qt + 200); const __m256 q2 = _mm256_loadu_ps(qt + 208);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 288); const __m256 q1 = _mm256_loadu_ps(qt + 296); const __m256 q2 = _mm256_loadu_ps(qt + 304);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 384); const __m256 q1 = _mm256_loadu_ps(qt + 392); const __m256 q2 = _mm256_loadu_ps(qt + 400);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 480); const __m256 q1 = _mm256_loadu_ps(qt + 488); const __m256 q2 = _mm256_loadu_ps(qt + 496);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 576); const __m256 q1 = _mm256_loadu_ps(qt + 584); const __m256 q2 = _mm256_loadu_ps(qt + 592);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 672); const __m256 q1 = _mm256_loadu_ps(qt + 680); const __m256 q2 = _mm256_loadu_ps(qt + 688);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 768); const __m256 q1 = _mm256_loadu_ps(qt + 776); const __m256 q2 = _mm256_loadu_ps(qt + 784);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 864); const __m256 q1 = _mm256_loadu_ps(qt + 872); const __m256 q2 = _mm256_loadu_ps(qt + 880);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 960); const __m256 q1 = _mm256_loadu_ps(qt + 968); const __m256 q2 = _mm256_loadu_ps(qt + 976);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1056); const __m256 q1 = _mm256_loadu_ps(qt + 1064); const __m256 q2 = _mm256_loadu_ps(qt + 1072);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1152); const __m256 q1 = _mm256_loadu_ps(qt + 1160); const __m256 q2 = _mm256_loadu_ps(qt + 1168);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1248); const __m256 q1 = _mm256_loadu_ps(qt + 1256); const __m256 q2 = _mm256_loadu_ps(qt + 1264);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1344); const __m256 q1 = _mm256_loadu_ps(qt + 1352); const __m256 q2 = _mm256_loadu_ps(qt + 1360);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1440); const __m256 q1 = _mm256_loadu_ps(qt + 1448); const __m256 q2 = _mm256_loadu_ps(qt + 1456);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1536); const __m256 q1 = _mm256_loadu_ps(qt + 1544); const __m256 q2 = _mm256_loadu_ps(qt + 1552);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1632); const __m256 q1 = _mm256_loadu_ps(qt + 1640); const __m256 q2 = _mm256_loadu_ps(qt + 1648);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1728); const __m256 q1 = _mm256_loadu_ps(qt + 1736); const __m256 q2 = _mm256_loadu_ps(qt + 1744);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1824); const __m256 q1 = _mm256_loadu_ps(qt + 1832); const __m256 q2 = _mm256_loadu_ps(qt + 1840);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1920); const __m256 q1 = _mm256_loadu_ps(qt + 1928); const __m256 q2 = _mm256_loadu_ps(qt + 1936);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2016); const __m256 q1 = _mm256_loadu_ps(qt + 2024); const __m256 q2 = _mm256_loadu_ps(qt + 2032);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2112); const __m256 q1 = _mm256_loadu_ps(qt + 2120); const __m256 q2 = _mm256_loadu_ps(qt + 2128);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2208); const __m256 q1 = _mm256_loadu_ps(qt + 2216); const __m256 q2 = _mm256_loadu_ps(qt + 2224);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2304); const __m256 q1 = _mm256_loadu_ps(qt + 2312); const __m256 q2 = _mm256_loadu_ps(qt + 2320);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2400); const __m256 q1 = _mm256_loadu_ps(qt + 2408); const __m256 q2 = _mm256_loadu_ps(qt + 2416);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2496); const __m256 q1 = _mm256_loadu_ps(qt + 2504); const __m256 q2 = _mm256_loadu_ps(qt + 2512);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2592); const __m256 q1 = _mm256_loadu_ps(qt + 2600); const __m256 q2 = _mm256_loadu_ps(qt + 2608);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2688); const __m256 q1 = _mm256_loadu_ps(qt + 2696); const __m256 q2 = _mm256_loadu_ps(qt + 2704);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2784); const __m256 q1 = _mm256_loadu_ps(qt + 2792); const __m256 q2 = _mm256_loadu_ps(qt + 2800);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2880); const __m256 q1 = _mm256_loadu_ps(qt + 2888); const __m256 q2 = _mm256_loadu_ps(qt + 2896);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2976); const __m256 q1 = _mm256_loadu_ps(qt + 2984); const __m256 q2 = _mm256_loadu_ps(qt + 2992);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3072); const __m256 q1 = _mm256_loadu_ps(qt + 3080); const __m256 q2 = _mm256_loadu_ps(qt + 3088);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 32); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 32); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 32); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 32); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3168); const __m256 q1 = _mm256_loadu_ps(qt + 3176); const __m256 q2 = _mm256_loadu_ps(qt + 3184);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 33); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 33); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 33); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 33); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3264); const __m256 q1 = _mm256_loadu_ps(qt + 3272); const __m256 q2 = _mm256_loadu_ps(qt + 3280);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 34); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 34); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 34); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 34); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3360); const __m256 q1 = _mm256_loadu_ps(qt + 3368); const __m256 q2 = _mm256_loadu_ps(qt + 3376);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 35); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 35); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 35); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 35); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3456); const __m256 q1 = _mm256_loadu_ps(qt + 3464); const __m256 q2 = _mm256_loadu_ps(qt + 3472);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 36); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 36); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 36); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 36); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3552); const __m256 q1 = _mm256_loadu_ps(qt + 3560); const __m256 q2 = _mm256_loadu_ps(qt + 3568);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 37); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 37); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 37); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 37); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3648); const __m256 q1 = _mm256_loadu_ps(qt + 3656); const __m256 q2 = _mm256_loadu_ps(qt + 3664);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 38); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 38); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 38); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 38); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3744); const __m256 q1 = _mm256_loadu_ps(qt + 3752); const __m256 q2 = _mm256_loadu_ps(qt + 3760);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 39); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 39); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 39); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 39); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3840); const __m256 q1 = _mm256_loadu_ps(qt + 3848); const __m256 q2 = _mm256_loadu_ps(qt + 3856);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 40); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 40); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 40); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 40); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3936); const __m256 q1 = _mm256_loadu_ps(qt + 3944); const __m256 q2 = _mm256_loadu_ps(qt + 3952);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 41); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 41); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 41); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 41); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4032); const __m256 q1 = _mm256_loadu_ps(qt + 4040); const __m256 q2 = _mm256_loadu_ps(qt + 4048);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 42); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 42); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 42); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 42); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4128); const __m256 q1 = _mm256_loadu_ps(qt + 4136); const __m256 q2 = _mm256_loadu_ps(qt + 4144);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 43); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 43); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 43); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 43); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4224); const __m256 q1 = _mm256_loadu_ps(qt + 4232); const __m256 q2 = _mm256_loadu_ps(qt + 4240);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 44); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 44); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 44); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 44); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4320); const __m256 q1 = _mm256_loadu_ps(qt + 4328); const __m256 q2 = _mm256_loadu_ps(qt + 4336);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 45); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 45); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 45); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 45); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4416); const __m256 q1 = _mm256_loadu_ps(qt + 4424); const __m256 q2 = _mm256_loadu_ps(qt + 4432);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 46); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 46); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 46); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 46); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4512); const __m256 q1 = _mm256_loadu_ps(qt + 4520); const __m256 q2 = _mm256_loadu_ps(qt + 4528);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 47); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 47); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 47); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 47); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4608); const __m256 q1 = _mm256_loadu_ps(qt + 4616); const __m256 q2 = _mm256_loadu_ps(qt + 4624);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 48); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 48); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 48); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 48); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4704); const __m256 q1 = _mm256_loadu_ps(qt + 4712); const __m256 q2 = _mm256_loadu_ps(qt + 4720);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 49); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 49); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 49); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 49); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4800); const __m256 q1 = _mm256_loadu_ps(qt + 4808); const __m256 q2 = _mm256_loadu_ps(qt + 4816);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 50); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 50); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 50); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 50); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4896); const __m256 q1 = _mm256_loadu_ps(qt + 4904); const __m256 q2 = _mm256_loadu_ps(qt + 4912);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 51); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 51); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 51); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 51); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4992); const __m256 q1 = _mm256_loadu_ps(qt + 5000); const __m256 q2 = _mm256_loadu_ps(qt + 5008);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 52); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 52); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 52); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 52); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5088); const __m256 q1 = _mm256_loadu_ps(qt + 5096); const __m256 q2 = _mm256_loadu_ps(qt + 5104);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 53); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 53); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 53); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 53); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5184); const __m256 q1 = _mm256_loadu_ps(qt + 5192); const __m256 q2 = _mm256_loadu_ps(qt + 5200);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 54); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 54); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 54); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 54); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5280); const __m256 q1 = _mm256_loadu_ps(qt + 5288); const __m256 q2 = _mm256_loadu_ps(qt + 5296);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 55); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 55); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 55); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 55); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5376); const __m256 q1 = _mm256_loadu_ps(qt + 5384); const __m256 q2 = _mm256_loadu_ps(qt + 5392);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 56); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 56); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 56); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 56); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5472); const __m256 q1 = _mm256_loadu_ps(qt + 5480); const __m256 q2 = _mm256_loadu_ps(qt + 5488);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 57); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 57); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 57); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 57); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5568); const __m256 q1 = _mm256_loadu_ps(qt + 5576); const __m256 q2 = _mm256_loadu_ps(qt + 5584);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 58); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 58); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 58); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 58); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5664); const __m256 q1 = _mm256_loadu_ps(qt + 5672); const __m256 q2 = _mm256_loadu_ps(qt + 5680);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 59); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 59); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 59); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 59); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5760); const __m256 q1 = _mm256_loadu_ps(qt + 5768); const __m256 q2 = _mm256_loadu_ps(qt + 5776);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 60); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 60); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 60); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 60); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5856); const __m256 q1 = _mm256_loadu_ps(qt + 5864); const __m256 q2 = _mm256_loadu_ps(qt + 5872);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 61); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 61); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 61); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 61); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5952); const __m256 q1 = _mm256_loadu_ps(qt + 5960); const __m256 q2 = _mm256_loadu_ps(qt + 5968);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 62); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 62); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 62); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 62); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6048); const __m256 q1 = _mm256_loadu_ps(qt + 6056); const __m256 q2 = _mm256_loadu_ps(qt + 6064);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 63); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 63); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 63); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 63); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6144); const __m256 q1 = _mm256_loadu_ps(qt + 6152); const __m256 q2 = _mm256_loadu_ps(qt + 6160);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 64); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 64); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 64); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 64); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6240); const __m256 q1 = _mm256_loadu_ps(qt + 6248); const __m256 q2 = _mm256_loadu_ps(qt + 6256);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 65); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 65); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 65); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 65); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6336); const __m256 q1 = _mm256_loadu_ps(qt + 6344); const __m256 q2 = _mm256_loadu_ps(qt + 6352);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 66); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 66); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 66); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 66); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6432); const __m256 q1 = _mm256_loadu_ps(qt + 6440); const __m256 q2 = _mm256_loadu_ps(qt + 6448);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 67); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 67); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 67); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 67); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6528); const __m256 q1 = _mm256_loadu_ps(qt + 6536); const __m256 q2 = _mm256_loadu_ps(qt + 6544);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 68); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 68); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 68); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 68); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6624); const __m256 q1 = _mm256_loadu_ps(qt + 6632); const __m256 q2 = _mm256_loadu_ps(qt + 6640);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 69); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 69); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 69); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 69); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6720); const __m256 q1 = _mm256_loadu_ps(qt + 6728); const __m256 q2 = _mm256_loadu_ps(qt + 6736);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 70); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 70); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 70); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 70); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6816); const __m256 q1 = _mm256_loadu_ps(qt + 6824); const __m256 q2 = _mm256_loadu_ps(qt + 6832);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 71); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 71); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 71); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 71); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6912); const __m256 q1 = _mm256_loadu_ps(qt + 6920); const __m256 q2 = _mm256_loadu_ps(qt + 6928);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 72); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 72); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 72); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 72); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7008); const __m256 q1 = _mm256_loadu_ps(qt + 7016); const __m256 q2 = _mm256_loadu_ps(qt + 7024);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 73); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 73); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 73); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 73); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7104); const __m256 q1 = _mm256_loadu_ps(qt + 7112); const __m256 q2 = _mm256_loadu_ps(qt + 7120);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 74); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 74); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 74); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 74); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7200); const __m256 q1 = _mm256_loadu_ps(qt + 7208); const __m256 q2 = _mm256_loadu_ps(qt + 7216);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 75); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 75); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 75); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 75); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7296); const __m256 q1 = _mm256_loadu_ps(qt + 7304); const __m256 q2 = _mm256_loadu_ps(qt + 7312);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 76); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 76); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 76); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 76); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7392); const __m256 q1 = _mm256_loadu_ps(qt + 7400); const __m256 q2 = _mm256_loadu_ps(qt + 7408);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 77); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 77); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 77); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 77); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7488); const __m256 q1 = _mm256_loadu_ps(qt + 7496); const __m256 q2 = _mm256_loadu_ps(qt + 7504);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 78); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 78); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 78); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 78); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7584); const __m256 q1 = _mm256_loadu_ps(qt + 7592); const __m256 q2 = _mm256_loadu_ps(qt + 7600);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 79); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 79); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 79); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 79); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7680); const __m256 q1 = _mm256_loadu_ps(qt + 7688); const __m256 q2 = _mm256_loadu_ps(qt + 7696);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 80); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 80); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 80); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 80); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7776); const __m256 q1 = _mm256_loadu_ps(qt + 7784); const __m256 q2 = _mm256_loadu_ps(qt + 7792);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 81); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 81); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 81); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 81); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7872); const __m256 q1 = _mm256_loadu_ps(qt + 7880); const __m256 q2 = _mm256_loadu_ps(qt + 7888);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 82); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 82); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 82); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 82); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7968); const __m256 q1 = _mm256_loadu_ps(qt + 7976); const __m256 q2 = _mm256_loadu_ps(qt + 7984);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 83); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 83); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 83); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 83); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8064); const __m256 q1 = _mm256_loadu_ps(qt + 8072); const __m256 q2 = _mm256_loadu_ps(qt + 8080);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 84); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 84); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 84); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 84); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8160); const __m256 q1 = _mm256_loadu_ps(qt + 8168); const __m256 q2 = _mm256_loadu_ps(qt + 8176);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 85); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 85); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 85); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 85); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8256); const __m256 q1 = _mm256_loadu_ps(qt + 8264); const __m256 q2 = _mm256_loadu_ps(qt + 8272);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 86); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 86); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 86); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 86); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8352); const __m256 q1 = _mm256_loadu_ps(qt + 8360); const __m256 q2 = _mm256_loadu_ps(qt + 8368);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 87); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 87); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 87); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 87); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8448); const __m256 q1 = _mm256_loadu_ps(qt + 8456); const __m256 q2 = _mm256_loadu_ps(qt + 8464);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 88); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 88); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 88); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 88); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8544); const __m256 q1 = _mm256_loadu_ps(qt + 8552); const __m256 q2 = _mm256_loadu_ps(qt + 8560);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 89); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 89); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 89); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 89); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8640); const __m256 q1 = _mm256_loadu_ps(qt + 8648); const __m256 q2 = _mm256_loadu_ps(qt + 8656);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 90); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 90); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 90); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 90); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8736); const __m256 q1 = _mm256_loadu_ps(qt + 8744); const __m256 q2 = _mm256_loadu_ps(qt + 8752);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 91); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 91); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 91); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 91); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8832); const __m256 q1 = _mm256_loadu_ps(qt + 8840); const __m256 q2 = _mm256_loadu_ps(qt + 8848);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 92); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 92); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 92); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 92); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8928); const __m256 q1 = _mm256_loadu_ps(qt + 8936); const __m256 q2 = _mm256_loadu_ps(qt + 8944);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 93); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 93); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 93); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 93); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9024); const __m256 q1 = _mm256_loadu_ps(qt + 9032); const __m256 q2 = _mm256_loadu_ps(qt + 9040);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 94); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 94); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 94); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 94); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9120); const __m256 q1 = _mm256_loadu_ps(qt + 9128); const __m256 q2 = _mm256_loadu_ps(qt + 9136);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 95); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 95); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 95); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 95); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9216); const __m256 q1 = _mm256_loadu_ps(qt + 9224); const __m256 q2 = _mm256_loadu_ps(qt + 9232);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 96); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 96); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 96); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 96); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9312); const __m256 q1 = _mm256_loadu_ps(qt + 9320); const __m256 q2 = _mm256_loadu_ps(qt + 9328);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 97); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 97); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 97); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 97); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9408); const __m256 q1 = _mm256_loadu_ps(qt + 9416); const __m256 q2 = _mm256_loadu_ps(qt + 9424);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 98); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 98); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 98); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 98); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9504); const __m256 q1 = _mm256_loadu_ps(qt + 9512); const __m256 q2 = _mm256_loadu_ps(qt + 9520);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 99); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 99); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 99); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 99); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9600); const __m256 q1 = _mm256_loadu_ps(qt + 9608); const __m256 q2 = _mm256_loadu_ps(qt + 9616);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 100); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 100); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 100); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 100); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9696); const __m256 q1 = _mm256_loadu_ps(qt + 9704); const __m256 q2 = _mm256_loadu_ps(qt + 9712);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 101); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 101); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 101); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 101); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9792); const __m256 q1 = _mm256_loadu_ps(qt + 9800); const __m256 q2 = _mm256_loadu_ps(qt + 9808);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 102); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 102); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 102); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 102); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9888); const __m256 q1 = _mm256_loadu_ps(qt + 9896); const __m256 q2 = _mm256_loadu_ps(qt + 9904);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 103); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 103); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 103); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 103); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9984); const __m256 q1 = _mm256_loadu_ps(qt + 9992); const __m256 q2 = _mm256_loadu_ps(qt + 10000);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 104); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 104); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 104); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 104); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10080); const __m256 q1 = _mm256_loadu_ps(qt + 10088); const __m256 q2 = _mm256_loadu_ps(qt + 10096);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 105); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 105); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 105); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 105); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10176); const __m256 q1 = _mm256_loadu_ps(qt + 10184); const __m256 q2 = _mm256_loadu_ps(qt + 10192);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 106); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 106); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 106); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 106); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10272); const __m256 q1 = _mm256_loadu_ps(qt + 10280); const __m256 q2 = _mm256_loadu_ps(qt + 10288);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 107); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 107); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 107); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 107); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10368); const __m256 q1 = _mm256_loadu_ps(qt + 10376); const __m256 q2 = _mm256_loadu_ps(qt + 10384);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 108); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 108); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 108); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 108); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10464); const __m256 q1 = _mm256_loadu_ps(qt + 10472); const __m256 q2 = _mm256_loadu_ps(qt + 10480);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 109); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 109); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 109); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 109); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10560); const __m256 q1 = _mm256_loadu_ps(qt + 10568); const __m256 q2 = _mm256_loadu_ps(qt + 10576);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 110); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 110); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 110); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 110); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10656); const __m256 q1 = _mm256_loadu_ps(qt + 10664); const __m256 q2 = _mm256_loadu_ps(qt + 10672);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 111); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 111); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 111); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 111); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10752); const __m256 q1 = _mm256_loadu_ps(qt + 10760); const __m256 q2 = _mm256_loadu_ps(qt + 10768);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 112); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 112); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 112); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 112); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10848); const __m256 q1 = _mm256_loadu_ps(qt + 10856); const __m256 q2 = _mm256_loadu_ps(qt + 10864);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 113); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 113); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 113); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 113); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10944); const __m256 q1 = _mm256_loadu_ps(qt + 10952); const __m256 q2 = _mm256_loadu_ps(qt + 10960);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 114); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 114); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 114); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 114); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11040); const __m256 q1 = _mm256_loadu_ps(qt + 11048); const __m256 q2 = _mm256_loadu_ps(qt + 11056);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 115); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 115); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 115); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 115); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11136); const __m256 q1 = _mm256_loadu_ps(qt + 11144); const __m256 q2 = _mm256_loadu_ps(qt + 11152);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 116); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 116); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 116); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 116); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11232); const __m256 q1 = _mm256_loadu_ps(qt + 11240); const __m256 q2 = _mm256_loadu_ps(qt + 11248);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 117); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 117); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 117); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 117); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11328); const __m256 q1 = _mm256_loadu_ps(qt + 11336); const __m256 q2 = _mm256_loadu_ps(qt + 11344);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 118); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 118); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 118); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 118); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11424); const __m256 q1 = _mm256_loadu_ps(qt + 11432); const __m256 q2 = _mm256_loadu_ps(qt + 11440);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 119); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 119); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 119); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 119); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11520); const __m256 q1 = _mm256_loadu_ps(qt + 11528); const __m256 q2 = _mm256_loadu_ps(qt + 11536);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 120); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 120); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 120); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 120); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11616); const __m256 q1 = _mm256_loadu_ps(qt + 11624); const __m256 q2 = _mm256_loadu_ps(qt + 11632);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 121); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 121); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 121); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 121); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11712); const __m256 q1 = _mm256_loadu_ps(qt + 11720); const __m256 q2 = _mm256_loadu_ps(qt + 11728);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 122); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 122); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 122); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 122); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11808); const __m256 q1 = _mm256_loadu_ps(qt + 11816); const __m256 q2 = _mm256_loadu_ps(qt + 11824);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 123); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 123); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 123); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 123); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11904); const __m256 q1 = _mm256_loadu_ps(qt + 11912); const __m256 q2 = _mm256_loadu_ps(qt + 11920);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 124); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 124); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 124); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 124); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12000); const __m256 q1 = _mm256_loadu_ps(qt + 12008); const __m256 q2 = _mm256_loadu_ps(qt + 12016);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 125); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 125); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 125); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 125); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12096); const __m256 q1 = _mm256_loadu_ps(qt + 12104); const __m256 q2 = _mm256_loadu_ps(qt + 12112);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 126); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 126); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 126); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 126); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12192); const __m256 q1 = _mm256_loadu_ps(qt + 12200); const __m256 q2 = _mm256_loadu_ps(qt + 12208);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 127); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 127); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 127); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 127); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12288); const __m256 q1 = _mm256_loadu_ps(qt + 12296); const __m256 q2 = _mm256_loadu_ps(qt + 12304);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 128); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 128); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 128); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 128); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12384); const __m256 q1 = _mm256_loadu_ps(qt + 12392); const __m256 q2 = _mm256_loadu_ps(qt + 12400);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 129); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 129); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 129); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 129); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12480); const __m256 q1 = _mm256_loadu_ps(qt + 12488); const __m256 q2 = _mm256_loadu_ps(qt + 12496);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 130); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 130); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 130); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 130); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12576); const __m256 q1 = _mm256_loadu_ps(qt + 12584); const __m256 q2 = _mm256_loadu_ps(qt + 12592);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 131); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 131); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 131); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 131); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12672); const __m256 q1 = _mm256_loadu_ps(qt + 12680); const __m256 q2 = _mm256_loadu_ps(qt + 12688);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 132); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 132); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 132); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 132); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12768); const __m256 q1 = _mm256_loadu_ps(qt + 12776); const __m256 q2 = _mm256_loadu_ps(qt + 12784);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 133); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 133); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 133); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 133); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12864); const __m256 q1 = _mm256_loadu_ps(qt + 12872); const __m256 q2 = _mm256_loadu_ps(qt + 12880);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 134); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 134); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 134); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 134); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12960); const __m256 q1 = _mm256_loadu_ps(qt + 12968); const __m256 q2 = _mm256_loadu_ps(qt + 12976);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 135); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 135); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 135); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 135); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 13056); const __m256 q1 = _mm256_loadu_ps(qt + 13064); const __m256 q2 = _mm256_loadu_ps(qt + 13072);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 136); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 136); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 136); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 136); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 13152); const __m256 q1 = _mm256_loadu_ps(qt + 13160); const __m256 q2 = _mm256_loadu_ps(qt + 13168);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 137); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 137); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 137); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 137); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 13248); const __m256 q1 = _mm256_loadu_ps(qt + 13256); const __m256 q2 = _mm256_loadu_ps(qt + 13264);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 138); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 138); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 138); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 138); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 13344); const __m256 q1 = _mm256_loadu_ps(qt + 13352); const __m256 q2 = _mm256_loadu_ps(qt + 13360);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 139); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 139); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 139); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 139); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 13440); const __m256 q1 = _mm256_loadu_ps(qt + 13448); const __m256 q2 = _mm256_loadu_ps(qt + 13456);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 140); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 140); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 140); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 140); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 13536); const __m256 q1 = _mm256_loadu_ps(qt + 13544); const __m256 q2 = _mm256_loadu_ps(qt + 13552);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 141); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 141); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 141); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 141); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 13632); const __m256 q1 = _mm256_loadu_ps(qt + 13640); const __m256 q2 = _mm256_loadu_ps(qt + 13648);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 142); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 142); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 142); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 142); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 13728); const __m256 q1 = _mm256_loadu_ps(qt + 13736); const __m256 q2 = _mm256_loadu_ps(qt + 13744);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 143); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 143); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 143); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 143); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 13824); const __m256 q1 = _mm256_loadu_ps(qt + 13832); const __m256 q2 = _mm256_loadu_ps(qt + 13840);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 144); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 144); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 144); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 144); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 13920); const __m256 q1 = _mm256_loadu_ps(qt + 13928); const __m256 q2 = _mm256_loadu_ps(qt + 13936);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 145); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 145); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 145); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 145); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14016); const __m256 q1 = _mm256_loadu_ps(qt + 14024); const __m256 q2 = _mm256_loadu_ps(qt + 14032);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 146); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 146); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 146); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 146); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14112); const __m256 q1 = _mm256_loadu_ps(qt + 14120); const __m256 q2 = _mm256_loadu_ps(qt + 14128);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 147); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 147); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 147); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 147); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14208); const __m256 q1 = _mm256_loadu_ps(qt + 14216); const __m256 q2 = _mm256_loadu_ps(qt + 14224);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 148); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 148); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 148); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 148); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14304); const __m256 q1 = _mm256_loadu_ps(qt + 14312); const __m256 q2 = _mm256_loadu_ps(qt + 14320);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 149); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 149); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 149); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 149); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14400); const __m256 q1 = _mm256_loadu_ps(qt + 14408); const __m256 q2 = _mm256_loadu_ps(qt + 14416);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 150); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 150); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 150); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 150); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14496); const __m256 q1 = _mm256_loadu_ps(qt + 14504); const __m256 q2 = _mm256_loadu_ps(qt + 14512);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 151); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 151); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 151); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 151); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14592); const __m256 q1 = _mm256_loadu_ps(qt + 14600); const __m256 q2 = _mm256_loadu_ps(qt + 14608);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 152); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 152); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 152); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 152); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14688); const __m256 q1 = _mm256_loadu_ps(qt + 14696); const __m256 q2 = _mm256_loadu_ps(qt + 14704);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 153); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 153); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 153); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 153); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14784); const __m256 q1 = _mm256_loadu_ps(qt + 14792); const __m256 q2 = _mm256_loadu_ps(qt + 14800);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 154); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 154); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 154); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 154); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14880); const __m256 q1 = _mm256_loadu_ps(qt + 14888); const __m256 q2 = _mm256_loadu_ps(qt + 14896);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 155); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 155); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 155); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 155); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 14976); const __m256 q1 = _mm256_loadu_ps(qt + 14984); const __m256 q2 = _mm256_loadu_ps(qt + 14992);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 156); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 156); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 156); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 156); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 15072); const __m256 q1 = _mm256_loadu_ps(qt + 15080); const __m256 q2 = _mm256_loadu_ps(qt + 15088);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 157); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 157); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 157); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 157); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 15168); const __m256 q1 = _mm256_loadu_ps(qt + 15176); const __m256 q2 = _mm256_loadu_ps(qt + 15184);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 158); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 158); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 158); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 158); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 15264); const __m256 q1 = _mm256_loadu_ps(qt + 15272); const __m256 q2 = _mm256_loadu_ps(qt + 15280);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 159); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 159); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 159); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 159); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 15360); const __m256 q1 = _mm256_loadu_ps(qt + 15368); const __m256 q2 = _mm256_loadu_ps(qt + 15376);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 160); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 160); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 160); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 160); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 15456); const __m256 q1 = _mm256_loadu_ps(qt + 15464); const __m256 q2 = _mm256_loadu_ps(qt + 15472);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 161); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 161); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 161); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 161); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 15552); const __m256 q1 = _mm256_loadu_ps(qt + 15560); const __m256 q2 = _mm256_loadu_ps(qt + 15568);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 162); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 162); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 162); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 162); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 15648); const __m256 q1 = _mm256_loadu_ps(qt + 15656); const __m256 q2 = _mm256_loadu_ps(qt + 15664);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 163); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 163); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 163); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 163); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 15744); const __m256 q1 = _mm256_loadu_ps(qt + 15752); const __m256 q2 = _mm256_loadu_ps(qt + 15760);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 164); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 164); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 164); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 164); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 15840); const __m256 q1 = _mm256_loadu_ps(qt + 15848); const __m256 q2 = _mm256_loadu_ps(qt + 15856);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 165); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 165); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 165); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 165); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 15936); const __m256 q1 = _mm256_loadu_ps(qt + 15944); const __m256 q2 = _mm256_loadu_ps(qt + 15952);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 166); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 166); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 166); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 166); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16032); const __m256 q1 = _mm256_loadu_ps(qt + 16040); const __m256 q2 = _mm256_loadu_ps(qt + 16048);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 167); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 167); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 167); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 167); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16128); const __m256 q1 = _mm256_loadu_ps(qt + 16136); const __m256 q2 = _mm256_loadu_ps(qt + 16144);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 168); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 168); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 168); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 168); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16224); const __m256 q1 = _mm256_loadu_ps(qt + 16232); const __m256 q2 = _mm256_loadu_ps(qt + 16240);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 169); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 169); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 169); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 169); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16320); const __m256 q1 = _mm256_loadu_ps(qt + 16328); const __m256 q2 = _mm256_loadu_ps(qt + 16336);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 170); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 170); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 170); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 170); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16416); const __m256 q1 = _mm256_loadu_ps(qt + 16424); const __m256 q2 = _mm256_loadu_ps(qt + 16432);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 171); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 171); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 171); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 171); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16512); const __m256 q1 = _mm256_loadu_ps(qt + 16520); const __m256 q2 = _mm256_loadu_ps(qt + 16528);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 172); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 172); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 172); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 172); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16608); const __m256 q1 = _mm256_loadu_ps(qt + 16616); const __m256 q2 = _mm256_loadu_ps(qt + 16624);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 173); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 173); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 173); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 173); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16704); const __m256 q1 = _mm256_loadu_ps(qt + 16712); const __m256 q2 = _mm256_loadu_ps(qt + 16720);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 174); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 174); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 174); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 174); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16800); const __m256 q1 = _mm256_loadu_ps(qt + 16808); const __m256 q2 = _mm256_loadu_ps(qt + 16816);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 175); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 175); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 175); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 175); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16896); const __m256 q1 = _mm256_loadu_ps(qt + 16904); const __m256 q2 = _mm256_loadu_ps(qt + 16912);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 176); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 176); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 176); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 176); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 16992); const __m256 q1 = _mm256_loadu_ps(qt + 17000); const __m256 q2 = _mm256_loadu_ps(qt + 17008);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 177); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 177); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 177); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 177); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 17088); const __m256 q1 = _mm256_loadu_ps(qt + 17096); const __m256 q2 = _mm256_loadu_ps(qt + 17104);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 178); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 178); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 178); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 178); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 17184); const __m256 q1 = _mm256_loadu_ps(qt + 17192); const __m256 q2 = _mm256_loadu_ps(qt + 17200);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 179); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 179); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 179); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 179); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 17280); const __m256 q1 = _mm256_loadu_ps(qt + 17288); const __m256 q2 = _mm256_loadu_ps(qt + 17296);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 180); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 180); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 180); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 180); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 17376); const __m256 q1 = _mm256_loadu_ps(qt + 17384); const __m256 q2 = _mm256_loadu_ps(qt + 17392);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 181); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 181); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 181); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 181); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 17472); const __m256 q1 = _mm256_loadu_ps(qt + 17480); const __m256 q2 = _mm256_loadu_ps(qt + 17488);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 182); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 182); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 182); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 182); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 17568); const __m256 q1 = _mm256_loadu_ps(qt + 17576); const __m256 q2 = _mm256_loadu_ps(qt + 17584);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 183); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 183); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 183); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 183); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 17664); const __m256 q1 = _mm256_loadu_ps(qt + 17672); const __m256 q2 = _mm256_loadu_ps(qt + 17680);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 184); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 184); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 184); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 184); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 17760); const __m256 q1 = _mm256_loadu_ps(qt + 17768); const __m256 q2 = _mm256_loadu_ps(qt + 17776);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 185); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 185); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 185); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 185); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 17856); const __m256 q1 = _mm256_loadu_ps(qt + 17864); const __m256 q2 = _mm256_loadu_ps(qt + 17872);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 186); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 186); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 186); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 186); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 17952); const __m256 q1 = _mm256_loadu_ps(qt + 17960); const __m256 q2 = _mm256_loadu_ps(qt + 17968);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 187); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 187); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 187); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 187); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 18048); const __m256 q1 = _mm256_loadu_ps(qt + 18056); const __m256 q2 = _mm256_loadu_ps(qt + 18064);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 188); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 188); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 188); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 188); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 18144); const __m256 q1 = _mm256_loadu_ps(qt + 18152); const __m256 q2 = _mm256_loadu_ps(qt + 18160);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 189); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 189); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 189); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 189); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 18240); const __m256 q1 = _mm256_loadu_ps(qt + 18248); const __m256 q2 = _mm256_loadu_ps(qt + 18256);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 190); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 190); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 190); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 190); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 18336); const __m256 q1 = _mm256_loadu_ps(qt + 18344); const __m256 q2 = _mm256_loadu_ps(qt + 18352);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 191); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 191); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 191); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 191); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 18432); const __m256 q1 = _mm256_loadu_ps(qt + 18440); const __m256 q2 = _mm256_loadu_ps(qt + 18448);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 192); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 192); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 192); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 192); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 18528); const __m256 q1 = _mm256_loadu_ps(qt + 18536); const __m256 q2 = _mm256_loadu_ps(qt + 18544);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 193); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 193); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 193); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 193); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 18624); const __m256 q1 = _mm256_loadu_ps(qt + 18632); const __m256 q2 = _mm256_loadu_ps(qt + 18640);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 194); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 194); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 194); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 194); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 18720); const __m256 q1 = _mm256_loadu_ps(qt + 18728); const __m256 q2 = _mm256_loadu_ps(qt + 18736);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 195); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 195); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 195); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 195); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 18816); const __m256 q1 = _mm256_loadu_ps(qt + 18824); const __m256 q2 = _mm256_loadu_ps(qt + 18832);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 196); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 196); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 196); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 196); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 18912); const __m256 q1 = _mm256_loadu_ps(qt + 18920); const __m256 q2 = _mm256_loadu_ps(qt + 18928);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 197); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 197); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 197); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 197); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19008); const __m256 q1 = _mm256_loadu_ps(qt + 19016); const __m256 q2 = _mm256_loadu_ps(qt + 19024);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 198); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 198); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 198); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 198); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19104); const __m256 q1 = _mm256_loadu_ps(qt + 19112); const __m256 q2 = _mm256_loadu_ps(qt + 19120);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 199); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 199); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 199); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 199); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19200); const __m256 q1 = _mm256_loadu_ps(qt + 19208); const __m256 q2 = _mm256_loadu_ps(qt + 19216);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 200); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 200); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 200); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 200); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19296); const __m256 q1 = _mm256_loadu_ps(qt + 19304); const __m256 q2 = _mm256_loadu_ps(qt + 19312);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 201); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 201); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 201); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 201); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19392); const __m256 q1 = _mm256_loadu_ps(qt + 19400); const __m256 q2 = _mm256_loadu_ps(qt + 19408);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 202); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 202); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 202); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 202); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19488); const __m256 q1 = _mm256_loadu_ps(qt + 19496); const __m256 q2 = _mm256_loadu_ps(qt + 19504);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 203); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 203); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 203); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 203); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19584); const __m256 q1 = _mm256_loadu_ps(qt + 19592); const __m256 q2 = _mm256_loadu_ps(qt + 19600);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 204); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 204); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 204); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 204); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19680); const __m256 q1 = _mm256_loadu_ps(qt + 19688); const __m256 q2 = _mm256_loadu_ps(qt + 19696);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 205); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 205); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 205); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 205); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19776); const __m256 q1 = _mm256_loadu_ps(qt + 19784); const __m256 q2 = _mm256_loadu_ps(qt + 19792);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 206); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 206); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 206); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 206); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19872); const __m256 q1 = _mm256_loadu_ps(qt + 19880); const __m256 q2 = _mm256_loadu_ps(qt + 19888);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 207); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 207); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 207); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 207); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 19968); const __m256 q1 = _mm256_loadu_ps(qt + 19976); const __m256 q2 = _mm256_loadu_ps(qt + 19984);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 208); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 208); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 208); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 208); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 20064); const __m256 q1 = _mm256_loadu_ps(qt + 20072); const __m256 q2 = _mm256_loadu_ps(qt + 20080);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 209); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 209); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 209); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 209); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 20160); const __m256 q1 = _mm256_loadu_ps(qt + 20168); const __m256 q2 = _mm256_loadu_ps(qt + 20176);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 210); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 210); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 210); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 210); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 20256); const __m256 q1 = _mm256_loadu_ps(qt + 20264); const __m256 q2 = _mm256_loadu_ps(qt + 20272);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 211); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 211); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 211); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 211); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 20352); const __m256 q1 = _mm256_loadu_ps(qt + 20360); const __m256 q2 = _mm256_loadu_ps(qt + 20368);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 212); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 212); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 212); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 212); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 20448); const __m256 q1 = _mm256_loadu_ps(qt + 20456); const __m256 q2 = _mm256_loadu_ps(qt + 20464);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 213); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 213); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 213); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 213); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 20544); const __m256 q1 = _mm256_loadu_ps(qt + 20552); const __m256 q2 = _mm256_loadu_ps(qt + 20560);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 214); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 214); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 214); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 214); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 20640); const __m256 q1 = _mm256_loadu_ps(qt + 20648); const __m256 q2 = _mm256_loadu_ps(qt + 20656);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 215); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 215); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 215); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 215); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 20736); const __m256 q1 = _mm256_loadu_ps(qt + 20744); const __m256 q2 = _mm256_loadu_ps(qt + 20752);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 216); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 216); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 216); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 216); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 20832); const __m256 q1 = _mm256_loadu_ps(qt + 20840); const __m256 q2 = _mm256_loadu_ps(qt + 20848);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 217); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 217); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 217); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 217); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 20928); const __m256 q1 = _mm256_loadu_ps(qt + 20936); const __m256 q2 = _mm256_loadu_ps(qt + 20944);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 218); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 218); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 218); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 218); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21024); const __m256 q1 = _mm256_loadu_ps(qt + 21032); const __m256 q2 = _mm256_loadu_ps(qt + 21040);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 219); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 219); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 219); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 219); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21120); const __m256 q1 = _mm256_loadu_ps(qt + 21128); const __m256 q2 = _mm256_loadu_ps(qt + 21136);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 220); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 220); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 220); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 220); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21216); const __m256 q1 = _mm256_loadu_ps(qt + 21224); const __m256 q2 = _mm256_loadu_ps(qt + 21232);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 221); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 221); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 221); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 221); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21312); const __m256 q1 = _mm256_loadu_ps(qt + 21320); const __m256 q2 = _mm256_loadu_ps(qt + 21328);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 222); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 222); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 222); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 222); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21408); const __m256 q1 = _mm256_loadu_ps(qt + 21416); const __m256 q2 = _mm256_loadu_ps(qt + 21424);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 223); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 223); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 223); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 223); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21504); const __m256 q1 = _mm256_loadu_ps(qt + 21512); const __m256 q2 = _mm256_loadu_ps(qt + 21520);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 224); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 224); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 224); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 224); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21600); const __m256 q1 = _mm256_loadu_ps(qt + 21608); const __m256 q2 = _mm256_loadu_ps(qt + 21616);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 225); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 225); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 225); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 225); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21696); const __m256 q1 = _mm256_loadu_ps(qt + 21704); const __m256 q2 = _mm256_loadu_ps(qt + 21712);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 226); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 226); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 226); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 226); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21792); const __m256 q1 = _mm256_loadu_ps(qt + 21800); const __m256 q2 = _mm256_loadu_ps(qt + 21808);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 227); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 227); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 227); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 227); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21888); const __m256 q1 = _mm256_loadu_ps(qt + 21896); const __m256 q2 = _mm256_loadu_ps(qt + 21904);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 228); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 228); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 228); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 228); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 21984); const __m256 q1 = _mm256_loadu_ps(qt + 21992); const __m256 q2 = _mm256_loadu_ps(qt + 22000);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 229); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 229); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 229); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 229); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 22080); const __m256 q1 = _mm256_loadu_ps(qt + 22088); const __m256 q2 = _mm256_loadu_ps(qt + 22096);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 230); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 230); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 230); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 230); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 22176); const __m256 q1 = _mm256_loadu_ps(qt + 22184); const __m256 q2 = _mm256_loadu_ps(qt + 22192);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 231); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 231); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 231); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 231); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 22272); const __m256 q1 = _mm256_loadu_ps(qt + 22280); const __m256 q2 = _mm256_loadu_ps(qt + 22288);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 232); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 232); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 232); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 232); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 22368); const __m256 q1 = _mm256_loadu_ps(qt + 22376); const __m256 q2 = _mm256_loadu_ps(qt + 22384);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 233); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 233); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 233); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 233); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 22464); const __m256 q1 = _mm256_loadu_ps(qt + 22472); const __m256 q2 = _mm256_loadu_ps(qt + 22480);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 234); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 234); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 234); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 234); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 22560); const __m256 q1 = _mm256_loadu_ps(qt + 22568); const __m256 q2 = _mm256_loadu_ps(qt + 22576);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 235); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 235); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 235); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 235); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 22656); const __m256 q1 = _mm256_loadu_ps(qt + 22664); const __m256 q2 = _mm256_loadu_ps(qt + 22672);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 236); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 236); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 236); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 236); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 22752); const __m256 q1 = _mm256_loadu_ps(qt + 22760); const __m256 q2 = _mm256_loadu_ps(qt + 22768);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 237); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 237); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 237); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 237); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 22848); const __m256 q1 = _mm256_loadu_ps(qt + 22856); const __m256 q2 = _mm256_loadu_ps(qt + 22864);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 238); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 238); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 238); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 238); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 22944); const __m256 q1 = _mm256_loadu_ps(qt + 22952); const __m256 q2 = _mm256_loadu_ps(qt + 22960);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 239); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 239); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 239); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 239); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 23040); const __m256 q1 = _mm256_loadu_ps(qt + 23048); const __m256 q2 = _mm256_loadu_ps(qt + 23056);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 240); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 240); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 240); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 240); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 23136); const __m256 q1 = _mm256_loadu_ps(qt + 23144); const __m256 q2 = _mm256_loadu_ps(qt + 23152);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 241); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 241); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 241); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 241); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 23232); const __m256 q1 = _mm256_loadu_ps(qt + 23240); const __m256 q2 = _mm256_loadu_ps(qt + 23248);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 242); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 242); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 242); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 242); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 23328); const __m256 q1 = _mm256_loadu_ps(qt + 23336); const __m256 q2 = _mm256_loadu_ps(qt + 23344);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 243); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 243); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 243); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 243); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 23424); const __m256 q1 = _mm256_loadu_ps(qt + 23432); const __m256 q2 = _mm256_loadu_ps(qt + 23440);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 244); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 244); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 244); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 244); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 23520); const __m256 q1 = _mm256_loadu_ps(qt + 23528); const __m256 q2 = _mm256_loadu_ps(qt + 23536);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 245); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 245); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 245); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 245); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 23616); const __m256 q1 = _mm256_loadu_ps(qt + 23624); const __m256 q2 = _mm256_loadu_ps(qt + 23632);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 246); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 246); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 246); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 246); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 23712); const __m256 q1 = _mm256_loadu_ps(qt + 23720); const __m256 q2 = _mm256_loadu_ps(qt + 23728);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 247); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 247); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 247); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 247); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 23808); const __m256 q1 = _mm256_loadu_ps(qt + 23816); const __m256 q2 = _mm256_loadu_ps(qt + 23824);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 248); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 248); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 248); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 248); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 23904); const __m256 q1 = _mm256_loadu_ps(qt + 23912); const __m256 q2 = _mm256_loadu_ps(qt + 23920);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 249); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 249); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 249); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 249); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 24000); const __m256 q1 = _mm256_loadu_ps(qt + 24008); const __m256 q2 = _mm256_loadu_ps(qt + 24016);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 250); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 250); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 250); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 250); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 24096); const __m256 q1 = _mm256_loadu_ps(qt + 24104); const __m256 q2 = _mm256_loadu_ps(qt + 24112);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 251); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 251); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 251); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 251); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 24192); const __m256 q1 = _mm256_loadu_ps(qt + 24200); const __m256 q2 = _mm256_loadu_ps(qt + 24208);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 252); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 252); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 252); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 252); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 24288); const __m256 q1 = _mm256_loadu_ps(qt + 24296); const __m256 q2 = _mm256_loadu_ps(qt + 24304);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 253); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 253); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 253); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 253); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 24384); const __m256 q1 = _mm256_loadu_ps(qt + 24392); const __m256 q2 = _mm256_loadu_ps(qt + 24400);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 254); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 254); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 254); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 254); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 24480); const __m256 q1 = _mm256_loadu_ps(qt + 24488); const __m256 q2 = _mm256_loadu_ps(qt + 24496);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 255); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 255); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 255); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 255); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+  for (int k = 0; k < 256; k += 32) {
+    { const __m256 q0 = _mm256_loadu_ps(qt + k * 96); const __m256 q1 = _mm256_loadu_ps(qt + k * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + k * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 1) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 1) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 1) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 2) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 2) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 3) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 3) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 3) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 4) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 4) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 4) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 5) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 5) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 5) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 6) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 6) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 6) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 7) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 7) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 7) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 8) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 8) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 8) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 9) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 9) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 9) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 10) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 10) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 10) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 11) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 11) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 11) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 12) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 12) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 12) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 13) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 13) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 13) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 14) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 14) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 14) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 15) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 15) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 15) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 16) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 16) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 16) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 17) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 17) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 17) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 18) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 18) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 18) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 19) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 19) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 19) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 20) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 20) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 20) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 21) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 21) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 21) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 22) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 22) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 22) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 23) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 23) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 23) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 24) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 24) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 24) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 25) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 25) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 25) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 26) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 26) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 26) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 27) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 27) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 27) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 28) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 28) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 28) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 29) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 29) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 29) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 30) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 30) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 30) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 31) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 31) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 31) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+  }
   _mm256_storeu_ps(st, acc0_0); _mm256_storeu_ps(st + 8, acc0_1); _mm256_storeu_ps(st + 16, acc0_2);
   _mm256_storeu_ps(st + 96, acc1_0); _mm256_storeu_ps(st + 104, acc1_1); _mm256_storeu_ps(st + 112, acc1_2);
   _mm256_storeu_ps(st + 192, acc2_0); _mm256_storeu_ps(st + 200, acc2_1); _mm256_storeu_ps(st + 208, acc2_2);
@@ -2145,6 +1028,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r, mp, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
@@ -2277,6 +1164,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r, mp, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
@@ -2409,6 +1300,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
@@ -2526,6 +1421,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
@@ -2679,1542 +1578,13 @@ static void attngen_qk_d256_16x5_s96__neon(const float *restrict qt,
   float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
   float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
   float32x4_t acc4_0 = vdupq_n_f32(0.0f), acc4_1 = vdupq_n_f32(0.0f), acc4_2 = vdupq_n_f32(0.0f), acc4_3 = vdupq_n_f32(0.0f);
-  { const float32x4_t q0 = vld1q_f32(qt); const float32x4_t q1 = vld1q_f32(qt + 4); const float32x4_t q2 = vld1q_f32(qt + 8); const float32x4_t q3 = vld1q_f32(qt + 12);
-    { const float32x4_t kb = vld1q_dup_f32(k0); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 96); const float32x4_t q1 = vld1q_f32(qt + 100); const float32x4_t q2 = vld1q_f32(qt + 104); const float32x4_t q3 = vld1q_f32(qt + 108);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 1); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 1); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 1); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 1); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 1); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 192); const float32x4_t q1 = vld1q_f32(qt + 196); const float32x4_t q2 = vld1q_f32(qt + 200); const float32x4_t q3 = vld1q_f32(qt + 204);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 2); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 2); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 2); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 2); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 2); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 288); const float32x4_t q1 = vld1q_f32(qt + 292); const float32x4_t q2 = vld1q_f32(qt + 296); const float32x4_t q3 = vld1q_f32(qt + 300);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 3); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 3); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 3); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 3); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 3); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 384); const float32x4_t q1 = vld1q_f32(qt + 388); const float32x4_t q2 = vld1q_f32(qt + 392); const float32x4_t q3 = vld1q_f32(qt + 396);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 4); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 4); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 4); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 4); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 480); const float32x4_t q1 = vld1q_f32(qt + 484); const float32x4_t q2 = vld1q_f32(qt + 488); const float32x4_t q3 = vld1q_f32(qt + 492);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 5); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 5); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 5); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 5); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 5); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 576); const float32x4_t q1 = vld1q_f32(qt + 580); const float32x4_t q2 = vld1q_f32(qt + 584); const float32x4_t q3 = vld1q_f32(qt + 588);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 6); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 6); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 6); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 6); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 6); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 672); const float32x4_t q1 = vld1q_f32(qt + 676); const float32x4_t q2 = vld1q_f32(qt + 680); const float32x4_t q3 = vld1q_f32(qt + 684);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 7); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 7); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 7); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 7); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 7); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 768); const float32x4_t q1 = vld1q_f32(qt + 772); const float32x4_t q2 = vld1q_f32(qt + 776); const float32x4_t q3 = vld1q_f32(qt + 780);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 8); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 8); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 8); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 8); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 864); const float32x4_t q1 = vld1q_f32(qt + 868); const float32x4_t q2 = vld1q_f32(qt + 872); const float32x4_t q3 = vld1q_f32(qt + 876);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 9); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 9); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 9); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 9); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 9); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 960); const float32x4_t q1 = vld1q_f32(qt + 964); const float32x4_t q2 = vld1q_f32(qt + 968); const float32x4_t q3 = vld1q_f32(qt + 972);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 10); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 10); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 10); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 10); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 10); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1056); const float32x4_t q1 = vld1q_f32(qt + 1060); const float32x4_t q2 = vld1q_f32(qt + 1064); const float32x4_t q3 = vld1q_f32(qt + 1068);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 11); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 11); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 11); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 11); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 11); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1152); const float32x4_t q1 = vld1q_f32(qt + 1156); const float32x4_t q2 = vld1q_f32(qt + 1160); const float32x4_t q3 = vld1q_f32(qt + 1164);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 12); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 12); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 12); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 12); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1248); const float32x4_t q1 = vld1q_f32(qt + 1252); const float32x4_t q2 = vld1q_f32(qt + 1256); const float32x4_t q3 = vld1q_f32(qt + 1260);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 13); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 13); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 13); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 13); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 13); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1344); const float32x4_t q1 = vld1q_f32(qt + 1348); const float32x4_t q2 = vld1q_f32(qt + 1352); const float32x4_t q3 = vld1q_f32(qt + 1356);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 14); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 14); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 14); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 14); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 14); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1440); const float32x4_t q1 = vld1q_f32(qt + 1444); const float32x4_t q2 = vld1q_f32(qt + 1448); const float32x4_t q3 = vld1q_f32(qt + 1452);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 15); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 15); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 15); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 15); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 15); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1536); const float32x4_t q1 = vld1q_f32(qt + 1540); const float32x4_t q2 = vld1q_f32(qt + 1544); const float32x4_t q3 = vld1q_f32(qt + 1548);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 16); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 16); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 16); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 16); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1632); const float32x4_t q1 = vld1q_f32(qt + 1636); const float32x4_t q2 = vld1q_f32(qt + 1640); const float32x4_t q3 = vld1q_f32(qt + 1644);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 17); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 17); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 17); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 17); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 17); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1728); const float32x4_t q1 = vld1q_f32(qt + 1732); const float32x4_t q2 = vld1q_f32(qt + 1736); const float32x4_t q3 = vld1q_f32(qt + 1740);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 18); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 18); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 18); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 18); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 18); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1824); const float32x4_t q1 = vld1q_f32(qt + 1828); const float32x4_t q2 = vld1q_f32(qt + 1832); const float32x4_t q3 = vld1q_f32(qt + 1836);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 19); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 19); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 19); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 19); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 19); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1920); const float32x4_t q1 = vld1q_f32(qt + 1924); const float32x4_t q2 = vld1q_f32(qt + 1928); const float32x4_t q3 = vld1q_f32(qt + 1932);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 20); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 20); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 20); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 20); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2016); const float32x4_t q1 = vld1q_f32(qt + 2020); const float32x4_t q2 = vld1q_f32(qt + 2024); const float32x4_t q3 = vld1q_f32(qt + 2028);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 21); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 21); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 21); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 21); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 21); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2112); const float32x4_t q1 = vld1q_f32(qt + 2116); const float32x4_t q2 = vld1q_f32(qt + 2120); const float32x4_t q3 = vld1q_f32(qt + 2124);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 22); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 22); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 22); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 22); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 22); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2208); const float32x4_t q1 = vld1q_f32(qt + 2212); const float32x4_t q2 = vld1q_f32(qt + 2216); const float32x4_t q3 = vld1q_f32(qt + 2220);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 23); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 23); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 23); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 23); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 23); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2304); const float32x4_t q1 = vld1q_f32(qt + 2308); const float32x4_t q2 = vld1q_f32(qt + 2312); const float32x4_t q3 = vld1q_f32(qt + 2316);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 24); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 24); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 24); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 24); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2400); const float32x4_t q1 = vld1q_f32(qt + 2404); const float32x4_t q2 = vld1q_f32(qt + 2408); const float32x4_t q3 = vld1q_f32(qt + 2412);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 25); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 25); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 25); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 25); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 25); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2496); const float32x4_t q1 = vld1q_f32(qt + 2500); const float32x4_t q2 = vld1q_f32(qt + 2504); const float32x4_t q3 = vld1q_f32(qt + 2508);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 26); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 26); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 26); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 26); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 26); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2592); const float32x4_t q1 = vld1q_f32(qt + 2596); const float32x4_t q2 = vld1q_f32(qt + 2600); const float32x4_t q3 = vld1q_f32(qt + 2604);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 27); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 27); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 27); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 27); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 27); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2688); const float32x4_t q1 = vld1q_f32(qt + 2692); const float32x4_t q2 = vld1q_f32(qt + 2696); const float32x4_t q3 = vld1q_f32(qt + 2700);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 28); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 28); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 28); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 28); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2784); const float32x4_t q1 = vld1q_f32(qt + 2788); const float32x4_t q2 = vld1q_f32(qt + 2792); const float32x4_t q3 = vld1q_f32(qt + 2796);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 29); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 29); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 29); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 29); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 29); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2880); const float32x4_t q1 = vld1q_f32(qt + 2884); const float32x4_t q2 = vld1q_f32(qt + 2888); const float32x4_t q3 = vld1q_f32(qt + 2892);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 30); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 30); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 30); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 30); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 30); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2976); const float32x4_t q1 = vld1q_f32(qt + 2980); const float32x4_t q2 = vld1q_f32(qt + 2984); const float32x4_t q3 = vld1q_f32(qt + 2988);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 31); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 31); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 31); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 31); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 31); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3072); const float32x4_t q1 = vld1q_f32(qt + 3076); const float32x4_t q2 = vld1q_f32(qt + 3080); const float32x4_t q3 = vld1q_f32(qt + 3084);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 32); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 32); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 32); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 32); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3168); const float32x4_t q1 = vld1q_f32(qt + 3172); const float32x4_t q2 = vld1q_f32(qt + 3176); const float32x4_t q3 = vld1q_f32(qt + 3180);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 33); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 33); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 33); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 33); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 33); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3264); const float32x4_t q1 = vld1q_f32(qt + 3268); const float32x4_t q2 = vld1q_f32(qt + 3272); const float32x4_t q3 = vld1q_f32(qt + 3276);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 34); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 34); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 34); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 34); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 34); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3360); const float32x4_t q1 = vld1q_f32(qt + 3364); const float32x4_t q2 = vld1q_f32(qt + 3368); const float32x4_t q3 = vld1q_f32(qt + 3372);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 35); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 35); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 35); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 35); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 35); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3456); const float32x4_t q1 = vld1q_f32(qt + 3460); const float32x4_t q2 = vld1q_f32(qt + 3464); const float32x4_t q3 = vld1q_f32(qt + 3468);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 36); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 36); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 36); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 36); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3552); const float32x4_t q1 = vld1q_f32(qt + 3556); const float32x4_t q2 = vld1q_f32(qt + 3560); const float32x4_t q3 = vld1q_f32(qt + 3564);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 37); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 37); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 37); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 37); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 37); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3648); const float32x4_t q1 = vld1q_f32(qt + 3652); const float32x4_t q2 = vld1q_f32(qt + 3656); const float32x4_t q3 = vld1q_f32(qt + 3660);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 38); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 38); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 38); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 38); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 38); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3744); const float32x4_t q1 = vld1q_f32(qt + 3748); const float32x4_t q2 = vld1q_f32(qt + 3752); const float32x4_t q3 = vld1q_f32(qt + 3756);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 39); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 39); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 39); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 39); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 39); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3840); const float32x4_t q1 = vld1q_f32(qt + 3844); const float32x4_t q2 = vld1q_f32(qt + 3848); const float32x4_t q3 = vld1q_f32(qt + 3852);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 40); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 40); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 40); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 40); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3936); const float32x4_t q1 = vld1q_f32(qt + 3940); const float32x4_t q2 = vld1q_f32(qt + 3944); const float32x4_t q3 = vld1q_f32(qt + 3948);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 41); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 41); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 41); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 41); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 41); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4032); const float32x4_t q1 = vld1q_f32(qt + 4036); const float32x4_t q2 = vld1q_f32(qt + 4040); const float32x4_t q3 = vld1q_f32(qt + 4044);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 42); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 42); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 42); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 42); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 42); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4128); const float32x4_t q1 = vld1q_f32(qt + 4132); const float32x4_t q2 = vld1q_f32(qt + 4136); const float32x4_t q3 = vld1q_f32(qt + 4140);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 43); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 43); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 43); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 43); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 43); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4224); const float32x4_t q1 = vld1q_f32(qt + 4228); const float32x4_t q2 = vld1q_f32(qt + 4232); const float32x4_t q3 = vld1q_f32(qt + 4236);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 44); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 44); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 44); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 44); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4320); const float32x4_t q1 = vld1q_f32(qt + 4324); const float32x4_t q2 = vld1q_f32(qt + 4328); const float32x4_t q3 = vld1q_f32(qt + 4332);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 45); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 45); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 45); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 45); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 45); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4416); const float32x4_t q1 = vld1q_f32(qt + 4420); const float32x4_t q2 = vld1q_f32(qt + 4424); const float32x4_t q3 = vld1q_f32(qt + 4428);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 46); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 46); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 46); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 46); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 46); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4512); const float32x4_t q1 = vld1q_f32(qt + 4516); const float32x4_t q2 = vld1q_f32(qt + 4520); const float32x4_t q3 = vld1q_f32(qt + 4524);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 47); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 47); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 47); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 47); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 47); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4608); const float32x4_t q1 = vld1q_f32(qt + 4612); const float32x4_t q2 = vld1q_f32(qt + 4616); const float32x4_t q3 = vld1q_f32(qt + 4620);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 48); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 48); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 48); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 48); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4704); const float32x4_t q1 = vld1q_f32(qt + 4708); const float32x4_t q2 = vld1q_f32(qt + 4712); const float32x4_t q3 = vld1q_f32(qt + 4716);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 49); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 49); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 49); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 49); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 49); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4800); const float32x4_t q1 = vld1q_f32(qt + 4804); const float32x4_t q2 = vld1q_f32(qt + 4808); const float32x4_t q3 = vld1q_f32(qt + 4812);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 50); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 50); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 50); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 50); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 50); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4896); const float32x4_t q1 = vld1q_f32(qt + 4900); const float32x4_t q2 = vld1q_f32(qt + 4904); const float32x4_t q3 = vld1q_f32(qt + 4908);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 51); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 51); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 51); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 51); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 51); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4992); const float32x4_t q1 = vld1q_f32(qt + 4996); const float32x4_t q2 = vld1q_f32(qt + 5000); const float32x4_t q3 = vld1q_f32(qt + 5004);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 52); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 52); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 52); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 52); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5088); const float32x4_t q1 = vld1q_f32(qt + 5092); const float32x4_t q2 = vld1q_f32(qt + 5096); const float32x4_t q3 = vld1q_f32(qt + 5100);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 53); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 53); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 53); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 53); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 53); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5184); const float32x4_t q1 = vld1q_f32(qt + 5188); const float32x4_t q2 = vld1q_f32(qt + 5192); const float32x4_t q3 = vld1q_f32(qt + 5196);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 54); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 54); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 54); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 54); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 54); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5280); const float32x4_t q1 = vld1q_f32(qt + 5284); const float32x4_t q2 = vld1q_f32(qt + 5288); const float32x4_t q3 = vld1q_f32(qt + 5292);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 55); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 55); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 55); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 55); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 55); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5376); const float32x4_t q1 = vld1q_f32(qt + 5380); const float32x4_t q2 = vld1q_f32(qt + 5384); const float32x4_t q3 = vld1q_f32(qt + 5388);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 56); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 56); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 56); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 56); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5472); const float32x4_t q1 = vld1q_f32(qt + 5476); const float32x4_t q2 = vld1q_f32(qt + 5480); const float32x4_t q3 = vld1q_f32(qt + 5484);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 57); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 57); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 57); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 57); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 57); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5568); const float32x4_t q1 = vld1q_f32(qt + 5572); const float32x4_t q2 = vld1q_f32(qt + 5576); const float32x4_t q3 = vld1q_f32(qt + 5580);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 58); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 58); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 58); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 58); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 58); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5664); const float32x4_t q1 = vld1q_f32(qt + 5668); const float32x4_t q2 = vld1q_f32(qt + 5672); const float32x4_t q3 = vld1q_f32(qt + 5676);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 59); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 59); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 59); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 59); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 59); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5760); const float32x4_t q1 = vld1q_f32(qt + 5764); const float32x4_t q2 = vld1q_f32(qt + 5768); const float32x4_t q3 = vld1q_f32(qt + 5772);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 60); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 60); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 60); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 60); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5856); const float32x4_t q1 = vld1q_f32(qt + 5860); const float32x4_t q2 = vld1q_f32(qt + 5864); const float32x4_t q3 = vld1q_f32(qt + 5868);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 61); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 61); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 61); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 61); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 61); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5952); const float32x4_t q1 = vld1q_f32(qt + 5956); const float32x4_t q2 = vld1q_f32(qt + 5960); const float32x4_t q3 = vld1q_f32(qt + 5964);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 62); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 62); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 62); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 62); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 62); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6048); const float32x4_t q1 = vld1q_f32(qt + 6052); const float32x4_t q2 = vld1q_f32(qt + 6056); const float32x4_t q3 = vld1q_f32(qt + 6060);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 63); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 63); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 63); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 63); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 63); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6144); const float32x4_t q1 = vld1q_f32(qt + 6148); const float32x4_t q2 = vld1q_f32(qt + 6152); const float32x4_t q3 = vld1q_f32(qt + 6156);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 64); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 64); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 64); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 64); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 64); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6240); const float32x4_t q1 = vld1q_f32(qt + 6244); const float32x4_t q2 = vld1q_f32(qt + 6248); const float32x4_t q3 = vld1q_f32(qt + 6252);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 65); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 65); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 65); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 65); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 65); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6336); const float32x4_t q1 = vld1q_f32(qt + 6340); const float32x4_t q2 = vld1q_f32(qt + 6344); const float32x4_t q3 = vld1q_f32(qt + 6348);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 66); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 66); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 66); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 66); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 66); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6432); const float32x4_t q1 = vld1q_f32(qt + 6436); const float32x4_t q2 = vld1q_f32(qt + 6440); const float32x4_t q3 = vld1q_f32(qt + 6444);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 67); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 67); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 67); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 67); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 67); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6528); const float32x4_t q1 = vld1q_f32(qt + 6532); const float32x4_t q2 = vld1q_f32(qt + 6536); const float32x4_t q3 = vld1q_f32(qt + 6540);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 68); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 68); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 68); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 68); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 68); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6624); const float32x4_t q1 = vld1q_f32(qt + 6628); const float32x4_t q2 = vld1q_f32(qt + 6632); const float32x4_t q3 = vld1q_f32(qt + 6636);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 69); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 69); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 69); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 69); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 69); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6720); const float32x4_t q1 = vld1q_f32(qt + 6724); const float32x4_t q2 = vld1q_f32(qt + 6728); const float32x4_t q3 = vld1q_f32(qt + 6732);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 70); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 70); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 70); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 70); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 70); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6816); const float32x4_t q1 = vld1q_f32(qt + 6820); const float32x4_t q2 = vld1q_f32(qt + 6824); const float32x4_t q3 = vld1q_f32(qt + 6828);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 71); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 71); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 71); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 71); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 71); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6912); const float32x4_t q1 = vld1q_f32(qt + 6916); const float32x4_t q2 = vld1q_f32(qt + 6920); const float32x4_t q3 = vld1q_f32(qt + 6924);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 72); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 72); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 72); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 72); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 72); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7008); const float32x4_t q1 = vld1q_f32(qt + 7012); const float32x4_t q2 = vld1q_f32(qt + 7016); const float32x4_t q3 = vld1q_f32(qt + 7020);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 73); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 73); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 73); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 73); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 73); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7104); const float32x4_t q1 = vld1q_f32(qt + 7108); const float32x4_t q2 = vld1q_f32(qt + 7112); const float32x4_t q3 = vld1q_f32(qt + 7116);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 74); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 74); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 74); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 74); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 74); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7200); const float32x4_t q1 = vld1q_f32(qt + 7204); const float32x4_t q2 = vld1q_f32(qt + 7208); const float32x4_t q3 = vld1q_f32(qt + 7212);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 75); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 75); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 75); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 75); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 75); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7296); const float32x4_t q1 = vld1q_f32(qt + 7300); const float32x4_t q2 = vld1q_f32(qt + 7304); const float32x4_t q3 = vld1q_f32(qt + 7308);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 76); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 76); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 76); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 76); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 76); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7392); const float32x4_t q1 = vld1q_f32(qt + 7396); const float32x4_t q2 = vld1q_f32(qt + 7400); const float32x4_t q3 = vld1q_f32(qt + 7404);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 77); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 77); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 77); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 77); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 77); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7488); const float32x4_t q1 = vld1q_f32(qt + 7492); const float32x4_t q2 = vld1q_f32(qt + 7496); const float32x4_t q3 = vld1q_f32(qt + 7500);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 78); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 78); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 78); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 78); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 78); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7584); const float32x4_t q1 = vld1q_f32(qt + 7588); const float32x4_t q2 = vld1q_f32(qt + 7592); const float32x4_t q3 = vld1q_f32(qt + 7596);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 79); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 79); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 79); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 79); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 79); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7680); const float32x4_t q1 = vld1q_f32(qt + 7684); const float32x4_t q2 = vld1q_f32(qt + 7688); const float32x4_t q3 = vld1q_f32(qt + 7692);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 80); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 80); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 80); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 80); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 80); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7776); const float32x4_t q1 = vld1q_f32(qt + 7780); const float32x4_t q2 = vld1q_f32(qt + 7784); const float32x4_t q3 = vld1q_f32(qt + 7788);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 81); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 81); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 81); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 81); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 81); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7872); const float32x4_t q1 = vld1q_f32(qt + 7876); const float32x4_t q2 = vld1q_f32(qt + 7880); const float32x4_t q3 = vld1q_f32(qt + 7884);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 82); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 82); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 82); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 82); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 82); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7968); const float32x4_t q1 = vld1q_f32(qt + 7972); const float32x4_t q2 = vld1q_f32(qt + 7976); const float32x4_t q3 = vld1q_f32(qt + 7980);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 83); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 83); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 83); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 83); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 83); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8064); const float32x4_t q1 = vld1q_f32(qt + 8068); const float32x4_t q2 = vld1q_f32(qt + 8072); const float32x4_t q3 = vld1q_f32(qt + 8076);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 84); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 84); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 84); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 84); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 84); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8160); const float32x4_t q1 = vld1q_f32(qt + 8164); const float32x4_t q2 = vld1q_f32(qt + 8168); const float32x4_t q3 = vld1q_f32(qt + 8172);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 85); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 85); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 85); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 85); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 85); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8256); const float32x4_t q1 = vld1q_f32(qt + 8260); const float32x4_t q2 = vld1q_f32(qt + 8264); const float32x4_t q3 = vld1q_f32(qt + 8268);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 86); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 86); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 86); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 86); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 86); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8352); const float32x4_t q1 = vld1q_f32(qt + 8356); const float32x4_t q2 = vld1q_f32(qt + 8360); const float32x4_t q3 = vld1q_f32(qt + 8364);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 87); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 87); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 87); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 87); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 87); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8448); const float32x4_t q1 = vld1q_f32(qt + 8452); const float32x4_t q2 = vld1q_f32(qt + 8456); const float32x4_t q3 = vld1q_f32(qt + 8460);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 88); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 88); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 88); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 88); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 88); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8544); const float32x4_t q1 = vld1q_f32(qt + 8548); const float32x4_t q2 = vld1q_f32(qt + 8552); const float32x4_t q3 = vld1q_f32(qt + 8556);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 89); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 89); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 89); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 89); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 89); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8640); const float32x4_t q1 = vld1q_f32(qt + 8644); const float32x4_t q2 = vld1q_f32(qt + 8648); const float32x4_t q3 = vld1q_f32(qt + 8652);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 90); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 90); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 90); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 90); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 90); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8736); const float32x4_t q1 = vld1q_f32(qt + 8740); const float32x4_t q2 = vld1q_f32(qt + 8744); const float32x4_t q3 = vld1q_f32(qt + 8748);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 91); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 91); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 91); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 91); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 91); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8832); const float32x4_t q1 = vld1q_f32(qt + 8836); const float32x4_t q2 = vld1q_f32(qt + 8840); const float32x4_t q3 = vld1q_f32(qt + 8844);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 92); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 92); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 92); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 92); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 92); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8928); const float32x4_t q1 = vld1q_f32(qt + 8932); const float32x4_t q2 = vld1q_f32(qt + 8936); const float32x4_t q3 = vld1q_f32(qt + 8940);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 93); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 93); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 93); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 93); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 93); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9024); const float32x4_t q1 = vld1q_f32(qt + 9028); const float32x4_t q2 = vld1q_f32(qt + 9032); const float32x4_t q3 = vld1q_f32(qt + 9036);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 94); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 94); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 94); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 94); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 94); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9120); const float32x4_t q1 = vld1q_f32(qt + 9124); const float32x4_t q2 = vld1q_f32(qt + 9128); const float32x4_t q3 = vld1q_f32(qt + 9132);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 95); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 95); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 95); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 95); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 95); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9216); const float32x4_t q1 = vld1q_f32(qt + 9220); const float32x4_t q2 = vld1q_f32(qt + 9224); const float32x4_t q3 = vld1q_f32(qt + 9228);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 96); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 96); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 96); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 96); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 96); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9312); const float32x4_t q1 = vld1q_f32(qt + 9316); const float32x4_t q2 = vld1q_f32(qt + 9320); const float32x4_t q3 = vld1q_f32(qt + 9324);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 97); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 97); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 97); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 97); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 97); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9408); const float32x4_t q1 = vld1q_f32(qt + 9412); const float32x4_t q2 = vld1q_f32(qt + 9416); const float32x4_t q3 = vld1q_f32(qt + 9420);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 98); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 98); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 98); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 98); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 98); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9504); const float32x4_t q1 = vld1q_f32(qt + 9508); const float32x4_t q2 = vld1q_f32(qt + 9512); const float32x4_t q3 = vld1q_f32(qt + 9516);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 99); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 99); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 99); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 99); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 99); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9600); const float32x4_t q1 = vld1q_f32(qt + 9604); const float32x4_t q2 = vld1q_f32(qt + 9608); const float32x4_t q3 = vld1q_f32(qt + 9612);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 100); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 100); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 100); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 100); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 100); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9696); const float32x4_t q1 = vld1q_f32(qt + 9700); const float32x4_t q2 = vld1q_f32(qt + 9704); const float32x4_t q3 = vld1q_f32(qt + 9708);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 101); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 101); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 101); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 101); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 101); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9792); const float32x4_t q1 = vld1q_f32(qt + 9796); const float32x4_t q2 = vld1q_f32(qt + 9800); const float32x4_t q3 = vld1q_f32(qt + 9804);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 102); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 102); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 102); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 102); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 102); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9888); const float32x4_t q1 = vld1q_f32(qt + 9892); const float32x4_t q2 = vld1q_f32(qt + 9896); const float32x4_t q3 = vld1q_f32(qt + 9900);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 103); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 103); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 103); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 103); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 103); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9984); const float32x4_t q1 = vld1q_f32(qt + 9988); const float32x4_t q2 = vld1q_f32(qt + 9992); const float32x4_t q3 = vld1q_f32(qt + 9996);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 104); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 104); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 104); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 104); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 104); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10080); const float32x4_t q1 = vld1q_f32(qt + 10084); const float32x4_t q2 = vld1q_f32(qt + 10088); const float32x4_t q3 = vld1q_f32(qt + 10092);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 105); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 105); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 105); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 105); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 105); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10176); const float32x4_t q1 = vld1q_f32(qt + 10180); const float32x4_t q2 = vld1q_f32(qt + 10184); const float32x4_t q3 = vld1q_f32(qt + 10188);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 106); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 106); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 106); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 106); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 106); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10272); const float32x4_t q1 = vld1q_f32(qt + 10276); const float32x4_t q2 = vld1q_f32(qt + 10280); const float32x4_t q3 = vld1q_f32(qt + 10284);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 107); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 107); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 107); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 107); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 107); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10368); const float32x4_t q1 = vld1q_f32(qt + 10372); const float32x4_t q2 = vld1q_f32(qt + 10376); const float32x4_t q3 = vld1q_f32(qt + 10380);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 108); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 108); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 108); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 108); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 108); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10464); const float32x4_t q1 = vld1q_f32(qt + 10468); const float32x4_t q2 = vld1q_f32(qt + 10472); const float32x4_t q3 = vld1q_f32(qt + 10476);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 109); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 109); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 109); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 109); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 109); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10560); const float32x4_t q1 = vld1q_f32(qt + 10564); const float32x4_t q2 = vld1q_f32(qt + 10568); const float32x4_t q3 = vld1q_f32(qt + 10572);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 110); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 110); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 110); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 110); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 110); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10656); const float32x4_t q1 = vld1q_f32(qt + 10660); const float32x4_t q2 = vld1q_f32(qt + 10664); const float32x4_t q3 = vld1q_f32(qt + 10668);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 111); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 111); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 111); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 111); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 111); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10752); const float32x4_t q1 = vld1q_f32(qt + 10756); const float32x4_t q2 = vld1q_f32(qt + 10760); const float32x4_t q3 = vld1q_f32(qt + 10764);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 112); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 112); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 112); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 112); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 112); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10848); const float32x4_t q1 = vld1q_f32(qt + 10852); const float32x4_t q2 = vld1q_f32(qt + 10856); const float32x4_t q3 = vld1q_f32(qt + 10860);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 113); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 113); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 113); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 113); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 113); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10944); const float32x4_t q1 = vld1q_f32(qt + 10948); const float32x4_t q2 = vld1q_f32(qt + 10952); const float32x4_t q3 = vld1q_f32(qt + 10956);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 114); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 114); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 114); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 114); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 114); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11040); const float32x4_t q1 = vld1q_f32(qt + 11044); const float32x4_t q2 = vld1q_f32(qt + 11048); const float32x4_t q3 = vld1q_f32(qt + 11052);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 115); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 115); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 115); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 115); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 115); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11136); const float32x4_t q1 = vld1q_f32(qt + 11140); const float32x4_t q2 = vld1q_f32(qt + 11144); const float32x4_t q3 = vld1q_f32(qt + 11148);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 116); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 116); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 116); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 116); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 116); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11232); const float32x4_t q1 = vld1q_f32(qt + 11236); const float32x4_t q2 = vld1q_f32(qt + 11240); const float32x4_t q3 = vld1q_f32(qt + 11244);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 117); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 117); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 117); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 117); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 117); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11328); const float32x4_t q1 = vld1q_f32(qt + 11332); const float32x4_t q2 = vld1q_f32(qt + 11336); const float32x4_t q3 = vld1q_f32(qt + 11340);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 118); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 118); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 118); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 118); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 118); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11424); const float32x4_t q1 = vld1q_f32(qt + 11428); const float32x4_t q2 = vld1q_f32(qt + 11432); const float32x4_t q3 = vld1q_f32(qt + 11436);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 119); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 119); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 119); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 119); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 119); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11520); const float32x4_t q1 = vld1q_f32(qt + 11524); const float32x4_t q2 = vld1q_f32(qt + 11528); const float32x4_t q3 = vld1q_f32(qt + 11532);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 120); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 120); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 120); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 120); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 120); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11616); const float32x4_t q1 = vld1q_f32(qt + 11620); const float32x4_t q2 = vld1q_f32(qt + 11624); const float32x4_t q3 = vld1q_f32(qt + 11628);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 121); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 121); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 121); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 121); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 121); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11712); const float32x4_t q1 = vld1q_f32(qt + 11716); const float32x4_t q2 = vld1q_f32(qt + 11720); const float32x4_t q3 = vld1q_f32(qt + 11724);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 122); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 122); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 122); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 122); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 122); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11808); const float32x4_t q1 = vld1q_f32(qt + 11812); const float32x4_t q2 = vld1q_f32(qt + 11816); const float32x4_t q3 = vld1q_f32(qt + 11820);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 123); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 123); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 123); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 123); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 123); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11904); const float32x4_t q1 = vld1q_f32(qt + 11908); const float32x4_t q2 = vld1q_f32(qt + 11912); const float32x4_t q3 = vld1q_f32(qt + 11916);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 124); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 124); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 124); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 124); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 124); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12000); const float32x4_t q1 = vld1q_f32(qt + 12004); const float32x4_t q2 = vld1q_f32(qt + 12008); const float32x4_t q3 = vld1q_f32(qt + 12012);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 125); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 125); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 125); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 125); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 125); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12096); const float32x4_t q1 = vld1q_f32(qt + 12100); const float32x4_t q2 = vld1q_f32(qt + 12104); const float32x4_t q3 = vld1q_f32(qt + 12108);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 126); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 126); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 126); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 126); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 126); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12192); const float32x4_t q1 = vld1q_f32(qt + 12196); const float32x4_t q2 = vld1q_f32(qt + 12200); const float32x4_t q3 = vld1q_f32(qt + 12204);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 127); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 127); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 127); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 127); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 127); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12288); const float32x4_t q1 = vld1q_f32(qt + 12292); const float32x4_t q2 = vld1q_f32(qt + 12296); const float32x4_t q3 = vld1q_f32(qt + 12300);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 128); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 128); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 128); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 128); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 128); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12384); const float32x4_t q1 = vld1q_f32(qt + 12388); const float32x4_t q2 = vld1q_f32(qt + 12392); const float32x4_t q3 = vld1q_f32(qt + 12396);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 129); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 129); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 129); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 129); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 129); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12480); const float32x4_t q1 = vld1q_f32(qt + 12484); const float32x4_t q2 = vld1q_f32(qt + 12488); const float32x4_t q3 = vld1q_f32(qt + 12492);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 130); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 130); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 130); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 130); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 130); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12576); const float32x4_t q1 = vld1q_f32(qt + 12580); const float32x4_t q2 = vld1q_f32(qt + 12584); const float32x4_t q3 = vld1q_f32(qt + 12588);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 131); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 131); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 131); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 131); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 131); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12672); const float32x4_t q1 = vld1q_f32(qt + 12676); const float32x4_t q2 = vld1q_f32(qt + 12680); const float32x4_t q3 = vld1q_f32(qt + 12684);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 132); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 132); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 132); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 132); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 132); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12768); const float32x4_t q1 = vld1q_f32(qt + 12772); const float32x4_t q2 = vld1q_f32(qt + 12776); const float32x4_t q3 = vld1q_f32(qt + 12780);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 133); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 133); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 133); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 133); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 133); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12864); const float32x4_t q1 = vld1q_f32(qt + 12868); const float32x4_t q2 = vld1q_f32(qt + 12872); const float32x4_t q3 = vld1q_f32(qt + 12876);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 134); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 134); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 134); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 134); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 134); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12960); const float32x4_t q1 = vld1q_f32(qt + 12964); const float32x4_t q2 = vld1q_f32(qt + 12968); const float32x4_t q3 = vld1q_f32(qt + 12972);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 135); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 135); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 135); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 135); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 135); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 13056); const float32x4_t q1 = vld1q_f32(qt + 13060); const float32x4_t q2 = vld1q_f32(qt + 13064); const float32x4_t q3 = vld1q_f32(qt + 13068);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 136); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 136); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 136); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 136); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 136); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 13152); const float32x4_t q1 = vld1q_f32(qt + 13156); const float32x4_t q2 = vld1q_f32(qt + 13160); const float32x4_t q3 = vld1q_f32(qt + 13164);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 137); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 137); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 137); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 137); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 137); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 13248); const float32x4_t q1 = vld1q_f32(qt + 13252); const float32x4_t q2 = vld1q_f32(qt + 13256); const float32x4_t q3 = vld1q_f32(qt + 13260);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 138); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 138); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 138); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 138); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 138); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 13344); const float32x4_t q1 = vld1q_f32(qt + 13348); const float32x4_t q2 = vld1q_f32(qt + 13352); const float32x4_t q3 = vld1q_f32(qt + 13356);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 139); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 139); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 139); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 139); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 139); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 13440); const float32x4_t q1 = vld1q_f32(qt + 13444); const float32x4_t q2 = vld1q_f32(qt + 13448); const float32x4_t q3 = vld1q_f32(qt + 13452);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 140); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 140); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 140); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 140); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 140); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 13536); const float32x4_t q1 = vld1q_f32(qt + 13540); const float32x4_t q2 = vld1q_f32(qt + 13544); const float32x4_t q3 = vld1q_f32(qt + 13548);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 141); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 141); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 141); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 141); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 141); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 13632); const float32x4_t q1 = vld1q_f32(qt + 13636); const float32x4_t q2 = vld1q_f32(qt + 13640); const float32x4_t q3 = vld1q_f32(qt + 13644);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 142); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 142); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 142); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 142); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 142); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 13728); const float32x4_t q1 = vld1q_f32(qt + 13732); const float32x4_t q2 = vld1q_f32(qt + 13736); const float32x4_t q3 = vld1q_f32(qt + 13740);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 143); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 143); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 143); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 143); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 143); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 13824); const float32x4_t q1 = vld1q_f32(qt + 13828); const float32x4_t q2 = vld1q_f32(qt + 13832); const float32x4_t q3 = vld1q_f32(qt + 13836);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 144); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 144); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 144); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 144); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 144); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 13920); const float32x4_t q1 = vld1q_f32(qt + 13924); const float32x4_t q2 = vld1q_f32(qt + 13928); const float32x4_t q3 = vld1q_f32(qt + 13932);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 145); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 145); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 145); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 145); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 145); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14016); const float32x4_t q1 = vld1q_f32(qt + 14020); const float32x4_t q2 = vld1q_f32(qt + 14024); const float32x4_t q3 = vld1q_f32(qt + 14028);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 146); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 146); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 146); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 146); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 146); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14112); const float32x4_t q1 = vld1q_f32(qt + 14116); const float32x4_t q2 = vld1q_f32(qt + 14120); const float32x4_t q3 = vld1q_f32(qt + 14124);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 147); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 147); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 147); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 147); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 147); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14208); const float32x4_t q1 = vld1q_f32(qt + 14212); const float32x4_t q2 = vld1q_f32(qt + 14216); const float32x4_t q3 = vld1q_f32(qt + 14220);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 148); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 148); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 148); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 148); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 148); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14304); const float32x4_t q1 = vld1q_f32(qt + 14308); const float32x4_t q2 = vld1q_f32(qt + 14312); const float32x4_t q3 = vld1q_f32(qt + 14316);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 149); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 149); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 149); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 149); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 149); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14400); const float32x4_t q1 = vld1q_f32(qt + 14404); const float32x4_t q2 = vld1q_f32(qt + 14408); const float32x4_t q3 = vld1q_f32(qt + 14412);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 150); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 150); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 150); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 150); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 150); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14496); const float32x4_t q1 = vld1q_f32(qt + 14500); const float32x4_t q2 = vld1q_f32(qt + 14504); const float32x4_t q3 = vld1q_f32(qt + 14508);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 151); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 151); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 151); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 151); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 151); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14592); const float32x4_t q1 = vld1q_f32(qt + 14596); const float32x4_t q2 = vld1q_f32(qt + 14600); const float32x4_t q3 = vld1q_f32(qt + 14604);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 152); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 152); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 152); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 152); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 152); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14688); const float32x4_t q1 = vld1q_f32(qt + 14692); const float32x4_t q2 = vld1q_f32(qt + 14696); const float32x4_t q3 = vld1q_f32(qt + 14700);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 153); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 153); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 153); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 153); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 153); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14784); const float32x4_t q1 = vld1q_f32(qt + 14788); const float32x4_t q2 = vld1q_f32(qt + 14792); const float32x4_t q3 = vld1q_f32(qt + 14796);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 154); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 154); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 154); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 154); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 154); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14880); const float32x4_t q1 = vld1q_f32(qt + 14884); const float32x4_t q2 = vld1q_f32(qt + 14888); const float32x4_t q3 = vld1q_f32(qt + 14892);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 155); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 155); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 155); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 155); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 155); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 14976); const float32x4_t q1 = vld1q_f32(qt + 14980); const float32x4_t q2 = vld1q_f32(qt + 14984); const float32x4_t q3 = vld1q_f32(qt + 14988);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 156); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 156); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 156); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 156); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 156); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 15072); const float32x4_t q1 = vld1q_f32(qt + 15076); const float32x4_t q2 = vld1q_f32(qt + 15080); const float32x4_t q3 = vld1q_f32(qt + 15084);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 157); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 157); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 157); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 157); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 157); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 15168); const float32x4_t q1 = vld1q_f32(qt + 15172); const float32x4_t q2 = vld1q_f32(qt + 15176); const float32x4_t q3 = vld1q_f32(qt + 15180);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 158); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 158); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 158); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 158); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 158); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 15264); const float32x4_t q1 = vld1q_f32(qt + 15268); const float32x4_t q2 = vld1q_f32(qt + 15272); const float32x4_t q3 = vld1q_f32(qt + 15276);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 159); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 159); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 159); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 159); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 159); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 15360); const float32x4_t q1 = vld1q_f32(qt + 15364); const float32x4_t q2 = vld1q_f32(qt + 15368); const float32x4_t q3 = vld1q_f32(qt + 15372);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 160); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 160); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 160); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 160); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 160); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 15456); const float32x4_t q1 = vld1q_f32(qt + 15460); const float32x4_t q2 = vld1q_f32(qt + 15464); const float32x4_t q3 = vld1q_f32(qt + 15468);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 161); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 161); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 161); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 161); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 161); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 15552); const float32x4_t q1 = vld1q_f32(qt + 15556); const float32x4_t q2 = vld1q_f32(qt + 15560); const float32x4_t q3 = vld1q_f32(qt + 15564);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 162); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 162); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 162); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 162); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 162); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 15648); const float32x4_t q1 = vld1q_f32(qt + 15652); const float32x4_t q2 = vld1q_f32(qt + 15656); const float32x4_t q3 = vld1q_f32(qt + 15660);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 163); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 163); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 163); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 163); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 163); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 15744); const float32x4_t q1 = vld1q_f32(qt + 15748); const float32x4_t q2 = vld1q_f32(qt + 15752); const float32x4_t q3 = vld1q_f32(qt + 15756);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 164); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 164); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 164); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 164); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 164); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 15840); const float32x4_t q1 = vld1q_f32(qt + 15844); const float32x4_t q2 = vld1q_f32(qt + 15848); const float32x4_t q3 = vld1q_f32(qt + 15852);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 165); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 165); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 165); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 165); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 165); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 15936); const float32x4_t q1 = vld1q_f32(qt + 15940); const float32x4_t q2 = vld1q_f32(qt + 15944); const float32x4_t q3 = vld1q_f32(qt + 15948);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 166); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 166); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 166); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 166); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 166); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16032); const float32x4_t q1 = vld1q_f32(qt + 16036); const float32x4_t q2 = vld1q_f32(qt + 16040); const float32x4_t q3 = vld1q_f32(qt + 16044);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 167); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 167); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 167); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 167); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 167); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16128); const float32x4_t q1 = vld1q_f32(qt + 16132); const float32x4_t q2 = vld1q_f32(qt + 16136); const float32x4_t q3 = vld1q_f32(qt + 16140);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 168); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 168); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 168); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 168); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 168); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16224); const float32x4_t q1 = vld1q_f32(qt + 16228); const float32x4_t q2 = vld1q_f32(qt + 16232); const float32x4_t q3 = vld1q_f32(qt + 16236);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 169); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 169); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 169); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 169); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 169); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16320); const float32x4_t q1 = vld1q_f32(qt + 16324); const float32x4_t q2 = vld1q_f32(qt + 16328); const float32x4_t q3 = vld1q_f32(qt + 16332);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 170); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 170); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 170); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 170); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 170); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16416); const float32x4_t q1 = vld1q_f32(qt + 16420); const float32x4_t q2 = vld1q_f32(qt + 16424); const float32x4_t q3 = vld1q_f32(qt + 16428);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 171); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 171); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 171); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 171); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 171); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16512); const float32x4_t q1 = vld1q_f32(qt + 16516); const float32x4_t q2 = vld1q_f32(qt + 16520); const float32x4_t q3 = vld1q_f32(qt + 16524);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 172); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 172); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 172); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 172); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 172); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16608); const float32x4_t q1 = vld1q_f32(qt + 16612); const float32x4_t q2 = vld1q_f32(qt + 16616); const float32x4_t q3 = vld1q_f32(qt + 16620);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 173); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 173); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 173); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 173); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 173); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16704); const float32x4_t q1 = vld1q_f32(qt + 16708); const float32x4_t q2 = vld1q_f32(qt + 16712); const float32x4_t q3 = vld1q_f32(qt + 16716);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 174); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 174); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 174); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 174); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 174); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16800); const float32x4_t q1 = vld1q_f32(qt + 16804); const float32x4_t q2 = vld1q_f32(qt + 16808); const float32x4_t q3 = vld1q_f32(qt + 16812);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 175); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 175); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 175); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 175); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 175); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16896); const float32x4_t q1 = vld1q_f32(qt + 16900); const float32x4_t q2 = vld1q_f32(qt + 16904); const float32x4_t q3 = vld1q_f32(qt + 16908);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 176); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 176); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 176); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 176); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 176); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 16992); const float32x4_t q1 = vld1q_f32(qt + 16996); const float32x4_t q2 = vld1q_f32(qt + 17000); const float32x4_t q3 = vld1q_f32(qt + 17004);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 177); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 177); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 177); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 177); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 177); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 17088); const float32x4_t q1 = vld1q_f32(qt + 17092); const float32x4_t q2 = vld1q_f32(qt + 17096); const float32x4_t q3 = vld1q_f32(qt + 17100);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 178); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 178); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 178); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 178); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 178); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 17184); const float32x4_t q1 = vld1q_f32(qt + 17188); const float32x4_t q2 = vld1q_f32(qt + 17192); const float32x4_t q3 = vld1q_f32(qt + 17196);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 179); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 179); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 179); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 179); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 179); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 17280); const float32x4_t q1 = vld1q_f32(qt + 17284); const float32x4_t q2 = vld1q_f32(qt + 17288); const float32x4_t q3 = vld1q_f32(qt + 17292);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 180); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 180); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 180); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 180); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 180); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 17376); const float32x4_t q1 = vld1q_f32(qt + 17380); const float32x4_t q2 = vld1q_f32(qt + 17384); const float32x4_t q3 = vld1q_f32(qt + 17388);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 181); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 181); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 181); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 181); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 181); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 17472); const float32x4_t q1 = vld1q_f32(qt + 17476); const float32x4_t q2 = vld1q_f32(qt + 17480); const float32x4_t q3 = vld1q_f32(qt + 17484);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 182); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 182); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 182); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 182); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 182); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 17568); const float32x4_t q1 = vld1q_f32(qt + 17572); const float32x4_t q2 = vld1q_f32(qt + 17576); const float32x4_t q3 = vld1q_f32(qt + 17580);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 183); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 183); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 183); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 183); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 183); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 17664); const float32x4_t q1 = vld1q_f32(qt + 17668); const float32x4_t q2 = vld1q_f32(qt + 17672); const float32x4_t q3 = vld1q_f32(qt + 17676);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 184); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 184); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 184); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 184); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 184); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 17760); const float32x4_t q1 = vld1q_f32(qt + 17764); const float32x4_t q2 = vld1q_f32(qt + 17768); const float32x4_t q3 = vld1q_f32(qt + 17772);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 185); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 185); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 185); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 185); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 185); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 17856); const float32x4_t q1 = vld1q_f32(qt + 17860); const float32x4_t q2 = vld1q_f32(qt + 17864); const float32x4_t q3 = vld1q_f32(qt + 17868);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 186); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 186); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 186); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 186); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 186); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 17952); const float32x4_t q1 = vld1q_f32(qt + 17956); const float32x4_t q2 = vld1q_f32(qt + 17960); const float32x4_t q3 = vld1q_f32(qt + 17964);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 187); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 187); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 187); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 187); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 187); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 18048); const float32x4_t q1 = vld1q_f32(qt + 18052); const float32x4_t q2 = vld1q_f32(qt + 18056); const float32x4_t q3 = vld1q_f32(qt + 18060);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 188); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 188); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 188); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 188); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 188); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 18144); const float32x4_t q1 = vld1q_f32(qt + 18148); const float32x4_t q2 = vld1q_f32(qt + 18152); const float32x4_t q3 = vld1q_f32(qt + 18156);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 189); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 189); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 189); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 189); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 189); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 18240); const float32x4_t q1 = vld1q_f32(qt + 18244); const float32x4_t q2 = vld1q_f32(qt + 18248); const float32x4_t q3 = vld1q_f32(qt + 18252);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 190); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 190); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 190); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 190); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 190); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 18336); const float32x4_t q1 = vld1q_f32(qt + 18340); const float32x4_t q2 = vld1q_f32(qt + 18344); const float32x4_t q3 = vld1q_f32(qt + 18348);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 191); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 191); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 191); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 191); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 191); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 18432); const float32x4_t q1 = vld1q_f32(qt + 18436); const float32x4_t q2 = vld1q_f32(qt + 18440); const float32x4_t q3 = vld1q_f32(qt + 18444);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 192); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 192); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 192); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 192); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 192); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 18528); const float32x4_t q1 = vld1q_f32(qt + 18532); const float32x4_t q2 = vld1q_f32(qt + 18536); const float32x4_t q3 = vld1q_f32(qt + 18540);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 193); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 193); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 193); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 193); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 193); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 18624); const float32x4_t q1 = vld1q_f32(qt + 18628); const float32x4_t q2 = vld1q_f32(qt + 18632); const float32x4_t q3 = vld1q_f32(qt + 18636);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 194); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 194); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 194); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 194); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 194); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 18720); const float32x4_t q1 = vld1q_f32(qt + 18724); const float32x4_t q2 = vld1q_f32(qt + 18728); const float32x4_t q3 = vld1q_f32(qt + 18732);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 195); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 195); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 195); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 195); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 195); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 18816); const float32x4_t q1 = vld1q_f32(qt + 18820); const float32x4_t q2 = vld1q_f32(qt + 18824); const float32x4_t q3 = vld1q_f32(qt + 18828);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 196); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 196); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 196); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 196); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 196); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 18912); const float32x4_t q1 = vld1q_f32(qt + 18916); const float32x4_t q2 = vld1q_f32(qt + 18920); const float32x4_t q3 = vld1q_f32(qt + 18924);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 197); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 197); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 197); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 197); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 197); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19008); const float32x4_t q1 = vld1q_f32(qt + 19012); const float32x4_t q2 = vld1q_f32(qt + 19016); const float32x4_t q3 = vld1q_f32(qt + 19020);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 198); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 198); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 198); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 198); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 198); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19104); const float32x4_t q1 = vld1q_f32(qt + 19108); const float32x4_t q2 = vld1q_f32(qt + 19112); const float32x4_t q3 = vld1q_f32(qt + 19116);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 199); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 199); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 199); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 199); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 199); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19200); const float32x4_t q1 = vld1q_f32(qt + 19204); const float32x4_t q2 = vld1q_f32(qt + 19208); const float32x4_t q3 = vld1q_f32(qt + 19212);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 200); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 200); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 200); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 200); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 200); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19296); const float32x4_t q1 = vld1q_f32(qt + 19300); const float32x4_t q2 = vld1q_f32(qt + 19304); const float32x4_t q3 = vld1q_f32(qt + 19308);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 201); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 201); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 201); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 201); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 201); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19392); const float32x4_t q1 = vld1q_f32(qt + 19396); const float32x4_t q2 = vld1q_f32(qt + 19400); const float32x4_t q3 = vld1q_f32(qt + 19404);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 202); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 202); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 202); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 202); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 202); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19488); const float32x4_t q1 = vld1q_f32(qt + 19492); const float32x4_t q2 = vld1q_f32(qt + 19496); const float32x4_t q3 = vld1q_f32(qt + 19500);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 203); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 203); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 203); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 203); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 203); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19584); const float32x4_t q1 = vld1q_f32(qt + 19588); const float32x4_t q2 = vld1q_f32(qt + 19592); const float32x4_t q3 = vld1q_f32(qt + 19596);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 204); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 204); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 204); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 204); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 204); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19680); const float32x4_t q1 = vld1q_f32(qt + 19684); const float32x4_t q2 = vld1q_f32(qt + 19688); const float32x4_t q3 = vld1q_f32(qt + 19692);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 205); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 205); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 205); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 205); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 205); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19776); const float32x4_t q1 = vld1q_f32(qt + 19780); const float32x4_t q2 = vld1q_f32(qt + 19784); const float32x4_t q3 = vld1q_f32(qt + 19788);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 206); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 206); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 206); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 206); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 206); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19872); const float32x4_t q1 = vld1q_f32(qt + 19876); const float32x4_t q2 = vld1q_f32(qt + 19880); const float32x4_t q3 = vld1q_f32(qt + 19884);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 207); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 207); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 207); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 207); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 207); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 19968); const float32x4_t q1 = vld1q_f32(qt + 19972); const float32x4_t q2 = vld1q_f32(qt + 19976); const float32x4_t q3 = vld1q_f32(qt + 19980);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 208); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 208); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 208); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 208); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 208); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 20064); const float32x4_t q1 = vld1q_f32(qt + 20068); const float32x4_t q2 = vld1q_f32(qt + 20072); const float32x4_t q3 = vld1q_f32(qt + 20076);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 209); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 209); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 209); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 209); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 209); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 20160); const float32x4_t q1 = vld1q_f32(qt + 20164); const float32x4_t q2 = vld1q_f32(qt + 20168); const float32x4_t q3 = vld1q_f32(qt + 20172);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 210); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 210); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 210); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 210); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 210); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 20256); const float32x4_t q1 = vld1q_f32(qt + 20260); const float32x4_t q2 = vld1q_f32(qt + 20264); const float32x4_t q3 = vld1q_f32(qt + 20268);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 211); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 211); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 211); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 211); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 211); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 20352); const float32x4_t q1 = vld1q_f32(qt + 20356); const float32x4_t q2 = vld1q_f32(qt + 20360); const float32x4_t q3 = vld1q_f32(qt + 20364);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 212); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 212); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 212); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 212); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 212); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 20448); const float32x4_t q1 = vld1q_f32(qt + 20452); const float32x4_t q2 = vld1q_f32(qt + 20456); const float32x4_t q3 = vld1q_f32(qt + 20460);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 213); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 213); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 213); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 213); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 213); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 20544); const float32x4_t q1 = vld1q_f32(qt + 20548); const float32x4_t q2 = vld1q_f32(qt + 20552); const float32x4_t q3 = vld1q_f32(qt + 20556);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 214); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 214); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 214); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 214); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 214); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 20640); const float32x4_t q1 = vld1q_f32(qt + 20644); const float32x4_t q2 = vld1q_f32(qt + 20648); const float32x4_t q3 = vld1q_f32(qt + 20652);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 215); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 215); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 215); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 215); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 215); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 20736); const float32x4_t q1 = vld1q_f32(qt + 20740); const float32x4_t q2 = vld1q_f32(qt + 20744); const float32x4_t q3 = vld1q_f32(qt + 20748);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 216); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 216); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 216); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 216); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 216); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 20832); const float32x4_t q1 = vld1q_f32(qt + 20836); const float32x4_t q2 = vld1q_f32(qt + 20840); const float32x4_t q3 = vld1q_f32(qt + 20844);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 217); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 217); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 217); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 217); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 217); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 20928); const float32x4_t q1 = vld1q_f32(qt + 20932); const float32x4_t q2 = vld1q_f32(qt + 20936); const float32x4_t q3 = vld1q_f32(qt + 20940);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 218); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 218); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 218); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 218); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 218); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21024); const float32x4_t q1 = vld1q_f32(qt + 21028); const float32x4_t q2 = vld1q_f32(qt + 21032); const float32x4_t q3 = vld1q_f32(qt + 21036);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 219); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 219); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 219); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 219); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 219); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21120); const float32x4_t q1 = vld1q_f32(qt + 21124); const float32x4_t q2 = vld1q_f32(qt + 21128); const float32x4_t q3 = vld1q_f32(qt + 21132);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 220); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 220); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 220); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 220); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 220); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21216); const float32x4_t q1 = vld1q_f32(qt + 21220); const float32x4_t q2 = vld1q_f32(qt + 21224); const float32x4_t q3 = vld1q_f32(qt + 21228);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 221); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 221); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 221); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 221); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 221); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21312); const float32x4_t q1 = vld1q_f32(qt + 21316); const float32x4_t q2 = vld1q_f32(qt + 21320); const float32x4_t q3 = vld1q_f32(qt + 21324);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 222); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 222); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 222); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 222); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 222); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21408); const float32x4_t q1 = vld1q_f32(qt + 21412); const float32x4_t q2 = vld1q_f32(qt + 21416); const float32x4_t q3 = vld1q_f32(qt + 21420);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 223); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 223); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 223); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 223); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 223); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21504); const float32x4_t q1 = vld1q_f32(qt + 21508); const float32x4_t q2 = vld1q_f32(qt + 21512); const float32x4_t q3 = vld1q_f32(qt + 21516);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 224); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 224); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 224); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 224); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 224); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21600); const float32x4_t q1 = vld1q_f32(qt + 21604); const float32x4_t q2 = vld1q_f32(qt + 21608); const float32x4_t q3 = vld1q_f32(qt + 21612);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 225); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 225); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 225); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 225); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 225); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21696); const float32x4_t q1 = vld1q_f32(qt + 21700); const float32x4_t q2 = vld1q_f32(qt + 21704); const float32x4_t q3 = vld1q_f32(qt + 21708);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 226); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 226); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 226); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 226); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 226); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21792); const float32x4_t q1 = vld1q_f32(qt + 21796); const float32x4_t q2 = vld1q_f32(qt + 21800); const float32x4_t q3 = vld1q_f32(qt + 21804);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 227); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 227); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 227); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 227); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 227); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21888); const float32x4_t q1 = vld1q_f32(qt + 21892); const float32x4_t q2 = vld1q_f32(qt + 21896); const float32x4_t q3 = vld1q_f32(qt + 21900);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 228); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 228); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 228); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 228); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 228); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 21984); const float32x4_t q1 = vld1q_f32(qt + 21988); const float32x4_t q2 = vld1q_f32(qt + 21992); const float32x4_t q3 = vld1q_f32(qt + 21996);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 229); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 229); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 229); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 229); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 229); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 22080); const float32x4_t q1 = vld1q_f32(qt + 22084); const float32x4_t q2 = vld1q_f32(qt + 22088); const float32x4_t q3 = vld1q_f32(qt + 22092);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 230); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 230); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 230); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 230); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 230); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 22176); const float32x4_t q1 = vld1q_f32(qt + 22180); const float32x4_t q2 = vld1q_f32(qt + 22184); const float32x4_t q3 = vld1q_f32(qt + 22188);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 231); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 231); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 231); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 231); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 231); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 22272); const float32x4_t q1 = vld1q_f32(qt + 22276); const float32x4_t q2 = vld1q_f32(qt + 22280); const float32x4_t q3 = vld1q_f32(qt + 22284);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 232); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 232); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 232); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 232); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 232); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 22368); const float32x4_t q1 = vld1q_f32(qt + 22372); const float32x4_t q2 = vld1q_f32(qt + 22376); const float32x4_t q3 = vld1q_f32(qt + 22380);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 233); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 233); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 233); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 233); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 233); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 22464); const float32x4_t q1 = vld1q_f32(qt + 22468); const float32x4_t q2 = vld1q_f32(qt + 22472); const float32x4_t q3 = vld1q_f32(qt + 22476);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 234); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 234); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 234); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 234); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 234); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 22560); const float32x4_t q1 = vld1q_f32(qt + 22564); const float32x4_t q2 = vld1q_f32(qt + 22568); const float32x4_t q3 = vld1q_f32(qt + 22572);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 235); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 235); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 235); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 235); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 235); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 22656); const float32x4_t q1 = vld1q_f32(qt + 22660); const float32x4_t q2 = vld1q_f32(qt + 22664); const float32x4_t q3 = vld1q_f32(qt + 22668);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 236); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 236); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 236); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 236); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 236); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 22752); const float32x4_t q1 = vld1q_f32(qt + 22756); const float32x4_t q2 = vld1q_f32(qt + 22760); const float32x4_t q3 = vld1q_f32(qt + 22764);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 237); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 237); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 237); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 237); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 237); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 22848); const float32x4_t q1 = vld1q_f32(qt + 22852); const float32x4_t q2 = vld1q_f32(qt + 22856); const float32x4_t q3 = vld1q_f32(qt + 22860);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 238); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 238); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 238); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 238); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 238); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 22944); const float32x4_t q1 = vld1q_f32(qt + 22948); const float32x4_t q2 = vld1q_f32(qt + 22952); const float32x4_t q3 = vld1q_f32(qt + 22956);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 239); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 239); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 239); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 239); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 239); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 23040); const float32x4_t q1 = vld1q_f32(qt + 23044); const float32x4_t q2 = vld1q_f32(qt + 23048); const float32x4_t q3 = vld1q_f32(qt + 23052);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 240); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 240); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 240); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 240); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 240); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 23136); const float32x4_t q1 = vld1q_f32(qt + 23140); const float32x4_t q2 = vld1q_f32(qt + 23144); const float32x4_t q3 = vld1q_f32(qt + 23148);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 241); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 241); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 241); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 241); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 241); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 23232); const float32x4_t q1 = vld1q_f32(qt + 23236); const float32x4_t q2 = vld1q_f32(qt + 23240); const float32x4_t q3 = vld1q_f32(qt + 23244);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 242); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 242); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 242); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 242); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 242); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 23328); const float32x4_t q1 = vld1q_f32(qt + 23332); const float32x4_t q2 = vld1q_f32(qt + 23336); const float32x4_t q3 = vld1q_f32(qt + 23340);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 243); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 243); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 243); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 243); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 243); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 23424); const float32x4_t q1 = vld1q_f32(qt + 23428); const float32x4_t q2 = vld1q_f32(qt + 23432); const float32x4_t q3 = vld1q_f32(qt + 23436);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 244); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 244); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 244); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 244); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 244); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 23520); const float32x4_t q1 = vld1q_f32(qt + 23524); const float32x4_t q2 = vld1q_f32(qt + 23528); const float32x4_t q3 = vld1q_f32(qt + 23532);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 245); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 245); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 245); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 245); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 245); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 23616); const float32x4_t q1 = vld1q_f32(qt + 23620); const float32x4_t q2 = vld1q_f32(qt + 23624); const float32x4_t q3 = vld1q_f32(qt + 23628);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 246); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 246); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 246); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 246); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 246); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 23712); const float32x4_t q1 = vld1q_f32(qt + 23716); const float32x4_t q2 = vld1q_f32(qt + 23720); const float32x4_t q3 = vld1q_f32(qt + 23724);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 247); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 247); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 247); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 247); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 247); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 23808); const float32x4_t q1 = vld1q_f32(qt + 23812); const float32x4_t q2 = vld1q_f32(qt + 23816); const float32x4_t q3 = vld1q_f32(qt + 23820);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 248); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 248); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 248); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 248); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 248); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 23904); const float32x4_t q1 = vld1q_f32(qt + 23908); const float32x4_t q2 = vld1q_f32(qt + 23912); const float32x4_t q3 = vld1q_f32(qt + 23916);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 249); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 249); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 249); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 249); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 249); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 24000); const float32x4_t q1 = vld1q_f32(qt + 24004); const float32x4_t q2 = vld1q_f32(qt + 24008); const float32x4_t q3 = vld1q_f32(qt + 24012);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 250); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 250); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 250); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 250); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 250); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 24096); const float32x4_t q1 = vld1q_f32(qt + 24100); const float32x4_t q2 = vld1q_f32(qt + 24104); const float32x4_t q3 = vld1q_f32(qt + 24108);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 251); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 251); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 251); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 251); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 251); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 24192); const float32x4_t q1 = vld1q_f32(qt + 24196); const float32x4_t q2 = vld1q_f32(qt + 24200); const float32x4_t q3 = vld1q_f32(qt + 24204);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 252); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 252); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 252); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 252); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 252); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 24288); const float32x4_t q1 = vld1q_f32(qt + 24292); const float32x4_t q2 = vld1q_f32(qt + 24296); const float32x4_t q3 = vld1q_f32(qt + 24300);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 253); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 253); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 253); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 253); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 253); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 24384); const float32x4_t q1 = vld1q_f32(qt + 24388); const float32x4_t q2 = vld1q_f32(qt + 24392); const float32x4_t q3 = vld1q_f32(qt + 24396);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 254); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 254); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 254); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 254); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 254); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 24480); const float32x4_t q1 = vld1q_f32(qt + 24484); const float32x4_t q2 = vld1q_f32(qt + 24488); const float32x4_t q3 = vld1q_f32(qt + 24492);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 255); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 255); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 255); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 255); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 255); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
+  for (int k = 0; k < 256; ++k)
+    { const float32x4_t q0 = vld1q_f32(qt + k * 96); const float32x4_t q1 = vld1q_f32(qt + k * 96 + 4); const float32x4_t q2 = vld1q_f32(qt + k * 96 + 8); const float32x4_t q3 = vld1q_f32(qt + k * 96 + 12);
+      { const float32x4_t kb = vld1q_dup_f32(k0 + k); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k1 + k); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k2 + k); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k3 + k); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k4 + k); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
   vst1q_f32(st, acc0_0); vst1q_f32(st + 4, acc0_1); vst1q_f32(st + 8, acc0_2); vst1q_f32(st + 12, acc0_3);
   vst1q_f32(st + 96, acc1_0); vst1q_f32(st + 100, acc1_1); vst1q_f32(st + 104, acc1_2); vst1q_f32(st + 108, acc1_3);
   vst1q_f32(st + 192, acc2_0); vst1q_f32(st + 196, acc2_1); vst1q_f32(st + 200, acc2_2); vst1q_f32(st + 204, acc2_3);
@@ -4228,20 +1598,22 @@ static void attngen_qk_d256_16x5_s96__neon(const float *restrict qt,
 static void attngen_pv_d256_8x12_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  int c0 = 0;
+  for (; c0 + 12 <= 256; c0 += 12)
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0), o0_1 = vmulq_f32(vld1q_f32(o + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + 8), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 4), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 8), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 4), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 8), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 4), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 8), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 4), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 8), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 8), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 8), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 8), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 8), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 8), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 8), a7);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj), v1 = vld1q_f32(vj + 4), v2 = vld1q_f32(vj + 8);
+      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4), v2 = vld1q_f32(vj + c0 + 8);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
       { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
@@ -4251,669 +1623,30 @@ static void attngen_pv_d256_8x12_s96__neon(const float *restrict pt, const float
       { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
       { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
     }
-    vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2);
-    vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2);
-    vst1q_f32(o + 2 * os, o2_0); vst1q_f32(o + 2 * os + 4, o2_1); vst1q_f32(o + 2 * os + 8, o2_2);
-    vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2);
-    vst1q_f32(o + 4 * os, o4_0); vst1q_f32(o + 4 * os + 4, o4_1); vst1q_f32(o + 4 * os + 8, o4_2);
-    vst1q_f32(o + 5 * os, o5_0); vst1q_f32(o + 5 * os + 4, o5_1); vst1q_f32(o + 5 * os + 8, o5_2);
-    vst1q_f32(o + 6 * os, o6_0); vst1q_f32(o + 6 * os + 4, o6_1); vst1q_f32(o + 6 * os + 8, o6_2);
-    vst1q_f32(o + 7 * os, o7_0); vst1q_f32(o + 7 * os + 4, o7_1); vst1q_f32(o + 7 * os + 8, o7_2);
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2);
+    vst1q_f32(o + 2 * os + c0, o2_0); vst1q_f32(o + 2 * os + c0 + 4, o2_1); vst1q_f32(o + 2 * os + c0 + 8, o2_2);
+    vst1q_f32(o + 3 * os + c0, o3_0); vst1q_f32(o + 3 * os + c0 + 4, o3_1); vst1q_f32(o + 3 * os + c0 + 8, o3_2);
+    vst1q_f32(o + 4 * os + c0, o4_0); vst1q_f32(o + 4 * os + c0 + 4, o4_1); vst1q_f32(o + 4 * os + c0 + 8, o4_2);
+    vst1q_f32(o + 5 * os + c0, o5_0); vst1q_f32(o + 5 * os + c0 + 4, o5_1); vst1q_f32(o + 5 * os + c0 + 8, o5_2);
+    vst1q_f32(o + 6 * os + c0, o6_0); vst1q_f32(o + 6 * os + c0 + 4, o6_1); vst1q_f32(o + 6 * os + c0 + 8, o6_2);
+    vst1q_f32(o + 7 * os + c0, o7_0); vst1q_f32(o + 7 * os + c0 + 4, o7_1); vst1q_f32(o + 7 * os + c0 + 8, o7_2);
   }
+  for (; c0 + 4 <= 256; c0 += 4)
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 12), a0), o0_1 = vmulq_f32(vld1q_f32(o + 16), a0), o0_2 = vmulq_f32(vld1q_f32(o + 20), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 12), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 16), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 20), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 12), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 16), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 20), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 12), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 16), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 20), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 12), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 16), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 20), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 12), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 16), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 20), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 12), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 16), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 20), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 12), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 16), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 20), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 12), v1 = vld1q_f32(vj + 16), v2 = vld1q_f32(vj + 20);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 12, o0_0); vst1q_f32(o + 16, o0_1); vst1q_f32(o + 20, o0_2);
-    vst1q_f32(o + os + 12, o1_0); vst1q_f32(o + os + 16, o1_1); vst1q_f32(o + os + 20, o1_2);
-    vst1q_f32(o + 2 * os + 12, o2_0); vst1q_f32(o + 2 * os + 16, o2_1); vst1q_f32(o + 2 * os + 20, o2_2);
-    vst1q_f32(o + 3 * os + 12, o3_0); vst1q_f32(o + 3 * os + 16, o3_1); vst1q_f32(o + 3 * os + 20, o3_2);
-    vst1q_f32(o + 4 * os + 12, o4_0); vst1q_f32(o + 4 * os + 16, o4_1); vst1q_f32(o + 4 * os + 20, o4_2);
-    vst1q_f32(o + 5 * os + 12, o5_0); vst1q_f32(o + 5 * os + 16, o5_1); vst1q_f32(o + 5 * os + 20, o5_2);
-    vst1q_f32(o + 6 * os + 12, o6_0); vst1q_f32(o + 6 * os + 16, o6_1); vst1q_f32(o + 6 * os + 20, o6_2);
-    vst1q_f32(o + 7 * os + 12, o7_0); vst1q_f32(o + 7 * os + 16, o7_1); vst1q_f32(o + 7 * os + 20, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 24), a0), o0_1 = vmulq_f32(vld1q_f32(o + 28), a0), o0_2 = vmulq_f32(vld1q_f32(o + 32), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 24), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 28), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 32), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 24), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 28), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 32), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 24), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 28), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 32), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 24), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 28), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 32), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 24), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 28), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 32), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 24), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 28), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 32), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 24), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 28), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 32), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 24), v1 = vld1q_f32(vj + 28), v2 = vld1q_f32(vj + 32);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 24, o0_0); vst1q_f32(o + 28, o0_1); vst1q_f32(o + 32, o0_2);
-    vst1q_f32(o + os + 24, o1_0); vst1q_f32(o + os + 28, o1_1); vst1q_f32(o + os + 32, o1_2);
-    vst1q_f32(o + 2 * os + 24, o2_0); vst1q_f32(o + 2 * os + 28, o2_1); vst1q_f32(o + 2 * os + 32, o2_2);
-    vst1q_f32(o + 3 * os + 24, o3_0); vst1q_f32(o + 3 * os + 28, o3_1); vst1q_f32(o + 3 * os + 32, o3_2);
-    vst1q_f32(o + 4 * os + 24, o4_0); vst1q_f32(o + 4 * os + 28, o4_1); vst1q_f32(o + 4 * os + 32, o4_2);
-    vst1q_f32(o + 5 * os + 24, o5_0); vst1q_f32(o + 5 * os + 28, o5_1); vst1q_f32(o + 5 * os + 32, o5_2);
-    vst1q_f32(o + 6 * os + 24, o6_0); vst1q_f32(o + 6 * os + 28, o6_1); vst1q_f32(o + 6 * os + 32, o6_2);
-    vst1q_f32(o + 7 * os + 24, o7_0); vst1q_f32(o + 7 * os + 28, o7_1); vst1q_f32(o + 7 * os + 32, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 36), a0), o0_1 = vmulq_f32(vld1q_f32(o + 40), a0), o0_2 = vmulq_f32(vld1q_f32(o + 44), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 36), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 40), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 44), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 36), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 40), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 44), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 36), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 40), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 44), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 36), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 40), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 44), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 36), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 40), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 44), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 36), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 40), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 44), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 36), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 40), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 44), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 36), v1 = vld1q_f32(vj + 40), v2 = vld1q_f32(vj + 44);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 36, o0_0); vst1q_f32(o + 40, o0_1); vst1q_f32(o + 44, o0_2);
-    vst1q_f32(o + os + 36, o1_0); vst1q_f32(o + os + 40, o1_1); vst1q_f32(o + os + 44, o1_2);
-    vst1q_f32(o + 2 * os + 36, o2_0); vst1q_f32(o + 2 * os + 40, o2_1); vst1q_f32(o + 2 * os + 44, o2_2);
-    vst1q_f32(o + 3 * os + 36, o3_0); vst1q_f32(o + 3 * os + 40, o3_1); vst1q_f32(o + 3 * os + 44, o3_2);
-    vst1q_f32(o + 4 * os + 36, o4_0); vst1q_f32(o + 4 * os + 40, o4_1); vst1q_f32(o + 4 * os + 44, o4_2);
-    vst1q_f32(o + 5 * os + 36, o5_0); vst1q_f32(o + 5 * os + 40, o5_1); vst1q_f32(o + 5 * os + 44, o5_2);
-    vst1q_f32(o + 6 * os + 36, o6_0); vst1q_f32(o + 6 * os + 40, o6_1); vst1q_f32(o + 6 * os + 44, o6_2);
-    vst1q_f32(o + 7 * os + 36, o7_0); vst1q_f32(o + 7 * os + 40, o7_1); vst1q_f32(o + 7 * os + 44, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), a0), o0_1 = vmulq_f32(vld1q_f32(o + 52), a0), o0_2 = vmulq_f32(vld1q_f32(o + 56), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 48), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 52), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 56), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 48), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 52), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 56), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 48), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 52), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 56), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 48), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 52), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 56), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 48), v1 = vld1q_f32(vj + 52), v2 = vld1q_f32(vj + 56);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2);
-    vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2);
-    vst1q_f32(o + 2 * os + 48, o2_0); vst1q_f32(o + 2 * os + 52, o2_1); vst1q_f32(o + 2 * os + 56, o2_2);
-    vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2);
-    vst1q_f32(o + 4 * os + 48, o4_0); vst1q_f32(o + 4 * os + 52, o4_1); vst1q_f32(o + 4 * os + 56, o4_2);
-    vst1q_f32(o + 5 * os + 48, o5_0); vst1q_f32(o + 5 * os + 52, o5_1); vst1q_f32(o + 5 * os + 56, o5_2);
-    vst1q_f32(o + 6 * os + 48, o6_0); vst1q_f32(o + 6 * os + 52, o6_1); vst1q_f32(o + 6 * os + 56, o6_2);
-    vst1q_f32(o + 7 * os + 48, o7_0); vst1q_f32(o + 7 * os + 52, o7_1); vst1q_f32(o + 7 * os + 56, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 60), a0), o0_1 = vmulq_f32(vld1q_f32(o + 64), a0), o0_2 = vmulq_f32(vld1q_f32(o + 68), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 60), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 64), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 68), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 60), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 64), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 68), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 60), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 64), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 68), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 60), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 64), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 68), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 60), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 64), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 68), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 60), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 64), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 68), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 60), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 64), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 68), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 60), v1 = vld1q_f32(vj + 64), v2 = vld1q_f32(vj + 68);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 60, o0_0); vst1q_f32(o + 64, o0_1); vst1q_f32(o + 68, o0_2);
-    vst1q_f32(o + os + 60, o1_0); vst1q_f32(o + os + 64, o1_1); vst1q_f32(o + os + 68, o1_2);
-    vst1q_f32(o + 2 * os + 60, o2_0); vst1q_f32(o + 2 * os + 64, o2_1); vst1q_f32(o + 2 * os + 68, o2_2);
-    vst1q_f32(o + 3 * os + 60, o3_0); vst1q_f32(o + 3 * os + 64, o3_1); vst1q_f32(o + 3 * os + 68, o3_2);
-    vst1q_f32(o + 4 * os + 60, o4_0); vst1q_f32(o + 4 * os + 64, o4_1); vst1q_f32(o + 4 * os + 68, o4_2);
-    vst1q_f32(o + 5 * os + 60, o5_0); vst1q_f32(o + 5 * os + 64, o5_1); vst1q_f32(o + 5 * os + 68, o5_2);
-    vst1q_f32(o + 6 * os + 60, o6_0); vst1q_f32(o + 6 * os + 64, o6_1); vst1q_f32(o + 6 * os + 68, o6_2);
-    vst1q_f32(o + 7 * os + 60, o7_0); vst1q_f32(o + 7 * os + 64, o7_1); vst1q_f32(o + 7 * os + 68, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 72), a0), o0_1 = vmulq_f32(vld1q_f32(o + 76), a0), o0_2 = vmulq_f32(vld1q_f32(o + 80), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 72), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 76), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 80), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 72), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 76), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 80), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 72), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 76), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 80), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 72), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 76), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 80), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 72), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 76), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 80), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 72), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 76), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 80), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 72), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 76), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 80), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 72), v1 = vld1q_f32(vj + 76), v2 = vld1q_f32(vj + 80);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 72, o0_0); vst1q_f32(o + 76, o0_1); vst1q_f32(o + 80, o0_2);
-    vst1q_f32(o + os + 72, o1_0); vst1q_f32(o + os + 76, o1_1); vst1q_f32(o + os + 80, o1_2);
-    vst1q_f32(o + 2 * os + 72, o2_0); vst1q_f32(o + 2 * os + 76, o2_1); vst1q_f32(o + 2 * os + 80, o2_2);
-    vst1q_f32(o + 3 * os + 72, o3_0); vst1q_f32(o + 3 * os + 76, o3_1); vst1q_f32(o + 3 * os + 80, o3_2);
-    vst1q_f32(o + 4 * os + 72, o4_0); vst1q_f32(o + 4 * os + 76, o4_1); vst1q_f32(o + 4 * os + 80, o4_2);
-    vst1q_f32(o + 5 * os + 72, o5_0); vst1q_f32(o + 5 * os + 76, o5_1); vst1q_f32(o + 5 * os + 80, o5_2);
-    vst1q_f32(o + 6 * os + 72, o6_0); vst1q_f32(o + 6 * os + 76, o6_1); vst1q_f32(o + 6 * os + 80, o6_2);
-    vst1q_f32(o + 7 * os + 72, o7_0); vst1q_f32(o + 7 * os + 76, o7_1); vst1q_f32(o + 7 * os + 80, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 84), a0), o0_1 = vmulq_f32(vld1q_f32(o + 88), a0), o0_2 = vmulq_f32(vld1q_f32(o + 92), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 84), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 88), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 92), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 84), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 88), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 92), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 84), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 88), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 92), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 84), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 88), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 92), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 84), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 88), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 92), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 84), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 88), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 92), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 84), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 88), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 92), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 84), v1 = vld1q_f32(vj + 88), v2 = vld1q_f32(vj + 92);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 84, o0_0); vst1q_f32(o + 88, o0_1); vst1q_f32(o + 92, o0_2);
-    vst1q_f32(o + os + 84, o1_0); vst1q_f32(o + os + 88, o1_1); vst1q_f32(o + os + 92, o1_2);
-    vst1q_f32(o + 2 * os + 84, o2_0); vst1q_f32(o + 2 * os + 88, o2_1); vst1q_f32(o + 2 * os + 92, o2_2);
-    vst1q_f32(o + 3 * os + 84, o3_0); vst1q_f32(o + 3 * os + 88, o3_1); vst1q_f32(o + 3 * os + 92, o3_2);
-    vst1q_f32(o + 4 * os + 84, o4_0); vst1q_f32(o + 4 * os + 88, o4_1); vst1q_f32(o + 4 * os + 92, o4_2);
-    vst1q_f32(o + 5 * os + 84, o5_0); vst1q_f32(o + 5 * os + 88, o5_1); vst1q_f32(o + 5 * os + 92, o5_2);
-    vst1q_f32(o + 6 * os + 84, o6_0); vst1q_f32(o + 6 * os + 88, o6_1); vst1q_f32(o + 6 * os + 92, o6_2);
-    vst1q_f32(o + 7 * os + 84, o7_0); vst1q_f32(o + 7 * os + 88, o7_1); vst1q_f32(o + 7 * os + 92, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), a0), o0_1 = vmulq_f32(vld1q_f32(o + 100), a0), o0_2 = vmulq_f32(vld1q_f32(o + 104), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 96), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 100), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 104), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 96), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 100), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 104), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 96), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 100), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 104), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 96), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 100), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 104), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 96), v1 = vld1q_f32(vj + 100), v2 = vld1q_f32(vj + 104);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 96, o0_0); vst1q_f32(o + 100, o0_1); vst1q_f32(o + 104, o0_2);
-    vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2);
-    vst1q_f32(o + 2 * os + 96, o2_0); vst1q_f32(o + 2 * os + 100, o2_1); vst1q_f32(o + 2 * os + 104, o2_2);
-    vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2);
-    vst1q_f32(o + 4 * os + 96, o4_0); vst1q_f32(o + 4 * os + 100, o4_1); vst1q_f32(o + 4 * os + 104, o4_2);
-    vst1q_f32(o + 5 * os + 96, o5_0); vst1q_f32(o + 5 * os + 100, o5_1); vst1q_f32(o + 5 * os + 104, o5_2);
-    vst1q_f32(o + 6 * os + 96, o6_0); vst1q_f32(o + 6 * os + 100, o6_1); vst1q_f32(o + 6 * os + 104, o6_2);
-    vst1q_f32(o + 7 * os + 96, o7_0); vst1q_f32(o + 7 * os + 100, o7_1); vst1q_f32(o + 7 * os + 104, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 108), a0), o0_1 = vmulq_f32(vld1q_f32(o + 112), a0), o0_2 = vmulq_f32(vld1q_f32(o + 116), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 108), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 112), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 116), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 108), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 112), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 116), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 108), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 112), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 116), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 108), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 112), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 116), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 108), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 112), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 116), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 108), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 112), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 116), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 108), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 112), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 116), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 108), v1 = vld1q_f32(vj + 112), v2 = vld1q_f32(vj + 116);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 108, o0_0); vst1q_f32(o + 112, o0_1); vst1q_f32(o + 116, o0_2);
-    vst1q_f32(o + os + 108, o1_0); vst1q_f32(o + os + 112, o1_1); vst1q_f32(o + os + 116, o1_2);
-    vst1q_f32(o + 2 * os + 108, o2_0); vst1q_f32(o + 2 * os + 112, o2_1); vst1q_f32(o + 2 * os + 116, o2_2);
-    vst1q_f32(o + 3 * os + 108, o3_0); vst1q_f32(o + 3 * os + 112, o3_1); vst1q_f32(o + 3 * os + 116, o3_2);
-    vst1q_f32(o + 4 * os + 108, o4_0); vst1q_f32(o + 4 * os + 112, o4_1); vst1q_f32(o + 4 * os + 116, o4_2);
-    vst1q_f32(o + 5 * os + 108, o5_0); vst1q_f32(o + 5 * os + 112, o5_1); vst1q_f32(o + 5 * os + 116, o5_2);
-    vst1q_f32(o + 6 * os + 108, o6_0); vst1q_f32(o + 6 * os + 112, o6_1); vst1q_f32(o + 6 * os + 116, o6_2);
-    vst1q_f32(o + 7 * os + 108, o7_0); vst1q_f32(o + 7 * os + 112, o7_1); vst1q_f32(o + 7 * os + 116, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 120), a0), o0_1 = vmulq_f32(vld1q_f32(o + 124), a0), o0_2 = vmulq_f32(vld1q_f32(o + 128), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 120), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 124), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 128), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 120), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 124), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 128), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 120), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 124), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 128), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 120), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 124), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 128), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 120), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 124), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 128), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 120), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 124), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 128), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 120), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 124), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 128), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 120), v1 = vld1q_f32(vj + 124), v2 = vld1q_f32(vj + 128);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 120, o0_0); vst1q_f32(o + 124, o0_1); vst1q_f32(o + 128, o0_2);
-    vst1q_f32(o + os + 120, o1_0); vst1q_f32(o + os + 124, o1_1); vst1q_f32(o + os + 128, o1_2);
-    vst1q_f32(o + 2 * os + 120, o2_0); vst1q_f32(o + 2 * os + 124, o2_1); vst1q_f32(o + 2 * os + 128, o2_2);
-    vst1q_f32(o + 3 * os + 120, o3_0); vst1q_f32(o + 3 * os + 124, o3_1); vst1q_f32(o + 3 * os + 128, o3_2);
-    vst1q_f32(o + 4 * os + 120, o4_0); vst1q_f32(o + 4 * os + 124, o4_1); vst1q_f32(o + 4 * os + 128, o4_2);
-    vst1q_f32(o + 5 * os + 120, o5_0); vst1q_f32(o + 5 * os + 124, o5_1); vst1q_f32(o + 5 * os + 128, o5_2);
-    vst1q_f32(o + 6 * os + 120, o6_0); vst1q_f32(o + 6 * os + 124, o6_1); vst1q_f32(o + 6 * os + 128, o6_2);
-    vst1q_f32(o + 7 * os + 120, o7_0); vst1q_f32(o + 7 * os + 124, o7_1); vst1q_f32(o + 7 * os + 128, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 132), a0), o0_1 = vmulq_f32(vld1q_f32(o + 136), a0), o0_2 = vmulq_f32(vld1q_f32(o + 140), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 132), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 136), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 140), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 132), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 136), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 140), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 132), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 136), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 140), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 132), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 136), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 140), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 132), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 136), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 140), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 132), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 136), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 140), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 132), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 136), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 140), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 132), v1 = vld1q_f32(vj + 136), v2 = vld1q_f32(vj + 140);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 132, o0_0); vst1q_f32(o + 136, o0_1); vst1q_f32(o + 140, o0_2);
-    vst1q_f32(o + os + 132, o1_0); vst1q_f32(o + os + 136, o1_1); vst1q_f32(o + os + 140, o1_2);
-    vst1q_f32(o + 2 * os + 132, o2_0); vst1q_f32(o + 2 * os + 136, o2_1); vst1q_f32(o + 2 * os + 140, o2_2);
-    vst1q_f32(o + 3 * os + 132, o3_0); vst1q_f32(o + 3 * os + 136, o3_1); vst1q_f32(o + 3 * os + 140, o3_2);
-    vst1q_f32(o + 4 * os + 132, o4_0); vst1q_f32(o + 4 * os + 136, o4_1); vst1q_f32(o + 4 * os + 140, o4_2);
-    vst1q_f32(o + 5 * os + 132, o5_0); vst1q_f32(o + 5 * os + 136, o5_1); vst1q_f32(o + 5 * os + 140, o5_2);
-    vst1q_f32(o + 6 * os + 132, o6_0); vst1q_f32(o + 6 * os + 136, o6_1); vst1q_f32(o + 6 * os + 140, o6_2);
-    vst1q_f32(o + 7 * os + 132, o7_0); vst1q_f32(o + 7 * os + 136, o7_1); vst1q_f32(o + 7 * os + 140, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 144), a0), o0_1 = vmulq_f32(vld1q_f32(o + 148), a0), o0_2 = vmulq_f32(vld1q_f32(o + 152), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 144), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 148), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 152), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 144), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 148), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 152), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 144), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 148), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 152), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 144), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 148), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 152), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 144), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 148), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 152), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 144), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 148), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 152), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 144), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 148), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 152), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 144), v1 = vld1q_f32(vj + 148), v2 = vld1q_f32(vj + 152);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 144, o0_0); vst1q_f32(o + 148, o0_1); vst1q_f32(o + 152, o0_2);
-    vst1q_f32(o + os + 144, o1_0); vst1q_f32(o + os + 148, o1_1); vst1q_f32(o + os + 152, o1_2);
-    vst1q_f32(o + 2 * os + 144, o2_0); vst1q_f32(o + 2 * os + 148, o2_1); vst1q_f32(o + 2 * os + 152, o2_2);
-    vst1q_f32(o + 3 * os + 144, o3_0); vst1q_f32(o + 3 * os + 148, o3_1); vst1q_f32(o + 3 * os + 152, o3_2);
-    vst1q_f32(o + 4 * os + 144, o4_0); vst1q_f32(o + 4 * os + 148, o4_1); vst1q_f32(o + 4 * os + 152, o4_2);
-    vst1q_f32(o + 5 * os + 144, o5_0); vst1q_f32(o + 5 * os + 148, o5_1); vst1q_f32(o + 5 * os + 152, o5_2);
-    vst1q_f32(o + 6 * os + 144, o6_0); vst1q_f32(o + 6 * os + 148, o6_1); vst1q_f32(o + 6 * os + 152, o6_2);
-    vst1q_f32(o + 7 * os + 144, o7_0); vst1q_f32(o + 7 * os + 148, o7_1); vst1q_f32(o + 7 * os + 152, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 156), a0), o0_1 = vmulq_f32(vld1q_f32(o + 160), a0), o0_2 = vmulq_f32(vld1q_f32(o + 164), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 156), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 160), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 164), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 156), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 160), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 164), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 156), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 160), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 164), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 156), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 160), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 164), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 156), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 160), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 164), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 156), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 160), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 164), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 156), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 160), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 164), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 156), v1 = vld1q_f32(vj + 160), v2 = vld1q_f32(vj + 164);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 156, o0_0); vst1q_f32(o + 160, o0_1); vst1q_f32(o + 164, o0_2);
-    vst1q_f32(o + os + 156, o1_0); vst1q_f32(o + os + 160, o1_1); vst1q_f32(o + os + 164, o1_2);
-    vst1q_f32(o + 2 * os + 156, o2_0); vst1q_f32(o + 2 * os + 160, o2_1); vst1q_f32(o + 2 * os + 164, o2_2);
-    vst1q_f32(o + 3 * os + 156, o3_0); vst1q_f32(o + 3 * os + 160, o3_1); vst1q_f32(o + 3 * os + 164, o3_2);
-    vst1q_f32(o + 4 * os + 156, o4_0); vst1q_f32(o + 4 * os + 160, o4_1); vst1q_f32(o + 4 * os + 164, o4_2);
-    vst1q_f32(o + 5 * os + 156, o5_0); vst1q_f32(o + 5 * os + 160, o5_1); vst1q_f32(o + 5 * os + 164, o5_2);
-    vst1q_f32(o + 6 * os + 156, o6_0); vst1q_f32(o + 6 * os + 160, o6_1); vst1q_f32(o + 6 * os + 164, o6_2);
-    vst1q_f32(o + 7 * os + 156, o7_0); vst1q_f32(o + 7 * os + 160, o7_1); vst1q_f32(o + 7 * os + 164, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 168), a0), o0_1 = vmulq_f32(vld1q_f32(o + 172), a0), o0_2 = vmulq_f32(vld1q_f32(o + 176), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 168), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 172), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 176), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 168), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 172), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 176), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 168), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 172), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 176), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 168), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 172), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 176), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 168), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 172), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 176), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 168), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 172), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 176), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 168), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 172), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 176), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 168), v1 = vld1q_f32(vj + 172), v2 = vld1q_f32(vj + 176);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 168, o0_0); vst1q_f32(o + 172, o0_1); vst1q_f32(o + 176, o0_2);
-    vst1q_f32(o + os + 168, o1_0); vst1q_f32(o + os + 172, o1_1); vst1q_f32(o + os + 176, o1_2);
-    vst1q_f32(o + 2 * os + 168, o2_0); vst1q_f32(o + 2 * os + 172, o2_1); vst1q_f32(o + 2 * os + 176, o2_2);
-    vst1q_f32(o + 3 * os + 168, o3_0); vst1q_f32(o + 3 * os + 172, o3_1); vst1q_f32(o + 3 * os + 176, o3_2);
-    vst1q_f32(o + 4 * os + 168, o4_0); vst1q_f32(o + 4 * os + 172, o4_1); vst1q_f32(o + 4 * os + 176, o4_2);
-    vst1q_f32(o + 5 * os + 168, o5_0); vst1q_f32(o + 5 * os + 172, o5_1); vst1q_f32(o + 5 * os + 176, o5_2);
-    vst1q_f32(o + 6 * os + 168, o6_0); vst1q_f32(o + 6 * os + 172, o6_1); vst1q_f32(o + 6 * os + 176, o6_2);
-    vst1q_f32(o + 7 * os + 168, o7_0); vst1q_f32(o + 7 * os + 172, o7_1); vst1q_f32(o + 7 * os + 176, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 180), a0), o0_1 = vmulq_f32(vld1q_f32(o + 184), a0), o0_2 = vmulq_f32(vld1q_f32(o + 188), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 180), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 184), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 188), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 180), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 184), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 188), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 180), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 184), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 188), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 180), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 184), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 188), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 180), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 184), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 188), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 180), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 184), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 188), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 180), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 184), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 188), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 180), v1 = vld1q_f32(vj + 184), v2 = vld1q_f32(vj + 188);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 180, o0_0); vst1q_f32(o + 184, o0_1); vst1q_f32(o + 188, o0_2);
-    vst1q_f32(o + os + 180, o1_0); vst1q_f32(o + os + 184, o1_1); vst1q_f32(o + os + 188, o1_2);
-    vst1q_f32(o + 2 * os + 180, o2_0); vst1q_f32(o + 2 * os + 184, o2_1); vst1q_f32(o + 2 * os + 188, o2_2);
-    vst1q_f32(o + 3 * os + 180, o3_0); vst1q_f32(o + 3 * os + 184, o3_1); vst1q_f32(o + 3 * os + 188, o3_2);
-    vst1q_f32(o + 4 * os + 180, o4_0); vst1q_f32(o + 4 * os + 184, o4_1); vst1q_f32(o + 4 * os + 188, o4_2);
-    vst1q_f32(o + 5 * os + 180, o5_0); vst1q_f32(o + 5 * os + 184, o5_1); vst1q_f32(o + 5 * os + 188, o5_2);
-    vst1q_f32(o + 6 * os + 180, o6_0); vst1q_f32(o + 6 * os + 184, o6_1); vst1q_f32(o + 6 * os + 188, o6_2);
-    vst1q_f32(o + 7 * os + 180, o7_0); vst1q_f32(o + 7 * os + 184, o7_1); vst1q_f32(o + 7 * os + 188, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 192), a0), o0_1 = vmulq_f32(vld1q_f32(o + 196), a0), o0_2 = vmulq_f32(vld1q_f32(o + 200), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 192), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 196), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 200), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 192), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 196), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 200), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 192), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 196), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 200), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 192), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 196), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 200), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 192), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 196), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 200), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 192), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 196), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 200), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 192), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 196), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 200), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 192), v1 = vld1q_f32(vj + 196), v2 = vld1q_f32(vj + 200);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 192, o0_0); vst1q_f32(o + 196, o0_1); vst1q_f32(o + 200, o0_2);
-    vst1q_f32(o + os + 192, o1_0); vst1q_f32(o + os + 196, o1_1); vst1q_f32(o + os + 200, o1_2);
-    vst1q_f32(o + 2 * os + 192, o2_0); vst1q_f32(o + 2 * os + 196, o2_1); vst1q_f32(o + 2 * os + 200, o2_2);
-    vst1q_f32(o + 3 * os + 192, o3_0); vst1q_f32(o + 3 * os + 196, o3_1); vst1q_f32(o + 3 * os + 200, o3_2);
-    vst1q_f32(o + 4 * os + 192, o4_0); vst1q_f32(o + 4 * os + 196, o4_1); vst1q_f32(o + 4 * os + 200, o4_2);
-    vst1q_f32(o + 5 * os + 192, o5_0); vst1q_f32(o + 5 * os + 196, o5_1); vst1q_f32(o + 5 * os + 200, o5_2);
-    vst1q_f32(o + 6 * os + 192, o6_0); vst1q_f32(o + 6 * os + 196, o6_1); vst1q_f32(o + 6 * os + 200, o6_2);
-    vst1q_f32(o + 7 * os + 192, o7_0); vst1q_f32(o + 7 * os + 196, o7_1); vst1q_f32(o + 7 * os + 200, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 204), a0), o0_1 = vmulq_f32(vld1q_f32(o + 208), a0), o0_2 = vmulq_f32(vld1q_f32(o + 212), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 204), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 208), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 212), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 204), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 208), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 212), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 204), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 208), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 212), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 204), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 208), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 212), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 204), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 208), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 212), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 204), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 208), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 212), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 204), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 208), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 212), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 204), v1 = vld1q_f32(vj + 208), v2 = vld1q_f32(vj + 212);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 204, o0_0); vst1q_f32(o + 208, o0_1); vst1q_f32(o + 212, o0_2);
-    vst1q_f32(o + os + 204, o1_0); vst1q_f32(o + os + 208, o1_1); vst1q_f32(o + os + 212, o1_2);
-    vst1q_f32(o + 2 * os + 204, o2_0); vst1q_f32(o + 2 * os + 208, o2_1); vst1q_f32(o + 2 * os + 212, o2_2);
-    vst1q_f32(o + 3 * os + 204, o3_0); vst1q_f32(o + 3 * os + 208, o3_1); vst1q_f32(o + 3 * os + 212, o3_2);
-    vst1q_f32(o + 4 * os + 204, o4_0); vst1q_f32(o + 4 * os + 208, o4_1); vst1q_f32(o + 4 * os + 212, o4_2);
-    vst1q_f32(o + 5 * os + 204, o5_0); vst1q_f32(o + 5 * os + 208, o5_1); vst1q_f32(o + 5 * os + 212, o5_2);
-    vst1q_f32(o + 6 * os + 204, o6_0); vst1q_f32(o + 6 * os + 208, o6_1); vst1q_f32(o + 6 * os + 212, o6_2);
-    vst1q_f32(o + 7 * os + 204, o7_0); vst1q_f32(o + 7 * os + 208, o7_1); vst1q_f32(o + 7 * os + 212, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 216), a0), o0_1 = vmulq_f32(vld1q_f32(o + 220), a0), o0_2 = vmulq_f32(vld1q_f32(o + 224), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 216), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 220), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 224), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 216), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 220), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 224), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 216), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 220), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 224), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 216), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 220), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 224), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 216), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 220), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 224), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 216), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 220), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 224), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 216), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 220), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 224), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 216), v1 = vld1q_f32(vj + 220), v2 = vld1q_f32(vj + 224);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 216, o0_0); vst1q_f32(o + 220, o0_1); vst1q_f32(o + 224, o0_2);
-    vst1q_f32(o + os + 216, o1_0); vst1q_f32(o + os + 220, o1_1); vst1q_f32(o + os + 224, o1_2);
-    vst1q_f32(o + 2 * os + 216, o2_0); vst1q_f32(o + 2 * os + 220, o2_1); vst1q_f32(o + 2 * os + 224, o2_2);
-    vst1q_f32(o + 3 * os + 216, o3_0); vst1q_f32(o + 3 * os + 220, o3_1); vst1q_f32(o + 3 * os + 224, o3_2);
-    vst1q_f32(o + 4 * os + 216, o4_0); vst1q_f32(o + 4 * os + 220, o4_1); vst1q_f32(o + 4 * os + 224, o4_2);
-    vst1q_f32(o + 5 * os + 216, o5_0); vst1q_f32(o + 5 * os + 220, o5_1); vst1q_f32(o + 5 * os + 224, o5_2);
-    vst1q_f32(o + 6 * os + 216, o6_0); vst1q_f32(o + 6 * os + 220, o6_1); vst1q_f32(o + 6 * os + 224, o6_2);
-    vst1q_f32(o + 7 * os + 216, o7_0); vst1q_f32(o + 7 * os + 220, o7_1); vst1q_f32(o + 7 * os + 224, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 228), a0), o0_1 = vmulq_f32(vld1q_f32(o + 232), a0), o0_2 = vmulq_f32(vld1q_f32(o + 236), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 228), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 232), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 236), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 228), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 232), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 236), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 228), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 232), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 236), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 228), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 232), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 236), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 228), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 232), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 236), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 228), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 232), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 236), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 228), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 232), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 236), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 228), v1 = vld1q_f32(vj + 232), v2 = vld1q_f32(vj + 236);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 228, o0_0); vst1q_f32(o + 232, o0_1); vst1q_f32(o + 236, o0_2);
-    vst1q_f32(o + os + 228, o1_0); vst1q_f32(o + os + 232, o1_1); vst1q_f32(o + os + 236, o1_2);
-    vst1q_f32(o + 2 * os + 228, o2_0); vst1q_f32(o + 2 * os + 232, o2_1); vst1q_f32(o + 2 * os + 236, o2_2);
-    vst1q_f32(o + 3 * os + 228, o3_0); vst1q_f32(o + 3 * os + 232, o3_1); vst1q_f32(o + 3 * os + 236, o3_2);
-    vst1q_f32(o + 4 * os + 228, o4_0); vst1q_f32(o + 4 * os + 232, o4_1); vst1q_f32(o + 4 * os + 236, o4_2);
-    vst1q_f32(o + 5 * os + 228, o5_0); vst1q_f32(o + 5 * os + 232, o5_1); vst1q_f32(o + 5 * os + 236, o5_2);
-    vst1q_f32(o + 6 * os + 228, o6_0); vst1q_f32(o + 6 * os + 232, o6_1); vst1q_f32(o + 6 * os + 236, o6_2);
-    vst1q_f32(o + 7 * os + 228, o7_0); vst1q_f32(o + 7 * os + 232, o7_1); vst1q_f32(o + 7 * os + 236, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 240), a0), o0_1 = vmulq_f32(vld1q_f32(o + 244), a0), o0_2 = vmulq_f32(vld1q_f32(o + 248), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 240), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 244), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 248), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 240), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 244), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 248), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 240), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 244), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 248), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 240), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 244), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 248), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 240), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 244), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 248), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 240), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 244), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 248), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 240), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 244), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 248), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 240), v1 = vld1q_f32(vj + 244), v2 = vld1q_f32(vj + 248);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 240, o0_0); vst1q_f32(o + 244, o0_1); vst1q_f32(o + 248, o0_2);
-    vst1q_f32(o + os + 240, o1_0); vst1q_f32(o + os + 244, o1_1); vst1q_f32(o + os + 248, o1_2);
-    vst1q_f32(o + 2 * os + 240, o2_0); vst1q_f32(o + 2 * os + 244, o2_1); vst1q_f32(o + 2 * os + 248, o2_2);
-    vst1q_f32(o + 3 * os + 240, o3_0); vst1q_f32(o + 3 * os + 244, o3_1); vst1q_f32(o + 3 * os + 248, o3_2);
-    vst1q_f32(o + 4 * os + 240, o4_0); vst1q_f32(o + 4 * os + 244, o4_1); vst1q_f32(o + 4 * os + 248, o4_2);
-    vst1q_f32(o + 5 * os + 240, o5_0); vst1q_f32(o + 5 * os + 244, o5_1); vst1q_f32(o + 5 * os + 248, o5_2);
-    vst1q_f32(o + 6 * os + 240, o6_0); vst1q_f32(o + 6 * os + 244, o6_1); vst1q_f32(o + 6 * os + 248, o6_2);
-    vst1q_f32(o + 7 * os + 240, o7_0); vst1q_f32(o + 7 * os + 244, o7_1); vst1q_f32(o + 7 * os + 248, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 252), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 252), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 252), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 252), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 252), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 252), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 252), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 252), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 252);
+      const float32x4_t v0 = vld1q_f32(vj + c0);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); }
       { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); }
@@ -4923,21 +1656,27 @@ static void attngen_pv_d256_8x12_s96__neon(const float *restrict pt, const float
       { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); }
       { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); }
     }
-    vst1q_f32(o + 252, o0_0);
-    vst1q_f32(o + os + 252, o1_0);
-    vst1q_f32(o + 2 * os + 252, o2_0);
-    vst1q_f32(o + 3 * os + 252, o3_0);
-    vst1q_f32(o + 4 * os + 252, o4_0);
-    vst1q_f32(o + 5 * os + 252, o5_0);
-    vst1q_f32(o + 6 * os + 252, o6_0);
-    vst1q_f32(o + 7 * os + 252, o7_0);
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + os + c0, o1_0);
+    vst1q_f32(o + 2 * os + c0, o2_0);
+    vst1q_f32(o + 3 * os + c0, o3_0);
+    vst1q_f32(o + 4 * os + c0, o4_0);
+    vst1q_f32(o + 5 * os + c0, o5_0);
+    vst1q_f32(o + 6 * os + c0, o6_0);
+    vst1q_f32(o + 7 * os + c0, o7_0);
   }
+  for (int r = 0; r < 8; ++r)
+    for (int c = c0; c < 256; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j * 96 + r] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=6 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static void attngen_qkdot_d256_2x6_s72__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static void attngen_qkdot_d256_2x8_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -4945,472 +1684,600 @@ static void attngen_qkdot_d256_2x6_s72__neon(const float *restrict qp, const flo
   const float *restrict k3 = krow[3];
   const float *restrict k4 = krow[4];
   const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 256;
-    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f), acc0_4 = vdupq_n_f32(0.0f), acc0_5 = vdupq_n_f32(0.0f);
-    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f), acc1_4 = vdupq_n_f32(0.0f), acc1_5 = vdupq_n_f32(0.0f);
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f), acc0_4 = vdupq_n_f32(0.0f), acc0_5 = vdupq_n_f32(0.0f), acc0_6 = vdupq_n_f32(0.0f), acc0_7 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f), acc1_4 = vdupq_n_f32(0.0f), acc1_5 = vdupq_n_f32(0.0f), acc1_6 = vdupq_n_f32(0.0f), acc1_7 = vdupq_n_f32(0.0f);
     { const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1);
       { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4);
       { const float32x4_t kv = vld1q_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 4); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 4); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 4); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 4); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 4); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8);
       { const float32x4_t kv = vld1q_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 8); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 8); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 8); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 8); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 8); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12);
       { const float32x4_t kv = vld1q_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 12); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 12); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 12); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 12); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 12); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16);
       { const float32x4_t kv = vld1q_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 16); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 16); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 16); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 16); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 16); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20);
       { const float32x4_t kv = vld1q_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 20); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 20); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 20); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 20); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 20); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24);
       { const float32x4_t kv = vld1q_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 24); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 24); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 24); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 24); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 24); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28);
       { const float32x4_t kv = vld1q_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 28); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 28); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 28); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 28); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 28); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32);
       { const float32x4_t kv = vld1q_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 32); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 32); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 32); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 32); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 32); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36);
       { const float32x4_t kv = vld1q_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 36); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 36); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 36); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 36); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 36); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40);
       { const float32x4_t kv = vld1q_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 40); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 40); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 40); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 40); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 40); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44);
       { const float32x4_t kv = vld1q_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 44); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 44); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 44); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 44); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 44); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48);
       { const float32x4_t kv = vld1q_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 48); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 48); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 48); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 48); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 48); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52);
       { const float32x4_t kv = vld1q_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 52); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 52); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 52); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 52); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 52); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56);
       { const float32x4_t kv = vld1q_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 56); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 56); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 56); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 56); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 56); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60);
       { const float32x4_t kv = vld1q_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 60); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 60); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 60); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 60); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 60); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 64); const float32x4_t qv1 = vld1q_f32(q1 + 64);
       { const float32x4_t kv = vld1q_f32(k0 + 64); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 64); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 64); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 64); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 64); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 64); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 64); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 64); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 64); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 68); const float32x4_t qv1 = vld1q_f32(q1 + 68);
       { const float32x4_t kv = vld1q_f32(k0 + 68); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 68); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 68); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 68); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 68); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 68); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 68); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 68); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 68); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 72); const float32x4_t qv1 = vld1q_f32(q1 + 72);
       { const float32x4_t kv = vld1q_f32(k0 + 72); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 72); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 72); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 72); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 72); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 72); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 72); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 72); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 72); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 76); const float32x4_t qv1 = vld1q_f32(q1 + 76);
       { const float32x4_t kv = vld1q_f32(k0 + 76); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 76); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 76); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 76); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 76); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 76); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 76); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 76); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 76); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 80); const float32x4_t qv1 = vld1q_f32(q1 + 80);
       { const float32x4_t kv = vld1q_f32(k0 + 80); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 80); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 80); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 80); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 80); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 80); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 80); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 80); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 80); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 84); const float32x4_t qv1 = vld1q_f32(q1 + 84);
       { const float32x4_t kv = vld1q_f32(k0 + 84); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 84); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 84); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 84); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 84); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 84); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 84); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 84); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 84); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 88); const float32x4_t qv1 = vld1q_f32(q1 + 88);
       { const float32x4_t kv = vld1q_f32(k0 + 88); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 88); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 88); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 88); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 88); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 88); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 88); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 88); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 88); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 92); const float32x4_t qv1 = vld1q_f32(q1 + 92);
       { const float32x4_t kv = vld1q_f32(k0 + 92); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 92); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 92); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 92); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 92); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 92); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 92); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 92); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 92); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 96); const float32x4_t qv1 = vld1q_f32(q1 + 96);
       { const float32x4_t kv = vld1q_f32(k0 + 96); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 96); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 96); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 96); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 96); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 96); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 96); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 96); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 96); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 100); const float32x4_t qv1 = vld1q_f32(q1 + 100);
       { const float32x4_t kv = vld1q_f32(k0 + 100); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 100); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 100); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 100); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 100); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 100); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 100); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 100); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 100); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 104); const float32x4_t qv1 = vld1q_f32(q1 + 104);
       { const float32x4_t kv = vld1q_f32(k0 + 104); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 104); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 104); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 104); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 104); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 104); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 104); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 104); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 104); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 108); const float32x4_t qv1 = vld1q_f32(q1 + 108);
       { const float32x4_t kv = vld1q_f32(k0 + 108); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 108); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 108); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 108); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 108); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 108); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 108); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 108); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 108); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 112); const float32x4_t qv1 = vld1q_f32(q1 + 112);
       { const float32x4_t kv = vld1q_f32(k0 + 112); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 112); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 112); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 112); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 112); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 112); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 112); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 112); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 112); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 116); const float32x4_t qv1 = vld1q_f32(q1 + 116);
       { const float32x4_t kv = vld1q_f32(k0 + 116); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 116); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 116); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 116); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 116); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 116); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 116); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 116); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 116); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 120); const float32x4_t qv1 = vld1q_f32(q1 + 120);
       { const float32x4_t kv = vld1q_f32(k0 + 120); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 120); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 120); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 120); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 120); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 120); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 120); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 120); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 120); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 124); const float32x4_t qv1 = vld1q_f32(q1 + 124);
       { const float32x4_t kv = vld1q_f32(k0 + 124); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 124); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 124); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 124); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 124); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 124); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 124); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 124); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 124); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 128); const float32x4_t qv1 = vld1q_f32(q1 + 128);
       { const float32x4_t kv = vld1q_f32(k0 + 128); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 128); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 128); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 128); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 128); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 128); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 128); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 128); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 128); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 132); const float32x4_t qv1 = vld1q_f32(q1 + 132);
       { const float32x4_t kv = vld1q_f32(k0 + 132); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 132); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 132); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 132); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 132); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 132); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 132); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 132); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 132); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 136); const float32x4_t qv1 = vld1q_f32(q1 + 136);
       { const float32x4_t kv = vld1q_f32(k0 + 136); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 136); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 136); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 136); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 136); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 136); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 136); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 136); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 136); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 140); const float32x4_t qv1 = vld1q_f32(q1 + 140);
       { const float32x4_t kv = vld1q_f32(k0 + 140); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 140); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 140); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 140); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 140); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 140); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 140); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 140); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 140); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 144); const float32x4_t qv1 = vld1q_f32(q1 + 144);
       { const float32x4_t kv = vld1q_f32(k0 + 144); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 144); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 144); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 144); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 144); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 144); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 144); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 144); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 144); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 148); const float32x4_t qv1 = vld1q_f32(q1 + 148);
       { const float32x4_t kv = vld1q_f32(k0 + 148); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 148); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 148); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 148); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 148); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 148); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 148); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 148); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 148); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 152); const float32x4_t qv1 = vld1q_f32(q1 + 152);
       { const float32x4_t kv = vld1q_f32(k0 + 152); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 152); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 152); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 152); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 152); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 152); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 152); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 152); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 152); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 156); const float32x4_t qv1 = vld1q_f32(q1 + 156);
       { const float32x4_t kv = vld1q_f32(k0 + 156); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 156); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 156); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 156); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 156); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 156); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 156); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 156); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 156); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 160); const float32x4_t qv1 = vld1q_f32(q1 + 160);
       { const float32x4_t kv = vld1q_f32(k0 + 160); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 160); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 160); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 160); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 160); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 160); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 160); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 160); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 160); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 164); const float32x4_t qv1 = vld1q_f32(q1 + 164);
       { const float32x4_t kv = vld1q_f32(k0 + 164); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 164); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 164); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 164); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 164); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 164); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 164); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 164); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 164); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 168); const float32x4_t qv1 = vld1q_f32(q1 + 168);
       { const float32x4_t kv = vld1q_f32(k0 + 168); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 168); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 168); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 168); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 168); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 168); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 168); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 168); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 168); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 172); const float32x4_t qv1 = vld1q_f32(q1 + 172);
       { const float32x4_t kv = vld1q_f32(k0 + 172); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 172); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 172); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 172); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 172); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 172); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 172); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 172); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 172); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 176); const float32x4_t qv1 = vld1q_f32(q1 + 176);
       { const float32x4_t kv = vld1q_f32(k0 + 176); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 176); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 176); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 176); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 176); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 176); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 176); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 176); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 176); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 180); const float32x4_t qv1 = vld1q_f32(q1 + 180);
       { const float32x4_t kv = vld1q_f32(k0 + 180); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 180); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 180); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 180); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 180); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 180); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 180); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 180); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 180); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 184); const float32x4_t qv1 = vld1q_f32(q1 + 184);
       { const float32x4_t kv = vld1q_f32(k0 + 184); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 184); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 184); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 184); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 184); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 184); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 184); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 184); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 184); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 188); const float32x4_t qv1 = vld1q_f32(q1 + 188);
       { const float32x4_t kv = vld1q_f32(k0 + 188); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 188); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 188); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 188); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 188); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 188); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 188); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 188); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 188); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 192); const float32x4_t qv1 = vld1q_f32(q1 + 192);
       { const float32x4_t kv = vld1q_f32(k0 + 192); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 192); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 192); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 192); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 192); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 192); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 192); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 192); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 192); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 196); const float32x4_t qv1 = vld1q_f32(q1 + 196);
       { const float32x4_t kv = vld1q_f32(k0 + 196); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 196); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 196); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 196); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 196); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 196); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 196); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 196); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 196); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 200); const float32x4_t qv1 = vld1q_f32(q1 + 200);
       { const float32x4_t kv = vld1q_f32(k0 + 200); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 200); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 200); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 200); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 200); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 200); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 200); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 200); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 200); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 204); const float32x4_t qv1 = vld1q_f32(q1 + 204);
       { const float32x4_t kv = vld1q_f32(k0 + 204); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 204); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 204); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 204); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 204); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 204); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 204); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 204); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 204); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 208); const float32x4_t qv1 = vld1q_f32(q1 + 208);
       { const float32x4_t kv = vld1q_f32(k0 + 208); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 208); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 208); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 208); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 208); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 208); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 208); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 208); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 208); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 212); const float32x4_t qv1 = vld1q_f32(q1 + 212);
       { const float32x4_t kv = vld1q_f32(k0 + 212); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 212); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 212); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 212); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 212); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 212); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 212); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 212); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 212); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 216); const float32x4_t qv1 = vld1q_f32(q1 + 216);
       { const float32x4_t kv = vld1q_f32(k0 + 216); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 216); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 216); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 216); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 216); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 216); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 216); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 216); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 216); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 220); const float32x4_t qv1 = vld1q_f32(q1 + 220);
       { const float32x4_t kv = vld1q_f32(k0 + 220); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 220); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 220); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 220); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 220); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 220); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 220); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 220); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 220); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 224); const float32x4_t qv1 = vld1q_f32(q1 + 224);
       { const float32x4_t kv = vld1q_f32(k0 + 224); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 224); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 224); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 224); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 224); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 224); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 224); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 224); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 224); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 228); const float32x4_t qv1 = vld1q_f32(q1 + 228);
       { const float32x4_t kv = vld1q_f32(k0 + 228); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 228); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 228); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 228); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 228); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 228); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 228); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 228); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 228); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 232); const float32x4_t qv1 = vld1q_f32(q1 + 232);
       { const float32x4_t kv = vld1q_f32(k0 + 232); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 232); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 232); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 232); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 232); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 232); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 232); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 232); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 232); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 236); const float32x4_t qv1 = vld1q_f32(q1 + 236);
       { const float32x4_t kv = vld1q_f32(k0 + 236); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 236); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 236); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 236); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 236); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 236); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 236); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 236); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 236); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 240); const float32x4_t qv1 = vld1q_f32(q1 + 240);
       { const float32x4_t kv = vld1q_f32(k0 + 240); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 240); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 240); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 240); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 240); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 240); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 240); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 240); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 240); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 244); const float32x4_t qv1 = vld1q_f32(q1 + 244);
       { const float32x4_t kv = vld1q_f32(k0 + 244); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 244); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 244); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 244); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 244); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 244); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 244); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 244); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 244); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 248); const float32x4_t qv1 = vld1q_f32(q1 + 248);
       { const float32x4_t kv = vld1q_f32(k0 + 248); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 248); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 248); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 248); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 248); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 248); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 248); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 248); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 248); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     { const float32x4_t qv0 = vld1q_f32(q0 + 252); const float32x4_t qv1 = vld1q_f32(q1 + 252);
       { const float32x4_t kv = vld1q_f32(k0 + 252); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 252); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 252); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 252); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 252); acc0_4 = vfmaq_f32(acc0_4, qv0, kv); acc1_4 = vfmaq_f32(acc1_4, qv1, kv); }
-      { const float32x4_t kv = vld1q_f32(k5 + 252); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); } }
+      { const float32x4_t kv = vld1q_f32(k5 + 252); acc0_5 = vfmaq_f32(acc0_5, qv0, kv); acc1_5 = vfmaq_f32(acc1_5, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 252); acc0_6 = vfmaq_f32(acc0_6, qv0, kv); acc1_6 = vfmaq_f32(acc1_6, qv1, kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 252); acc0_7 = vfmaq_f32(acc0_7, qv0, kv); acc1_7 = vfmaq_f32(acc1_7, qv1, kv); } }
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
-    s[4] = vaddvq_f32(acc0_4);
-    s[5] = vaddvq_f32(acc0_5);
-    vst1q_f32(s + 72, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
-    s[76] = vaddvq_f32(acc1_4);
-    s[77] = vaddvq_f32(acc1_5);
+    vst1q_f32(s + 4, vpaddq_f32(vpaddq_f32(acc0_4, acc0_5), vpaddq_f32(acc0_6, acc0_7)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    vst1q_f32(s + 68, vpaddq_f32(vpaddq_f32(acc1_4, acc1_5), vpaddq_f32(acc1_6, acc1_7)));
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 72].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const float *restrict alpha,
+static void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -5422,7 +2289,7 @@ static void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const float
       const float *restrict pj = pt + j;
       const float32x4_t v0 = vld1q_f32(vj), v1 = vld1q_f32(vj + 4), v2 = vld1q_f32(vj + 8), v3 = vld1q_f32(vj + 12), v4 = vld1q_f32(vj + 16), v5 = vld1q_f32(vj + 20), v6 = vld1q_f32(vj + 24), v7 = vld1q_f32(vj + 28);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); o0_6 = vfmaq_f32(o0_6, p, v6); o0_7 = vfmaq_f32(o0_7, p, v7); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 72); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
     }
     vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3); vst1q_f32(o + 16, o0_4); vst1q_f32(o + 20, o0_5); vst1q_f32(o + 24, o0_6); vst1q_f32(o + 28, o0_7);
     vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3); vst1q_f32(o + os + 16, o1_4); vst1q_f32(o + os + 20, o1_5); vst1q_f32(o + os + 24, o1_6); vst1q_f32(o + os + 28, o1_7);
@@ -5436,7 +2303,7 @@ static void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const float
       const float *restrict pj = pt + j;
       const float32x4_t v0 = vld1q_f32(vj + 32), v1 = vld1q_f32(vj + 36), v2 = vld1q_f32(vj + 40), v3 = vld1q_f32(vj + 44), v4 = vld1q_f32(vj + 48), v5 = vld1q_f32(vj + 52), v6 = vld1q_f32(vj + 56), v7 = vld1q_f32(vj + 60);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); o0_6 = vfmaq_f32(o0_6, p, v6); o0_7 = vfmaq_f32(o0_7, p, v7); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 72); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
     }
     vst1q_f32(o + 32, o0_0); vst1q_f32(o + 36, o0_1); vst1q_f32(o + 40, o0_2); vst1q_f32(o + 44, o0_3); vst1q_f32(o + 48, o0_4); vst1q_f32(o + 52, o0_5); vst1q_f32(o + 56, o0_6); vst1q_f32(o + 60, o0_7);
     vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3); vst1q_f32(o + os + 48, o1_4); vst1q_f32(o + os + 52, o1_5); vst1q_f32(o + os + 56, o1_6); vst1q_f32(o + os + 60, o1_7);
@@ -5450,7 +2317,7 @@ static void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const float
       const float *restrict pj = pt + j;
       const float32x4_t v0 = vld1q_f32(vj + 64), v1 = vld1q_f32(vj + 68), v2 = vld1q_f32(vj + 72), v3 = vld1q_f32(vj + 76), v4 = vld1q_f32(vj + 80), v5 = vld1q_f32(vj + 84), v6 = vld1q_f32(vj + 88), v7 = vld1q_f32(vj + 92);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); o0_6 = vfmaq_f32(o0_6, p, v6); o0_7 = vfmaq_f32(o0_7, p, v7); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 72); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
     }
     vst1q_f32(o + 64, o0_0); vst1q_f32(o + 68, o0_1); vst1q_f32(o + 72, o0_2); vst1q_f32(o + 76, o0_3); vst1q_f32(o + 80, o0_4); vst1q_f32(o + 84, o0_5); vst1q_f32(o + 88, o0_6); vst1q_f32(o + 92, o0_7);
     vst1q_f32(o + os + 64, o1_0); vst1q_f32(o + os + 68, o1_1); vst1q_f32(o + os + 72, o1_2); vst1q_f32(o + os + 76, o1_3); vst1q_f32(o + os + 80, o1_4); vst1q_f32(o + os + 84, o1_5); vst1q_f32(o + os + 88, o1_6); vst1q_f32(o + os + 92, o1_7);
@@ -5464,7 +2331,7 @@ static void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const float
       const float *restrict pj = pt + j;
       const float32x4_t v0 = vld1q_f32(vj + 96), v1 = vld1q_f32(vj + 100), v2 = vld1q_f32(vj + 104), v3 = vld1q_f32(vj + 108), v4 = vld1q_f32(vj + 112), v5 = vld1q_f32(vj + 116), v6 = vld1q_f32(vj + 120), v7 = vld1q_f32(vj + 124);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); o0_6 = vfmaq_f32(o0_6, p, v6); o0_7 = vfmaq_f32(o0_7, p, v7); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 72); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
     }
     vst1q_f32(o + 96, o0_0); vst1q_f32(o + 100, o0_1); vst1q_f32(o + 104, o0_2); vst1q_f32(o + 108, o0_3); vst1q_f32(o + 112, o0_4); vst1q_f32(o + 116, o0_5); vst1q_f32(o + 120, o0_6); vst1q_f32(o + 124, o0_7);
     vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2); vst1q_f32(o + os + 108, o1_3); vst1q_f32(o + os + 112, o1_4); vst1q_f32(o + os + 116, o1_5); vst1q_f32(o + os + 120, o1_6); vst1q_f32(o + os + 124, o1_7);
@@ -5478,7 +2345,7 @@ static void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const float
       const float *restrict pj = pt + j;
       const float32x4_t v0 = vld1q_f32(vj + 128), v1 = vld1q_f32(vj + 132), v2 = vld1q_f32(vj + 136), v3 = vld1q_f32(vj + 140), v4 = vld1q_f32(vj + 144), v5 = vld1q_f32(vj + 148), v6 = vld1q_f32(vj + 152), v7 = vld1q_f32(vj + 156);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); o0_6 = vfmaq_f32(o0_6, p, v6); o0_7 = vfmaq_f32(o0_7, p, v7); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 72); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
     }
     vst1q_f32(o + 128, o0_0); vst1q_f32(o + 132, o0_1); vst1q_f32(o + 136, o0_2); vst1q_f32(o + 140, o0_3); vst1q_f32(o + 144, o0_4); vst1q_f32(o + 148, o0_5); vst1q_f32(o + 152, o0_6); vst1q_f32(o + 156, o0_7);
     vst1q_f32(o + os + 128, o1_0); vst1q_f32(o + os + 132, o1_1); vst1q_f32(o + os + 136, o1_2); vst1q_f32(o + os + 140, o1_3); vst1q_f32(o + os + 144, o1_4); vst1q_f32(o + os + 148, o1_5); vst1q_f32(o + os + 152, o1_6); vst1q_f32(o + os + 156, o1_7);
@@ -5492,7 +2359,7 @@ static void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const float
       const float *restrict pj = pt + j;
       const float32x4_t v0 = vld1q_f32(vj + 160), v1 = vld1q_f32(vj + 164), v2 = vld1q_f32(vj + 168), v3 = vld1q_f32(vj + 172), v4 = vld1q_f32(vj + 176), v5 = vld1q_f32(vj + 180), v6 = vld1q_f32(vj + 184), v7 = vld1q_f32(vj + 188);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); o0_6 = vfmaq_f32(o0_6, p, v6); o0_7 = vfmaq_f32(o0_7, p, v7); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 72); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
     }
     vst1q_f32(o + 160, o0_0); vst1q_f32(o + 164, o0_1); vst1q_f32(o + 168, o0_2); vst1q_f32(o + 172, o0_3); vst1q_f32(o + 176, o0_4); vst1q_f32(o + 180, o0_5); vst1q_f32(o + 184, o0_6); vst1q_f32(o + 188, o0_7);
     vst1q_f32(o + os + 160, o1_0); vst1q_f32(o + os + 164, o1_1); vst1q_f32(o + os + 168, o1_2); vst1q_f32(o + os + 172, o1_3); vst1q_f32(o + os + 176, o1_4); vst1q_f32(o + os + 180, o1_5); vst1q_f32(o + os + 184, o1_6); vst1q_f32(o + os + 188, o1_7);
@@ -5506,7 +2373,7 @@ static void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const float
       const float *restrict pj = pt + j;
       const float32x4_t v0 = vld1q_f32(vj + 192), v1 = vld1q_f32(vj + 196), v2 = vld1q_f32(vj + 200), v3 = vld1q_f32(vj + 204), v4 = vld1q_f32(vj + 208), v5 = vld1q_f32(vj + 212), v6 = vld1q_f32(vj + 216), v7 = vld1q_f32(vj + 220);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); o0_6 = vfmaq_f32(o0_6, p, v6); o0_7 = vfmaq_f32(o0_7, p, v7); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 72); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
     }
     vst1q_f32(o + 192, o0_0); vst1q_f32(o + 196, o0_1); vst1q_f32(o + 200, o0_2); vst1q_f32(o + 204, o0_3); vst1q_f32(o + 208, o0_4); vst1q_f32(o + 212, o0_5); vst1q_f32(o + 216, o0_6); vst1q_f32(o + 220, o0_7);
     vst1q_f32(o + os + 192, o1_0); vst1q_f32(o + os + 196, o1_1); vst1q_f32(o + os + 200, o1_2); vst1q_f32(o + os + 204, o1_3); vst1q_f32(o + os + 208, o1_4); vst1q_f32(o + os + 212, o1_5); vst1q_f32(o + os + 216, o1_6); vst1q_f32(o + os + 220, o1_7);
@@ -5520,14 +2387,14 @@ static void attngen_pv_d256_2x32_p72__neon(const float *restrict pt, const float
       const float *restrict pj = pt + j;
       const float32x4_t v0 = vld1q_f32(vj + 224), v1 = vld1q_f32(vj + 228), v2 = vld1q_f32(vj + 232), v3 = vld1q_f32(vj + 236), v4 = vld1q_f32(vj + 240), v5 = vld1q_f32(vj + 244), v6 = vld1q_f32(vj + 248), v7 = vld1q_f32(vj + 252);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); o0_6 = vfmaq_f32(o0_6, p, v6); o0_7 = vfmaq_f32(o0_7, p, v7); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 72); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); o1_6 = vfmaq_f32(o1_6, p, v6); o1_7 = vfmaq_f32(o1_7, p, v7); }
     }
     vst1q_f32(o + 224, o0_0); vst1q_f32(o + 228, o0_1); vst1q_f32(o + 232, o0_2); vst1q_f32(o + 236, o0_3); vst1q_f32(o + 240, o0_4); vst1q_f32(o + 244, o0_5); vst1q_f32(o + 248, o0_6); vst1q_f32(o + 252, o0_7);
     vst1q_f32(o + os + 224, o1_0); vst1q_f32(o + os + 228, o1_1); vst1q_f32(o + os + 232, o1_2); vst1q_f32(o + os + 236, o1_3); vst1q_f32(o + os + 240, o1_4); vst1q_f32(o + os + 244, o1_5); vst1q_f32(o + os + 248, o1_6); vst1q_f32(o + os + 252, o1_7);
   }
 }
 
-/* attn_h8_kv4_d256_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h8_kv4_d256_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 32 keys per tile, head_dim loops */
 static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -5560,6 +2427,10 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r, mp, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
@@ -5659,7 +2530,7 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h8_kv4_d256_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 32 keys per tile, head_dim loops */
 static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -5692,6 +2563,10 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r, mp, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
@@ -5792,22 +2667,22 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
   }
 }
 
-/* attn_h8_kv4_d256_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x6 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+/* attn_h8_kv4_d256_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 1152; /* rescale per row */
+  float *restrict alpha = scratch + 1024; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 1216; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 1088; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8224;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -5824,6 +2699,10 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
@@ -5855,12 +2734,12 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 6 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 6) {
-        const float *krow[6];
-        for (int j = 0; j < 6; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        const float *krow[8];
+        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d256_2x6_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -5887,7 +2766,7 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d256_2x32_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d256_2x32_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -5909,22 +2788,22 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x6 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
+/* attn_h8_kv4_d256_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, P·V 2x32, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 1152; /* rescale per row */
+  float *restrict alpha = scratch + 1024; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 1216; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 1088; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8224;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -5941,6 +2820,10 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
@@ -5973,12 +2856,12 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 6 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 6) {
-        const float *krow[6];
-        for (int j = 0; j < 6; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        const float *krow[8];
+        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d256_2x6_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -6005,7 +2888,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d256_2x32_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d256_2x32_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -6232,6 +3115,10 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r, mp, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
@@ -6364,6 +3251,10 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r, mp, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = 0.0f;
@@ -6496,6 +3387,10 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
@@ -6613,6 +3508,10 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim, qrow,
+                              256, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = 0.0f;
@@ -6718,9 +3617,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 48, 1, 96, 32, 62048, 1, 0, 1, 0 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__neon },
   { "attn_h8_kv4_d256_causal_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 16, 64, 34112, 8, 512, 256, 8 }, NULL, attn_h8_kv4_d256_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 16, 64, 33984, 8, 512, 256, 8 }, NULL, attn_h8_kv4_d256_causal_decode__neon },
   { "attn_h8_kv4_d256_causal_padding_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 16, 64, 34112, 8, 512, 256, 8 }, NULL, attn_h8_kv4_d256_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 16, 64, 33984, 8, 512, 256, 8 }, NULL, attn_h8_kv4_d256_causal_padding_decode__neon },
 #endif
   { "attn_h8_kv4_d256_causal_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 32, 1, 64, 32, 43392, 1, 0, 1, 0 }, NULL, attn_h8_kv4_d256_causal_prefill__scalar },
@@ -6733,9 +3632,46 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_kernels[] = {
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
+/* RoPE inverse frequencies of the 128 pairs: theta^(-2i / rotary_dim), float64, computed once by
+ * the generator (gen/spec.lua). The runtime turns them into cos/sin of pos * inv_freq[i] per token. */
+static const double attngen_table_gemma_2_2b_inv_freq[128] = {
+  1, 0.93057204092969903, 0.86596432336006535, 0.80584218776148187,
+  0.74989420933245587, 0.69783058485986638, 0.64938163157621132, 0.60429639023813275,
+  0.56234132519034907, 0.5232991146814947, 0.48696752516586306, 0.45315836376008173,
+  0.42169650342858228, 0.39241897584845359, 0.36517412725483767, 0.33982083289425591,
+  0.31622776601683794, 0.29427271762092816, 0.27384196342643613, 0.25482967479793467,
+  0.23713737056616555, 0.22067340690845899, 0.20535250264571461, 0.19109529749704404,
+  0.17782794100389226, 0.16548170999431813, 0.15399265260594919, 0.14330125702369628,
+  0.1333521432163324, 0.12409377607517197, 0.1154781984689458, 0.10746078283213174,
+  0.10000000000000001, 0.0930572040929699, 0.086596432336006543, 0.080584218776148187,
+  0.074989420933245579, 0.069783058485986635, 0.064938163157621132, 0.060429639023813278,
+  0.056234132519034905, 0.05232991146814947, 0.048696752516586311, 0.045315836376008174,
+  0.042169650342858224, 0.039241897584845357, 0.036517412725483769, 0.033982083289425591,
+  0.031622776601683791, 0.029427271762092817, 0.027384196342643611, 0.025482967479793464,
+  0.02371373705661655, 0.022067340690845899, 0.020535250264571463, 0.019109529749704406,
+  0.017782794100389229, 0.016548170999431816, 0.015399265260594919, 0.014330125702369629,
+  0.013335214321633241, 0.012409377607517197, 0.011547819846894583, 0.010746078283213174,
+  0.01, 0.0093057204092969886, 0.0086596432336006526, 0.0080584218776148173,
+  0.0074989420933245588, 0.0069783058485986633, 0.0064938163157621138, 0.0060429639023813278,
+  0.005623413251903491, 0.0052329911468149467, 0.0048696752516586318, 0.0045315836376008181,
+  0.0042169650342858229, 0.0039241897584845363, 0.0036517412725483771, 0.0033982083289425596,
+  0.003162277660168379, 0.0029427271762092816, 0.0027384196342643613, 0.0025482967479793462,
+  0.0023713737056616549, 0.0022067340690845897, 0.002053525026457146, 0.0019109529749704406,
+  0.001778279410038923, 0.0016548170999431814, 0.0015399265260594918, 0.0014330125702369627,
+  0.0013335214321633241, 0.0012409377607517195, 0.0011547819846894581, 0.0010746078283213173,
+  0.001, 0.00093057204092969893, 0.00086596432336006539, 0.0008058421877614819,
+  0.00074989420933245575, 0.00069783058485986635, 0.00064938163157621123, 0.00060429639023813287,
+  0.0005623413251903491, 0.00052329911468149473, 0.00048696752516586315, 0.00045315836376008179,
+  0.00042169650342858229, 0.00039241897584845359, 0.0003651741272548377, 0.00033982083289425591,
+  0.00031622776601683794, 0.00029427271762092817, 0.00027384196342643616, 0.00025482967479793463,
+  0.00023713737056616554, 0.00022067340690845895, 0.00020535250264571461, 0.00019109529749704405,
+  0.00017782794100389227, 0.00016548170999431815, 0.00015399265260594919, 0.00014330125702369627,
+  0.0001333521432163324, 0.00012409377607517196, 0.00011547819846894582, 0.00010746078283213175,
+};
+
 /* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope */
 const attngen_table attngen_table_gemma_2_2b = {
-  3, "gemma-2-2b", "0.2.0", 8, 4, 256, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_gemma_2_2b_kernels,
+  3, "gemma-2-2b", "0.2.0", 8, 4, 256, { 0, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_gemma_2_2b_kernels,
   (int)(sizeof attngen_table_gemma_2_2b_kernels / sizeof attngen_table_gemma_2_2b_kernels[0]) - 1
 };

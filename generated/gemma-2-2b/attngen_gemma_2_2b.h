@@ -5,6 +5,7 @@
  *   name = "gemma-2-2b", heads = 8, kv_heads = 4, head_dim = 256,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 10000, rotary_dim = 256 },
  *   source = https://huggingface.co/google/gemma-2-2b/blob/main/config.json
  */
 #ifndef ATTNGEN_GEMMA_2_2B_H

@@ -103,326 +103,168 @@ static ATTNGEN_TARGET_AVX2 void attngen_qk_d64_24x4_s96__avx2(const float *restr
   __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
   __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
   __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
-  { const __m256 q0 = _mm256_loadu_ps(qt); const __m256 q1 = _mm256_loadu_ps(qt + 8); const __m256 q2 = _mm256_loadu_ps(qt + 16);
-    { const __m256 kb = _mm256_broadcast_ss(k0); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 96); const __m256 q1 = _mm256_loadu_ps(qt + 104); const __m256 q2 = _mm256_loadu_ps(qt + 112);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 192); const __m256 q1 = _mm256_loadu_ps(qt + 200); const __m256 q2 = _mm256_loadu_ps(qt + 208);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 288); const __m256 q1 = _mm256_loadu_ps(qt + 296); const __m256 q2 = _mm256_loadu_ps(qt + 304);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 384); const __m256 q1 = _mm256_loadu_ps(qt + 392); const __m256 q2 = _mm256_loadu_ps(qt + 400);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 480); const __m256 q1 = _mm256_loadu_ps(qt + 488); const __m256 q2 = _mm256_loadu_ps(qt + 496);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 576); const __m256 q1 = _mm256_loadu_ps(qt + 584); const __m256 q2 = _mm256_loadu_ps(qt + 592);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 672); const __m256 q1 = _mm256_loadu_ps(qt + 680); const __m256 q2 = _mm256_loadu_ps(qt + 688);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 768); const __m256 q1 = _mm256_loadu_ps(qt + 776); const __m256 q2 = _mm256_loadu_ps(qt + 784);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 864); const __m256 q1 = _mm256_loadu_ps(qt + 872); const __m256 q2 = _mm256_loadu_ps(qt + 880);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 960); const __m256 q1 = _mm256_loadu_ps(qt + 968); const __m256 q2 = _mm256_loadu_ps(qt + 976);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1056); const __m256 q1 = _mm256_loadu_ps(qt + 1064); const __m256 q2 = _mm256_loadu_ps(qt + 1072);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1152); const __m256 q1 = _mm256_loadu_ps(qt + 1160); const __m256 q2 = _mm256_loadu_ps(qt + 1168);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1248); const __m256 q1 = _mm256_loadu_ps(qt + 1256); const __m256 q2 = _mm256_loadu_ps(qt + 1264);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1344); const __m256 q1 = _mm256_loadu_ps(qt + 1352); const __m256 q2 = _mm256_loadu_ps(qt + 1360);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1440); const __m256 q1 = _mm256_loadu_ps(qt + 1448); const __m256 q2 = _mm256_loadu_ps(qt + 1456);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1536); const __m256 q1 = _mm256_loadu_ps(qt + 1544); const __m256 q2 = _mm256_loadu_ps(qt + 1552);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1632); const __m256 q1 = _mm256_loadu_ps(qt + 1640); const __m256 q2 = _mm256_loadu_ps(qt + 1648);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1728); const __m256 q1 = _mm256_loadu_ps(qt + 1736); const __m256 q2 = _mm256_loadu_ps(qt + 1744);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1824); const __m256 q1 = _mm256_loadu_ps(qt + 1832); const __m256 q2 = _mm256_loadu_ps(qt + 1840);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1920); const __m256 q1 = _mm256_loadu_ps(qt + 1928); const __m256 q2 = _mm256_loadu_ps(qt + 1936);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2016); const __m256 q1 = _mm256_loadu_ps(qt + 2024); const __m256 q2 = _mm256_loadu_ps(qt + 2032);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2112); const __m256 q1 = _mm256_loadu_ps(qt + 2120); const __m256 q2 = _mm256_loadu_ps(qt + 2128);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2208); const __m256 q1 = _mm256_loadu_ps(qt + 2216); const __m256 q2 = _mm256_loadu_ps(qt + 2224);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2304); const __m256 q1 = _mm256_loadu_ps(qt + 2312); const __m256 q2 = _mm256_loadu_ps(qt + 2320);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2400); const __m256 q1 = _mm256_loadu_ps(qt + 2408); const __m256 q2 = _mm256_loadu_ps(qt + 2416);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2496); const __m256 q1 = _mm256_loadu_ps(qt + 2504); const __m256 q2 = _mm256_loadu_ps(qt + 2512);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2592); const __m256 q1 = _mm256_loadu_ps(qt + 2600); const __m256 q2 = _mm256_loadu_ps(qt + 2608);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2688); const __m256 q1 = _mm256_loadu_ps(qt + 2696); const __m256 q2 = _mm256_loadu_ps(qt + 2704);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2784); const __m256 q1 = _mm256_loadu_ps(qt + 2792); const __m256 q2 = _mm256_loadu_ps(qt + 2800);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2880); const __m256 q1 = _mm256_loadu_ps(qt + 2888); const __m256 q2 = _mm256_loadu_ps(qt + 2896);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2976); const __m256 q1 = _mm256_loadu_ps(qt + 2984); const __m256 q2 = _mm256_loadu_ps(qt + 2992);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3072); const __m256 q1 = _mm256_loadu_ps(qt + 3080); const __m256 q2 = _mm256_loadu_ps(qt + 3088);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 32); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 32); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 32); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 32); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3168); const __m256 q1 = _mm256_loadu_ps(qt + 3176); const __m256 q2 = _mm256_loadu_ps(qt + 3184);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 33); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 33); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 33); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 33); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3264); const __m256 q1 = _mm256_loadu_ps(qt + 3272); const __m256 q2 = _mm256_loadu_ps(qt + 3280);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 34); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 34); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 34); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 34); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3360); const __m256 q1 = _mm256_loadu_ps(qt + 3368); const __m256 q2 = _mm256_loadu_ps(qt + 3376);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 35); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 35); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 35); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 35); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3456); const __m256 q1 = _mm256_loadu_ps(qt + 3464); const __m256 q2 = _mm256_loadu_ps(qt + 3472);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 36); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 36); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 36); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 36); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3552); const __m256 q1 = _mm256_loadu_ps(qt + 3560); const __m256 q2 = _mm256_loadu_ps(qt + 3568);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 37); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 37); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 37); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 37); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3648); const __m256 q1 = _mm256_loadu_ps(qt + 3656); const __m256 q2 = _mm256_loadu_ps(qt + 3664);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 38); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 38); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 38); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 38); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3744); const __m256 q1 = _mm256_loadu_ps(qt + 3752); const __m256 q2 = _mm256_loadu_ps(qt + 3760);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 39); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 39); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 39); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 39); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3840); const __m256 q1 = _mm256_loadu_ps(qt + 3848); const __m256 q2 = _mm256_loadu_ps(qt + 3856);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 40); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 40); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 40); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 40); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3936); const __m256 q1 = _mm256_loadu_ps(qt + 3944); const __m256 q2 = _mm256_loadu_ps(qt + 3952);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 41); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 41); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 41); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 41); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4032); const __m256 q1 = _mm256_loadu_ps(qt + 4040); const __m256 q2 = _mm256_loadu_ps(qt + 4048);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 42); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 42); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 42); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 42); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4128); const __m256 q1 = _mm256_loadu_ps(qt + 4136); const __m256 q2 = _mm256_loadu_ps(qt + 4144);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 43); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 43); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 43); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 43); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4224); const __m256 q1 = _mm256_loadu_ps(qt + 4232); const __m256 q2 = _mm256_loadu_ps(qt + 4240);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 44); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 44); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 44); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 44); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4320); const __m256 q1 = _mm256_loadu_ps(qt + 4328); const __m256 q2 = _mm256_loadu_ps(qt + 4336);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 45); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 45); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 45); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 45); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4416); const __m256 q1 = _mm256_loadu_ps(qt + 4424); const __m256 q2 = _mm256_loadu_ps(qt + 4432);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 46); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 46); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 46); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 46); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4512); const __m256 q1 = _mm256_loadu_ps(qt + 4520); const __m256 q2 = _mm256_loadu_ps(qt + 4528);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 47); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 47); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 47); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 47); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4608); const __m256 q1 = _mm256_loadu_ps(qt + 4616); const __m256 q2 = _mm256_loadu_ps(qt + 4624);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 48); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 48); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 48); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 48); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4704); const __m256 q1 = _mm256_loadu_ps(qt + 4712); const __m256 q2 = _mm256_loadu_ps(qt + 4720);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 49); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 49); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 49); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 49); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4800); const __m256 q1 = _mm256_loadu_ps(qt + 4808); const __m256 q2 = _mm256_loadu_ps(qt + 4816);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 50); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 50); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 50); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 50); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4896); const __m256 q1 = _mm256_loadu_ps(qt + 4904); const __m256 q2 = _mm256_loadu_ps(qt + 4912);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 51); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 51); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 51); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 51); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4992); const __m256 q1 = _mm256_loadu_ps(qt + 5000); const __m256 q2 = _mm256_loadu_ps(qt + 5008);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 52); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 52); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 52); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 52); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5088); const __m256 q1 = _mm256_loadu_ps(qt + 5096); const __m256 q2 = _mm256_loadu_ps(qt + 5104);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 53); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 53); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 53); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 53); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5184); const __m256 q1 = _mm256_loadu_ps(qt + 5192); const __m256 q2 = _mm256_loadu_ps(qt + 5200);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 54); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 54); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 54); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 54); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5280); const __m256 q1 = _mm256_loadu_ps(qt + 5288); const __m256 q2 = _mm256_loadu_ps(qt + 5296);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 55); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 55); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 55); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 55); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5376); const __m256 q1 = _mm256_loadu_ps(qt + 5384); const __m256 q2 = _mm256_loadu_ps(qt + 5392);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 56); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 56); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 56); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 56); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5472); const __m256 q1 = _mm256_loadu_ps(qt + 5480); const __m256 q2 = _mm256_loadu_ps(qt + 5488);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 57); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 57); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 57); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 57); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5568); const __m256 q1 = _mm256_loadu_ps(qt + 5576); const __m256 q2 = _mm256_loadu_ps(qt + 5584);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 58); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 58); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 58); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 58); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5664); const __m256 q1 = _mm256_loadu_ps(qt + 5672); const __m256 q2 = _mm256_loadu_ps(qt + 5680);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 59); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 59); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 59); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 59); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5760); const __m256 q1 = _mm256_loadu_ps(qt + 5768); const __m256 q2 = _mm256_loadu_ps(qt + 5776);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 60); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 60); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 60); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 60); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5856); const __m256 q1 = _mm256_loadu_ps(qt + 5864); const __m256 q2 = _mm256_loadu_ps(qt + 5872);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 61); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 61); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 61); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 61); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5952); const __m256 q1 = _mm256_loadu_ps(qt + 5960); const __m256 q2 = _mm256_loadu_ps(qt + 5968);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 62); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 62); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 62); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 62); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6048); const __m256 q1 = _mm256_loadu_ps(qt + 6056); const __m256 q2 = _mm256_loadu_ps(qt + 6064);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 63); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 63); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 63); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 63); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+  for (int k = 0; k < 64; k += 32) {
+    { const __m256 q0 = _mm256_loadu_ps(qt + k * 96); const __m256 q1 = _mm256_loadu_ps(qt + k * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + k * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 1) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 1) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 1) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 2) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 2) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 3) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 3) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 3) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 4) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 4) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 4) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 5) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 5) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 5) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 6) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 6) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 6) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 7) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 7) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 7) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 8) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 8) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 8) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 9) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 9) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 9) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 10) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 10) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 10) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 11) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 11) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 11) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 12) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 12) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 12) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 13) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 13) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 13) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 14) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 14) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 14) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 15) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 15) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 15) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 16) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 16) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 16) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 17) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 17) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 17) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 18) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 18) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 18) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 19) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 19) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 19) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 20) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 20) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 20) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 21) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 21) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 21) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 22) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 22) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 22) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 23) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 23) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 23) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 24) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 24) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 24) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 25) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 25) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 25) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 26) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 26) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 26) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 27) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 27) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 27) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 28) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 28) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 28) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 29) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 29) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 29) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 30) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 30) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 30) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 31) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 31) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 31) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+  }
   _mm256_storeu_ps(st, acc0_0); _mm256_storeu_ps(st + 8, acc0_1); _mm256_storeu_ps(st + 16, acc0_2);
   _mm256_storeu_ps(st + 96, acc1_0); _mm256_storeu_ps(st + 104, acc1_1); _mm256_storeu_ps(st + 112, acc1_2);
   _mm256_storeu_ps(st + 192, acc2_0); _mm256_storeu_ps(st + 200, acc2_1); _mm256_storeu_ps(st + 208, acc2_2);
@@ -1221,390 +1063,13 @@ static void attngen_qk_d64_16x5_s96__neon(const float *restrict qt,
   float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
   float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
   float32x4_t acc4_0 = vdupq_n_f32(0.0f), acc4_1 = vdupq_n_f32(0.0f), acc4_2 = vdupq_n_f32(0.0f), acc4_3 = vdupq_n_f32(0.0f);
-  { const float32x4_t q0 = vld1q_f32(qt); const float32x4_t q1 = vld1q_f32(qt + 4); const float32x4_t q2 = vld1q_f32(qt + 8); const float32x4_t q3 = vld1q_f32(qt + 12);
-    { const float32x4_t kb = vld1q_dup_f32(k0); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 96); const float32x4_t q1 = vld1q_f32(qt + 100); const float32x4_t q2 = vld1q_f32(qt + 104); const float32x4_t q3 = vld1q_f32(qt + 108);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 1); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 1); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 1); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 1); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 1); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 192); const float32x4_t q1 = vld1q_f32(qt + 196); const float32x4_t q2 = vld1q_f32(qt + 200); const float32x4_t q3 = vld1q_f32(qt + 204);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 2); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 2); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 2); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 2); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 2); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 288); const float32x4_t q1 = vld1q_f32(qt + 292); const float32x4_t q2 = vld1q_f32(qt + 296); const float32x4_t q3 = vld1q_f32(qt + 300);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 3); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 3); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 3); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 3); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 3); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 384); const float32x4_t q1 = vld1q_f32(qt + 388); const float32x4_t q2 = vld1q_f32(qt + 392); const float32x4_t q3 = vld1q_f32(qt + 396);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 4); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 4); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 4); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 4); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 480); const float32x4_t q1 = vld1q_f32(qt + 484); const float32x4_t q2 = vld1q_f32(qt + 488); const float32x4_t q3 = vld1q_f32(qt + 492);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 5); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 5); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 5); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 5); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 5); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 576); const float32x4_t q1 = vld1q_f32(qt + 580); const float32x4_t q2 = vld1q_f32(qt + 584); const float32x4_t q3 = vld1q_f32(qt + 588);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 6); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 6); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 6); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 6); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 6); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 672); const float32x4_t q1 = vld1q_f32(qt + 676); const float32x4_t q2 = vld1q_f32(qt + 680); const float32x4_t q3 = vld1q_f32(qt + 684);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 7); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 7); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 7); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 7); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 7); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 768); const float32x4_t q1 = vld1q_f32(qt + 772); const float32x4_t q2 = vld1q_f32(qt + 776); const float32x4_t q3 = vld1q_f32(qt + 780);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 8); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 8); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 8); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 8); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 864); const float32x4_t q1 = vld1q_f32(qt + 868); const float32x4_t q2 = vld1q_f32(qt + 872); const float32x4_t q3 = vld1q_f32(qt + 876);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 9); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 9); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 9); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 9); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 9); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 960); const float32x4_t q1 = vld1q_f32(qt + 964); const float32x4_t q2 = vld1q_f32(qt + 968); const float32x4_t q3 = vld1q_f32(qt + 972);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 10); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 10); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 10); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 10); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 10); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1056); const float32x4_t q1 = vld1q_f32(qt + 1060); const float32x4_t q2 = vld1q_f32(qt + 1064); const float32x4_t q3 = vld1q_f32(qt + 1068);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 11); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 11); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 11); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 11); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 11); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1152); const float32x4_t q1 = vld1q_f32(qt + 1156); const float32x4_t q2 = vld1q_f32(qt + 1160); const float32x4_t q3 = vld1q_f32(qt + 1164);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 12); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 12); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 12); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 12); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1248); const float32x4_t q1 = vld1q_f32(qt + 1252); const float32x4_t q2 = vld1q_f32(qt + 1256); const float32x4_t q3 = vld1q_f32(qt + 1260);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 13); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 13); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 13); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 13); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 13); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1344); const float32x4_t q1 = vld1q_f32(qt + 1348); const float32x4_t q2 = vld1q_f32(qt + 1352); const float32x4_t q3 = vld1q_f32(qt + 1356);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 14); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 14); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 14); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 14); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 14); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1440); const float32x4_t q1 = vld1q_f32(qt + 1444); const float32x4_t q2 = vld1q_f32(qt + 1448); const float32x4_t q3 = vld1q_f32(qt + 1452);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 15); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 15); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 15); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 15); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 15); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1536); const float32x4_t q1 = vld1q_f32(qt + 1540); const float32x4_t q2 = vld1q_f32(qt + 1544); const float32x4_t q3 = vld1q_f32(qt + 1548);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 16); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 16); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 16); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 16); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1632); const float32x4_t q1 = vld1q_f32(qt + 1636); const float32x4_t q2 = vld1q_f32(qt + 1640); const float32x4_t q3 = vld1q_f32(qt + 1644);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 17); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 17); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 17); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 17); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 17); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1728); const float32x4_t q1 = vld1q_f32(qt + 1732); const float32x4_t q2 = vld1q_f32(qt + 1736); const float32x4_t q3 = vld1q_f32(qt + 1740);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 18); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 18); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 18); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 18); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 18); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1824); const float32x4_t q1 = vld1q_f32(qt + 1828); const float32x4_t q2 = vld1q_f32(qt + 1832); const float32x4_t q3 = vld1q_f32(qt + 1836);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 19); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 19); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 19); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 19); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 19); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1920); const float32x4_t q1 = vld1q_f32(qt + 1924); const float32x4_t q2 = vld1q_f32(qt + 1928); const float32x4_t q3 = vld1q_f32(qt + 1932);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 20); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 20); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 20); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 20); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2016); const float32x4_t q1 = vld1q_f32(qt + 2020); const float32x4_t q2 = vld1q_f32(qt + 2024); const float32x4_t q3 = vld1q_f32(qt + 2028);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 21); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 21); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 21); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 21); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 21); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2112); const float32x4_t q1 = vld1q_f32(qt + 2116); const float32x4_t q2 = vld1q_f32(qt + 2120); const float32x4_t q3 = vld1q_f32(qt + 2124);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 22); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 22); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 22); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 22); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 22); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2208); const float32x4_t q1 = vld1q_f32(qt + 2212); const float32x4_t q2 = vld1q_f32(qt + 2216); const float32x4_t q3 = vld1q_f32(qt + 2220);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 23); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 23); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 23); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 23); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 23); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2304); const float32x4_t q1 = vld1q_f32(qt + 2308); const float32x4_t q2 = vld1q_f32(qt + 2312); const float32x4_t q3 = vld1q_f32(qt + 2316);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 24); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 24); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 24); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 24); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2400); const float32x4_t q1 = vld1q_f32(qt + 2404); const float32x4_t q2 = vld1q_f32(qt + 2408); const float32x4_t q3 = vld1q_f32(qt + 2412);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 25); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 25); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 25); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 25); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 25); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2496); const float32x4_t q1 = vld1q_f32(qt + 2500); const float32x4_t q2 = vld1q_f32(qt + 2504); const float32x4_t q3 = vld1q_f32(qt + 2508);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 26); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 26); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 26); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 26); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 26); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2592); const float32x4_t q1 = vld1q_f32(qt + 2596); const float32x4_t q2 = vld1q_f32(qt + 2600); const float32x4_t q3 = vld1q_f32(qt + 2604);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 27); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 27); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 27); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 27); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 27); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2688); const float32x4_t q1 = vld1q_f32(qt + 2692); const float32x4_t q2 = vld1q_f32(qt + 2696); const float32x4_t q3 = vld1q_f32(qt + 2700);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 28); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 28); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 28); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 28); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2784); const float32x4_t q1 = vld1q_f32(qt + 2788); const float32x4_t q2 = vld1q_f32(qt + 2792); const float32x4_t q3 = vld1q_f32(qt + 2796);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 29); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 29); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 29); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 29); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 29); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2880); const float32x4_t q1 = vld1q_f32(qt + 2884); const float32x4_t q2 = vld1q_f32(qt + 2888); const float32x4_t q3 = vld1q_f32(qt + 2892);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 30); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 30); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 30); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 30); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 30); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2976); const float32x4_t q1 = vld1q_f32(qt + 2980); const float32x4_t q2 = vld1q_f32(qt + 2984); const float32x4_t q3 = vld1q_f32(qt + 2988);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 31); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 31); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 31); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 31); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 31); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3072); const float32x4_t q1 = vld1q_f32(qt + 3076); const float32x4_t q2 = vld1q_f32(qt + 3080); const float32x4_t q3 = vld1q_f32(qt + 3084);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 32); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 32); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 32); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 32); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3168); const float32x4_t q1 = vld1q_f32(qt + 3172); const float32x4_t q2 = vld1q_f32(qt + 3176); const float32x4_t q3 = vld1q_f32(qt + 3180);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 33); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 33); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 33); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 33); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 33); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3264); const float32x4_t q1 = vld1q_f32(qt + 3268); const float32x4_t q2 = vld1q_f32(qt + 3272); const float32x4_t q3 = vld1q_f32(qt + 3276);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 34); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 34); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 34); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 34); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 34); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3360); const float32x4_t q1 = vld1q_f32(qt + 3364); const float32x4_t q2 = vld1q_f32(qt + 3368); const float32x4_t q3 = vld1q_f32(qt + 3372);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 35); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 35); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 35); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 35); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 35); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3456); const float32x4_t q1 = vld1q_f32(qt + 3460); const float32x4_t q2 = vld1q_f32(qt + 3464); const float32x4_t q3 = vld1q_f32(qt + 3468);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 36); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 36); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 36); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 36); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3552); const float32x4_t q1 = vld1q_f32(qt + 3556); const float32x4_t q2 = vld1q_f32(qt + 3560); const float32x4_t q3 = vld1q_f32(qt + 3564);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 37); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 37); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 37); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 37); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 37); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3648); const float32x4_t q1 = vld1q_f32(qt + 3652); const float32x4_t q2 = vld1q_f32(qt + 3656); const float32x4_t q3 = vld1q_f32(qt + 3660);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 38); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 38); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 38); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 38); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 38); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3744); const float32x4_t q1 = vld1q_f32(qt + 3748); const float32x4_t q2 = vld1q_f32(qt + 3752); const float32x4_t q3 = vld1q_f32(qt + 3756);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 39); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 39); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 39); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 39); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 39); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3840); const float32x4_t q1 = vld1q_f32(qt + 3844); const float32x4_t q2 = vld1q_f32(qt + 3848); const float32x4_t q3 = vld1q_f32(qt + 3852);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 40); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 40); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 40); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 40); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3936); const float32x4_t q1 = vld1q_f32(qt + 3940); const float32x4_t q2 = vld1q_f32(qt + 3944); const float32x4_t q3 = vld1q_f32(qt + 3948);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 41); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 41); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 41); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 41); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 41); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4032); const float32x4_t q1 = vld1q_f32(qt + 4036); const float32x4_t q2 = vld1q_f32(qt + 4040); const float32x4_t q3 = vld1q_f32(qt + 4044);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 42); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 42); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 42); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 42); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 42); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4128); const float32x4_t q1 = vld1q_f32(qt + 4132); const float32x4_t q2 = vld1q_f32(qt + 4136); const float32x4_t q3 = vld1q_f32(qt + 4140);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 43); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 43); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 43); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 43); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 43); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4224); const float32x4_t q1 = vld1q_f32(qt + 4228); const float32x4_t q2 = vld1q_f32(qt + 4232); const float32x4_t q3 = vld1q_f32(qt + 4236);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 44); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 44); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 44); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 44); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4320); const float32x4_t q1 = vld1q_f32(qt + 4324); const float32x4_t q2 = vld1q_f32(qt + 4328); const float32x4_t q3 = vld1q_f32(qt + 4332);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 45); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 45); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 45); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 45); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 45); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4416); const float32x4_t q1 = vld1q_f32(qt + 4420); const float32x4_t q2 = vld1q_f32(qt + 4424); const float32x4_t q3 = vld1q_f32(qt + 4428);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 46); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 46); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 46); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 46); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 46); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4512); const float32x4_t q1 = vld1q_f32(qt + 4516); const float32x4_t q2 = vld1q_f32(qt + 4520); const float32x4_t q3 = vld1q_f32(qt + 4524);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 47); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 47); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 47); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 47); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 47); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4608); const float32x4_t q1 = vld1q_f32(qt + 4612); const float32x4_t q2 = vld1q_f32(qt + 4616); const float32x4_t q3 = vld1q_f32(qt + 4620);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 48); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 48); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 48); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 48); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4704); const float32x4_t q1 = vld1q_f32(qt + 4708); const float32x4_t q2 = vld1q_f32(qt + 4712); const float32x4_t q3 = vld1q_f32(qt + 4716);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 49); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 49); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 49); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 49); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 49); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4800); const float32x4_t q1 = vld1q_f32(qt + 4804); const float32x4_t q2 = vld1q_f32(qt + 4808); const float32x4_t q3 = vld1q_f32(qt + 4812);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 50); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 50); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 50); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 50); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 50); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4896); const float32x4_t q1 = vld1q_f32(qt + 4900); const float32x4_t q2 = vld1q_f32(qt + 4904); const float32x4_t q3 = vld1q_f32(qt + 4908);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 51); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 51); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 51); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 51); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 51); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4992); const float32x4_t q1 = vld1q_f32(qt + 4996); const float32x4_t q2 = vld1q_f32(qt + 5000); const float32x4_t q3 = vld1q_f32(qt + 5004);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 52); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 52); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 52); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 52); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5088); const float32x4_t q1 = vld1q_f32(qt + 5092); const float32x4_t q2 = vld1q_f32(qt + 5096); const float32x4_t q3 = vld1q_f32(qt + 5100);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 53); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 53); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 53); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 53); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 53); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5184); const float32x4_t q1 = vld1q_f32(qt + 5188); const float32x4_t q2 = vld1q_f32(qt + 5192); const float32x4_t q3 = vld1q_f32(qt + 5196);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 54); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 54); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 54); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 54); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 54); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5280); const float32x4_t q1 = vld1q_f32(qt + 5284); const float32x4_t q2 = vld1q_f32(qt + 5288); const float32x4_t q3 = vld1q_f32(qt + 5292);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 55); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 55); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 55); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 55); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 55); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5376); const float32x4_t q1 = vld1q_f32(qt + 5380); const float32x4_t q2 = vld1q_f32(qt + 5384); const float32x4_t q3 = vld1q_f32(qt + 5388);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 56); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 56); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 56); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 56); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5472); const float32x4_t q1 = vld1q_f32(qt + 5476); const float32x4_t q2 = vld1q_f32(qt + 5480); const float32x4_t q3 = vld1q_f32(qt + 5484);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 57); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 57); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 57); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 57); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 57); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5568); const float32x4_t q1 = vld1q_f32(qt + 5572); const float32x4_t q2 = vld1q_f32(qt + 5576); const float32x4_t q3 = vld1q_f32(qt + 5580);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 58); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 58); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 58); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 58); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 58); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5664); const float32x4_t q1 = vld1q_f32(qt + 5668); const float32x4_t q2 = vld1q_f32(qt + 5672); const float32x4_t q3 = vld1q_f32(qt + 5676);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 59); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 59); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 59); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 59); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 59); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5760); const float32x4_t q1 = vld1q_f32(qt + 5764); const float32x4_t q2 = vld1q_f32(qt + 5768); const float32x4_t q3 = vld1q_f32(qt + 5772);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 60); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 60); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 60); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 60); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5856); const float32x4_t q1 = vld1q_f32(qt + 5860); const float32x4_t q2 = vld1q_f32(qt + 5864); const float32x4_t q3 = vld1q_f32(qt + 5868);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 61); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 61); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 61); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 61); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 61); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5952); const float32x4_t q1 = vld1q_f32(qt + 5956); const float32x4_t q2 = vld1q_f32(qt + 5960); const float32x4_t q3 = vld1q_f32(qt + 5964);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 62); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 62); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 62); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 62); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 62); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6048); const float32x4_t q1 = vld1q_f32(qt + 6052); const float32x4_t q2 = vld1q_f32(qt + 6056); const float32x4_t q3 = vld1q_f32(qt + 6060);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 63); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 63); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 63); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 63); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 63); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
+  for (int k = 0; k < 64; ++k)
+    { const float32x4_t q0 = vld1q_f32(qt + k * 96); const float32x4_t q1 = vld1q_f32(qt + k * 96 + 4); const float32x4_t q2 = vld1q_f32(qt + k * 96 + 8); const float32x4_t q3 = vld1q_f32(qt + k * 96 + 12);
+      { const float32x4_t kb = vld1q_dup_f32(k0 + k); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k1 + k); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k2 + k); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k3 + k); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k4 + k); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
   vst1q_f32(st, acc0_0); vst1q_f32(st + 4, acc0_1); vst1q_f32(st + 8, acc0_2); vst1q_f32(st + 12, acc0_3);
   vst1q_f32(st + 96, acc1_0); vst1q_f32(st + 100, acc1_1); vst1q_f32(st + 104, acc1_2); vst1q_f32(st + 108, acc1_3);
   vst1q_f32(st + 192, acc2_0); vst1q_f32(st + 196, acc2_1); vst1q_f32(st + 200, acc2_2); vst1q_f32(st + 204, acc2_3);
@@ -1618,20 +1083,22 @@ static void attngen_qk_d64_16x5_s96__neon(const float *restrict qt,
 static void attngen_pv_d64_8x12_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  int c0 = 0;
+  for (; c0 + 12 <= 64; c0 += 12)
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0), o0_1 = vmulq_f32(vld1q_f32(o + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + 8), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 4), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 8), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 4), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 8), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 4), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 8), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 4), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 8), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 8), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 8), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 8), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 8), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 8), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 8), a7);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj), v1 = vld1q_f32(vj + 4), v2 = vld1q_f32(vj + 8);
+      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4), v2 = vld1q_f32(vj + c0 + 8);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
       { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
@@ -1641,157 +1108,30 @@ static void attngen_pv_d64_8x12_s96__neon(const float *restrict pt, const float 
       { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
       { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
     }
-    vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2);
-    vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2);
-    vst1q_f32(o + 2 * os, o2_0); vst1q_f32(o + 2 * os + 4, o2_1); vst1q_f32(o + 2 * os + 8, o2_2);
-    vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2);
-    vst1q_f32(o + 4 * os, o4_0); vst1q_f32(o + 4 * os + 4, o4_1); vst1q_f32(o + 4 * os + 8, o4_2);
-    vst1q_f32(o + 5 * os, o5_0); vst1q_f32(o + 5 * os + 4, o5_1); vst1q_f32(o + 5 * os + 8, o5_2);
-    vst1q_f32(o + 6 * os, o6_0); vst1q_f32(o + 6 * os + 4, o6_1); vst1q_f32(o + 6 * os + 8, o6_2);
-    vst1q_f32(o + 7 * os, o7_0); vst1q_f32(o + 7 * os + 4, o7_1); vst1q_f32(o + 7 * os + 8, o7_2);
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2);
+    vst1q_f32(o + 2 * os + c0, o2_0); vst1q_f32(o + 2 * os + c0 + 4, o2_1); vst1q_f32(o + 2 * os + c0 + 8, o2_2);
+    vst1q_f32(o + 3 * os + c0, o3_0); vst1q_f32(o + 3 * os + c0 + 4, o3_1); vst1q_f32(o + 3 * os + c0 + 8, o3_2);
+    vst1q_f32(o + 4 * os + c0, o4_0); vst1q_f32(o + 4 * os + c0 + 4, o4_1); vst1q_f32(o + 4 * os + c0 + 8, o4_2);
+    vst1q_f32(o + 5 * os + c0, o5_0); vst1q_f32(o + 5 * os + c0 + 4, o5_1); vst1q_f32(o + 5 * os + c0 + 8, o5_2);
+    vst1q_f32(o + 6 * os + c0, o6_0); vst1q_f32(o + 6 * os + c0 + 4, o6_1); vst1q_f32(o + 6 * os + c0 + 8, o6_2);
+    vst1q_f32(o + 7 * os + c0, o7_0); vst1q_f32(o + 7 * os + c0 + 4, o7_1); vst1q_f32(o + 7 * os + c0 + 8, o7_2);
   }
+  for (; c0 + 4 <= 64; c0 += 4)
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 12), a0), o0_1 = vmulq_f32(vld1q_f32(o + 16), a0), o0_2 = vmulq_f32(vld1q_f32(o + 20), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 12), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 16), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 20), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 12), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 16), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 20), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 12), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 16), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 20), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 12), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 16), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 20), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 12), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 16), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 20), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 12), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 16), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 20), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 12), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 16), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 20), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 12), v1 = vld1q_f32(vj + 16), v2 = vld1q_f32(vj + 20);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 12, o0_0); vst1q_f32(o + 16, o0_1); vst1q_f32(o + 20, o0_2);
-    vst1q_f32(o + os + 12, o1_0); vst1q_f32(o + os + 16, o1_1); vst1q_f32(o + os + 20, o1_2);
-    vst1q_f32(o + 2 * os + 12, o2_0); vst1q_f32(o + 2 * os + 16, o2_1); vst1q_f32(o + 2 * os + 20, o2_2);
-    vst1q_f32(o + 3 * os + 12, o3_0); vst1q_f32(o + 3 * os + 16, o3_1); vst1q_f32(o + 3 * os + 20, o3_2);
-    vst1q_f32(o + 4 * os + 12, o4_0); vst1q_f32(o + 4 * os + 16, o4_1); vst1q_f32(o + 4 * os + 20, o4_2);
-    vst1q_f32(o + 5 * os + 12, o5_0); vst1q_f32(o + 5 * os + 16, o5_1); vst1q_f32(o + 5 * os + 20, o5_2);
-    vst1q_f32(o + 6 * os + 12, o6_0); vst1q_f32(o + 6 * os + 16, o6_1); vst1q_f32(o + 6 * os + 20, o6_2);
-    vst1q_f32(o + 7 * os + 12, o7_0); vst1q_f32(o + 7 * os + 16, o7_1); vst1q_f32(o + 7 * os + 20, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 24), a0), o0_1 = vmulq_f32(vld1q_f32(o + 28), a0), o0_2 = vmulq_f32(vld1q_f32(o + 32), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 24), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 28), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 32), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 24), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 28), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 32), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 24), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 28), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 32), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 24), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 28), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 32), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 24), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 28), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 32), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 24), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 28), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 32), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 24), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 28), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 32), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 24), v1 = vld1q_f32(vj + 28), v2 = vld1q_f32(vj + 32);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 24, o0_0); vst1q_f32(o + 28, o0_1); vst1q_f32(o + 32, o0_2);
-    vst1q_f32(o + os + 24, o1_0); vst1q_f32(o + os + 28, o1_1); vst1q_f32(o + os + 32, o1_2);
-    vst1q_f32(o + 2 * os + 24, o2_0); vst1q_f32(o + 2 * os + 28, o2_1); vst1q_f32(o + 2 * os + 32, o2_2);
-    vst1q_f32(o + 3 * os + 24, o3_0); vst1q_f32(o + 3 * os + 28, o3_1); vst1q_f32(o + 3 * os + 32, o3_2);
-    vst1q_f32(o + 4 * os + 24, o4_0); vst1q_f32(o + 4 * os + 28, o4_1); vst1q_f32(o + 4 * os + 32, o4_2);
-    vst1q_f32(o + 5 * os + 24, o5_0); vst1q_f32(o + 5 * os + 28, o5_1); vst1q_f32(o + 5 * os + 32, o5_2);
-    vst1q_f32(o + 6 * os + 24, o6_0); vst1q_f32(o + 6 * os + 28, o6_1); vst1q_f32(o + 6 * os + 32, o6_2);
-    vst1q_f32(o + 7 * os + 24, o7_0); vst1q_f32(o + 7 * os + 28, o7_1); vst1q_f32(o + 7 * os + 32, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 36), a0), o0_1 = vmulq_f32(vld1q_f32(o + 40), a0), o0_2 = vmulq_f32(vld1q_f32(o + 44), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 36), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 40), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 44), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 36), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 40), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 44), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 36), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 40), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 44), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 36), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 40), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 44), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 36), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 40), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 44), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 36), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 40), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 44), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 36), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 40), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 44), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 36), v1 = vld1q_f32(vj + 40), v2 = vld1q_f32(vj + 44);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 36, o0_0); vst1q_f32(o + 40, o0_1); vst1q_f32(o + 44, o0_2);
-    vst1q_f32(o + os + 36, o1_0); vst1q_f32(o + os + 40, o1_1); vst1q_f32(o + os + 44, o1_2);
-    vst1q_f32(o + 2 * os + 36, o2_0); vst1q_f32(o + 2 * os + 40, o2_1); vst1q_f32(o + 2 * os + 44, o2_2);
-    vst1q_f32(o + 3 * os + 36, o3_0); vst1q_f32(o + 3 * os + 40, o3_1); vst1q_f32(o + 3 * os + 44, o3_2);
-    vst1q_f32(o + 4 * os + 36, o4_0); vst1q_f32(o + 4 * os + 40, o4_1); vst1q_f32(o + 4 * os + 44, o4_2);
-    vst1q_f32(o + 5 * os + 36, o5_0); vst1q_f32(o + 5 * os + 40, o5_1); vst1q_f32(o + 5 * os + 44, o5_2);
-    vst1q_f32(o + 6 * os + 36, o6_0); vst1q_f32(o + 6 * os + 40, o6_1); vst1q_f32(o + 6 * os + 44, o6_2);
-    vst1q_f32(o + 7 * os + 36, o7_0); vst1q_f32(o + 7 * os + 40, o7_1); vst1q_f32(o + 7 * os + 44, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), a0), o0_1 = vmulq_f32(vld1q_f32(o + 52), a0), o0_2 = vmulq_f32(vld1q_f32(o + 56), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 48), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 52), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 56), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 48), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 52), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 56), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 48), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 52), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 56), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 48), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 52), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 56), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 48), v1 = vld1q_f32(vj + 52), v2 = vld1q_f32(vj + 56);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2);
-    vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2);
-    vst1q_f32(o + 2 * os + 48, o2_0); vst1q_f32(o + 2 * os + 52, o2_1); vst1q_f32(o + 2 * os + 56, o2_2);
-    vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2);
-    vst1q_f32(o + 4 * os + 48, o4_0); vst1q_f32(o + 4 * os + 52, o4_1); vst1q_f32(o + 4 * os + 56, o4_2);
-    vst1q_f32(o + 5 * os + 48, o5_0); vst1q_f32(o + 5 * os + 52, o5_1); vst1q_f32(o + 5 * os + 56, o5_2);
-    vst1q_f32(o + 6 * os + 48, o6_0); vst1q_f32(o + 6 * os + 52, o6_1); vst1q_f32(o + 6 * os + 56, o6_2);
-    vst1q_f32(o + 7 * os + 48, o7_0); vst1q_f32(o + 7 * os + 52, o7_1); vst1q_f32(o + 7 * os + 56, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 60), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 60), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 60), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 60), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 60), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 60), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 60), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 60), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 60);
+      const float32x4_t v0 = vld1q_f32(vj + c0);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); }
       { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); }
@@ -1801,15 +1141,21 @@ static void attngen_pv_d64_8x12_s96__neon(const float *restrict pt, const float 
       { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); }
       { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); }
     }
-    vst1q_f32(o + 60, o0_0);
-    vst1q_f32(o + os + 60, o1_0);
-    vst1q_f32(o + 2 * os + 60, o2_0);
-    vst1q_f32(o + 3 * os + 60, o3_0);
-    vst1q_f32(o + 4 * os + 60, o4_0);
-    vst1q_f32(o + 5 * os + 60, o5_0);
-    vst1q_f32(o + 6 * os + 60, o6_0);
-    vst1q_f32(o + 7 * os + 60, o7_0);
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + os + c0, o1_0);
+    vst1q_f32(o + 2 * os + c0, o2_0);
+    vst1q_f32(o + 3 * os + c0, o3_0);
+    vst1q_f32(o + 4 * os + c0, o4_0);
+    vst1q_f32(o + 5 * os + c0, o5_0);
+    vst1q_f32(o + 6 * os + c0, o6_0);
+    vst1q_f32(o + 7 * os + c0, o7_0);
   }
+  for (int r = 0; r < 8; ++r)
+    for (int c = c0; c < 64; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j * 96 + r] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
 }
 
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=12 keys: vector dot products along head_dim, then one
@@ -2077,7 +1423,7 @@ static void attngen_pv_d64_1x48_p72__neon(const float *restrict pt, const float 
   }
 }
 
-/* attn_h12_kv12_d64_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h12_kv12_d64_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 128 keys per tile, head_dim loops */
 static void attn_h12_kv12_d64_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2209,7 +1555,7 @@ static void attn_h12_kv12_d64_causal_prefill__neon(const attngen_kernel *kernel,
   }
 }
 
-/* attn_h12_kv12_d64_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h12_kv12_d64_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 128 keys per tile, head_dim loops */
 static void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */

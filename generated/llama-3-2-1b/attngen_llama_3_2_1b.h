@@ -5,6 +5,8 @@
  *   name = "llama-3-2-1b", heads = 32, kv_heads = 8, head_dim = 64,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 500000, rotary_dim = 64,
+ *     scaling = { type = "llama3", factor = 32, low_freq_factor = 1, high_freq_factor = 4, original_max_position_embeddings = 8192 } },
  *   source = https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json
  */
 #ifndef ATTNGEN_LLAMA_3_2_1B_H

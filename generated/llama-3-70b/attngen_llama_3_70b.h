@@ -5,6 +5,7 @@
  *   name = "llama-3-70b", heads = 64, kv_heads = 8, head_dim = 128,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 500000, rotary_dim = 128 },
  *   source = https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json
  */
 #ifndef ATTNGEN_LLAMA_3_70B_H

@@ -5,6 +5,10 @@
  *   name = "llama-3-8b", heads = 32, kv_heads = 8, head_dim = 128,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 500000, rotary_dim = 128 },
+ *   tuned = {
+ *     avx2 = { decode = { rb = 1, kb = 8, pr = 1, pvv = 8, keys = 32 } },
+ *   },
  *   source = https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json
  */
 #ifndef ATTNGEN_LLAMA_3_8B_H

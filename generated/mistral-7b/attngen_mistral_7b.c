@@ -5,6 +5,7 @@
  *   name = "mistral-7b", heads = 32, kv_heads = 8, head_dim = 128,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 10000, rotary_dim = 128 },
  *   source = https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json
  */
 #include "attngen_mistral_7b.h"
@@ -75,6 +76,13 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
+/* p[0..3] = the horizontal sums of a, b, c, d: two levels of hadd transpose the four reductions into one vector. */
+static inline ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
+{
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* per 128-bit half: a b c d */
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+}
+
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
 static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
@@ -96,646 +104,168 @@ static ATTNGEN_TARGET_AVX2 void attngen_qk_d128_24x4_s96__avx2(const float *rest
   __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps();
   __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
   __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
-  { const __m256 q0 = _mm256_loadu_ps(qt); const __m256 q1 = _mm256_loadu_ps(qt + 8); const __m256 q2 = _mm256_loadu_ps(qt + 16);
-    { const __m256 kb = _mm256_broadcast_ss(k0); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 96); const __m256 q1 = _mm256_loadu_ps(qt + 104); const __m256 q2 = _mm256_loadu_ps(qt + 112);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 192); const __m256 q1 = _mm256_loadu_ps(qt + 200); const __m256 q2 = _mm256_loadu_ps(qt + 208);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 288); const __m256 q1 = _mm256_loadu_ps(qt + 296); const __m256 q2 = _mm256_loadu_ps(qt + 304);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 384); const __m256 q1 = _mm256_loadu_ps(qt + 392); const __m256 q2 = _mm256_loadu_ps(qt + 400);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 480); const __m256 q1 = _mm256_loadu_ps(qt + 488); const __m256 q2 = _mm256_loadu_ps(qt + 496);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 576); const __m256 q1 = _mm256_loadu_ps(qt + 584); const __m256 q2 = _mm256_loadu_ps(qt + 592);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 672); const __m256 q1 = _mm256_loadu_ps(qt + 680); const __m256 q2 = _mm256_loadu_ps(qt + 688);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 768); const __m256 q1 = _mm256_loadu_ps(qt + 776); const __m256 q2 = _mm256_loadu_ps(qt + 784);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 864); const __m256 q1 = _mm256_loadu_ps(qt + 872); const __m256 q2 = _mm256_loadu_ps(qt + 880);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 960); const __m256 q1 = _mm256_loadu_ps(qt + 968); const __m256 q2 = _mm256_loadu_ps(qt + 976);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1056); const __m256 q1 = _mm256_loadu_ps(qt + 1064); const __m256 q2 = _mm256_loadu_ps(qt + 1072);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1152); const __m256 q1 = _mm256_loadu_ps(qt + 1160); const __m256 q2 = _mm256_loadu_ps(qt + 1168);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1248); const __m256 q1 = _mm256_loadu_ps(qt + 1256); const __m256 q2 = _mm256_loadu_ps(qt + 1264);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1344); const __m256 q1 = _mm256_loadu_ps(qt + 1352); const __m256 q2 = _mm256_loadu_ps(qt + 1360);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1440); const __m256 q1 = _mm256_loadu_ps(qt + 1448); const __m256 q2 = _mm256_loadu_ps(qt + 1456);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1536); const __m256 q1 = _mm256_loadu_ps(qt + 1544); const __m256 q2 = _mm256_loadu_ps(qt + 1552);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1632); const __m256 q1 = _mm256_loadu_ps(qt + 1640); const __m256 q2 = _mm256_loadu_ps(qt + 1648);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1728); const __m256 q1 = _mm256_loadu_ps(qt + 1736); const __m256 q2 = _mm256_loadu_ps(qt + 1744);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1824); const __m256 q1 = _mm256_loadu_ps(qt + 1832); const __m256 q2 = _mm256_loadu_ps(qt + 1840);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 1920); const __m256 q1 = _mm256_loadu_ps(qt + 1928); const __m256 q2 = _mm256_loadu_ps(qt + 1936);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2016); const __m256 q1 = _mm256_loadu_ps(qt + 2024); const __m256 q2 = _mm256_loadu_ps(qt + 2032);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2112); const __m256 q1 = _mm256_loadu_ps(qt + 2120); const __m256 q2 = _mm256_loadu_ps(qt + 2128);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2208); const __m256 q1 = _mm256_loadu_ps(qt + 2216); const __m256 q2 = _mm256_loadu_ps(qt + 2224);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2304); const __m256 q1 = _mm256_loadu_ps(qt + 2312); const __m256 q2 = _mm256_loadu_ps(qt + 2320);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2400); const __m256 q1 = _mm256_loadu_ps(qt + 2408); const __m256 q2 = _mm256_loadu_ps(qt + 2416);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2496); const __m256 q1 = _mm256_loadu_ps(qt + 2504); const __m256 q2 = _mm256_loadu_ps(qt + 2512);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2592); const __m256 q1 = _mm256_loadu_ps(qt + 2600); const __m256 q2 = _mm256_loadu_ps(qt + 2608);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2688); const __m256 q1 = _mm256_loadu_ps(qt + 2696); const __m256 q2 = _mm256_loadu_ps(qt + 2704);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2784); const __m256 q1 = _mm256_loadu_ps(qt + 2792); const __m256 q2 = _mm256_loadu_ps(qt + 2800);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2880); const __m256 q1 = _mm256_loadu_ps(qt + 2888); const __m256 q2 = _mm256_loadu_ps(qt + 2896);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 2976); const __m256 q1 = _mm256_loadu_ps(qt + 2984); const __m256 q2 = _mm256_loadu_ps(qt + 2992);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3072); const __m256 q1 = _mm256_loadu_ps(qt + 3080); const __m256 q2 = _mm256_loadu_ps(qt + 3088);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 32); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 32); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 32); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 32); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3168); const __m256 q1 = _mm256_loadu_ps(qt + 3176); const __m256 q2 = _mm256_loadu_ps(qt + 3184);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 33); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 33); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 33); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 33); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3264); const __m256 q1 = _mm256_loadu_ps(qt + 3272); const __m256 q2 = _mm256_loadu_ps(qt + 3280);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 34); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 34); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 34); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 34); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3360); const __m256 q1 = _mm256_loadu_ps(qt + 3368); const __m256 q2 = _mm256_loadu_ps(qt + 3376);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 35); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 35); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 35); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 35); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3456); const __m256 q1 = _mm256_loadu_ps(qt + 3464); const __m256 q2 = _mm256_loadu_ps(qt + 3472);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 36); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 36); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 36); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 36); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3552); const __m256 q1 = _mm256_loadu_ps(qt + 3560); const __m256 q2 = _mm256_loadu_ps(qt + 3568);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 37); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 37); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 37); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 37); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3648); const __m256 q1 = _mm256_loadu_ps(qt + 3656); const __m256 q2 = _mm256_loadu_ps(qt + 3664);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 38); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 38); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 38); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 38); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3744); const __m256 q1 = _mm256_loadu_ps(qt + 3752); const __m256 q2 = _mm256_loadu_ps(qt + 3760);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 39); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 39); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 39); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 39); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3840); const __m256 q1 = _mm256_loadu_ps(qt + 3848); const __m256 q2 = _mm256_loadu_ps(qt + 3856);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 40); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 40); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 40); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 40); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 3936); const __m256 q1 = _mm256_loadu_ps(qt + 3944); const __m256 q2 = _mm256_loadu_ps(qt + 3952);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 41); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 41); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 41); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 41); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4032); const __m256 q1 = _mm256_loadu_ps(qt + 4040); const __m256 q2 = _mm256_loadu_ps(qt + 4048);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 42); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 42); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 42); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 42); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4128); const __m256 q1 = _mm256_loadu_ps(qt + 4136); const __m256 q2 = _mm256_loadu_ps(qt + 4144);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 43); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 43); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 43); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 43); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4224); const __m256 q1 = _mm256_loadu_ps(qt + 4232); const __m256 q2 = _mm256_loadu_ps(qt + 4240);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 44); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 44); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 44); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 44); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4320); const __m256 q1 = _mm256_loadu_ps(qt + 4328); const __m256 q2 = _mm256_loadu_ps(qt + 4336);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 45); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 45); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 45); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 45); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4416); const __m256 q1 = _mm256_loadu_ps(qt + 4424); const __m256 q2 = _mm256_loadu_ps(qt + 4432);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 46); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 46); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 46); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 46); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4512); const __m256 q1 = _mm256_loadu_ps(qt + 4520); const __m256 q2 = _mm256_loadu_ps(qt + 4528);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 47); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 47); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 47); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 47); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4608); const __m256 q1 = _mm256_loadu_ps(qt + 4616); const __m256 q2 = _mm256_loadu_ps(qt + 4624);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 48); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 48); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 48); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 48); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4704); const __m256 q1 = _mm256_loadu_ps(qt + 4712); const __m256 q2 = _mm256_loadu_ps(qt + 4720);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 49); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 49); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 49); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 49); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4800); const __m256 q1 = _mm256_loadu_ps(qt + 4808); const __m256 q2 = _mm256_loadu_ps(qt + 4816);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 50); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 50); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 50); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 50); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4896); const __m256 q1 = _mm256_loadu_ps(qt + 4904); const __m256 q2 = _mm256_loadu_ps(qt + 4912);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 51); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 51); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 51); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 51); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 4992); const __m256 q1 = _mm256_loadu_ps(qt + 5000); const __m256 q2 = _mm256_loadu_ps(qt + 5008);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 52); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 52); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 52); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 52); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5088); const __m256 q1 = _mm256_loadu_ps(qt + 5096); const __m256 q2 = _mm256_loadu_ps(qt + 5104);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 53); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 53); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 53); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 53); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5184); const __m256 q1 = _mm256_loadu_ps(qt + 5192); const __m256 q2 = _mm256_loadu_ps(qt + 5200);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 54); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 54); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 54); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 54); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5280); const __m256 q1 = _mm256_loadu_ps(qt + 5288); const __m256 q2 = _mm256_loadu_ps(qt + 5296);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 55); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 55); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 55); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 55); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5376); const __m256 q1 = _mm256_loadu_ps(qt + 5384); const __m256 q2 = _mm256_loadu_ps(qt + 5392);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 56); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 56); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 56); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 56); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5472); const __m256 q1 = _mm256_loadu_ps(qt + 5480); const __m256 q2 = _mm256_loadu_ps(qt + 5488);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 57); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 57); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 57); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 57); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5568); const __m256 q1 = _mm256_loadu_ps(qt + 5576); const __m256 q2 = _mm256_loadu_ps(qt + 5584);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 58); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 58); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 58); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 58); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5664); const __m256 q1 = _mm256_loadu_ps(qt + 5672); const __m256 q2 = _mm256_loadu_ps(qt + 5680);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 59); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 59); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 59); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 59); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5760); const __m256 q1 = _mm256_loadu_ps(qt + 5768); const __m256 q2 = _mm256_loadu_ps(qt + 5776);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 60); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 60); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 60); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 60); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5856); const __m256 q1 = _mm256_loadu_ps(qt + 5864); const __m256 q2 = _mm256_loadu_ps(qt + 5872);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 61); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 61); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 61); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 61); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 5952); const __m256 q1 = _mm256_loadu_ps(qt + 5960); const __m256 q2 = _mm256_loadu_ps(qt + 5968);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 62); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 62); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 62); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 62); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6048); const __m256 q1 = _mm256_loadu_ps(qt + 6056); const __m256 q2 = _mm256_loadu_ps(qt + 6064);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 63); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 63); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 63); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 63); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6144); const __m256 q1 = _mm256_loadu_ps(qt + 6152); const __m256 q2 = _mm256_loadu_ps(qt + 6160);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 64); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 64); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 64); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 64); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6240); const __m256 q1 = _mm256_loadu_ps(qt + 6248); const __m256 q2 = _mm256_loadu_ps(qt + 6256);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 65); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 65); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 65); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 65); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6336); const __m256 q1 = _mm256_loadu_ps(qt + 6344); const __m256 q2 = _mm256_loadu_ps(qt + 6352);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 66); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 66); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 66); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 66); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6432); const __m256 q1 = _mm256_loadu_ps(qt + 6440); const __m256 q2 = _mm256_loadu_ps(qt + 6448);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 67); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 67); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 67); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 67); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6528); const __m256 q1 = _mm256_loadu_ps(qt + 6536); const __m256 q2 = _mm256_loadu_ps(qt + 6544);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 68); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 68); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 68); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 68); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6624); const __m256 q1 = _mm256_loadu_ps(qt + 6632); const __m256 q2 = _mm256_loadu_ps(qt + 6640);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 69); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 69); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 69); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 69); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6720); const __m256 q1 = _mm256_loadu_ps(qt + 6728); const __m256 q2 = _mm256_loadu_ps(qt + 6736);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 70); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 70); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 70); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 70); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6816); const __m256 q1 = _mm256_loadu_ps(qt + 6824); const __m256 q2 = _mm256_loadu_ps(qt + 6832);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 71); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 71); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 71); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 71); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 6912); const __m256 q1 = _mm256_loadu_ps(qt + 6920); const __m256 q2 = _mm256_loadu_ps(qt + 6928);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 72); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 72); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 72); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 72); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7008); const __m256 q1 = _mm256_loadu_ps(qt + 7016); const __m256 q2 = _mm256_loadu_ps(qt + 7024);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 73); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 73); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 73); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 73); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7104); const __m256 q1 = _mm256_loadu_ps(qt + 7112); const __m256 q2 = _mm256_loadu_ps(qt + 7120);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 74); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 74); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 74); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 74); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7200); const __m256 q1 = _mm256_loadu_ps(qt + 7208); const __m256 q2 = _mm256_loadu_ps(qt + 7216);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 75); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 75); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 75); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 75); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7296); const __m256 q1 = _mm256_loadu_ps(qt + 7304); const __m256 q2 = _mm256_loadu_ps(qt + 7312);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 76); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 76); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 76); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 76); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7392); const __m256 q1 = _mm256_loadu_ps(qt + 7400); const __m256 q2 = _mm256_loadu_ps(qt + 7408);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 77); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 77); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 77); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 77); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7488); const __m256 q1 = _mm256_loadu_ps(qt + 7496); const __m256 q2 = _mm256_loadu_ps(qt + 7504);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 78); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 78); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 78); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 78); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7584); const __m256 q1 = _mm256_loadu_ps(qt + 7592); const __m256 q2 = _mm256_loadu_ps(qt + 7600);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 79); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 79); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 79); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 79); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7680); const __m256 q1 = _mm256_loadu_ps(qt + 7688); const __m256 q2 = _mm256_loadu_ps(qt + 7696);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 80); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 80); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 80); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 80); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7776); const __m256 q1 = _mm256_loadu_ps(qt + 7784); const __m256 q2 = _mm256_loadu_ps(qt + 7792);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 81); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 81); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 81); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 81); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7872); const __m256 q1 = _mm256_loadu_ps(qt + 7880); const __m256 q2 = _mm256_loadu_ps(qt + 7888);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 82); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 82); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 82); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 82); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 7968); const __m256 q1 = _mm256_loadu_ps(qt + 7976); const __m256 q2 = _mm256_loadu_ps(qt + 7984);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 83); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 83); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 83); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 83); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8064); const __m256 q1 = _mm256_loadu_ps(qt + 8072); const __m256 q2 = _mm256_loadu_ps(qt + 8080);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 84); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 84); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 84); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 84); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8160); const __m256 q1 = _mm256_loadu_ps(qt + 8168); const __m256 q2 = _mm256_loadu_ps(qt + 8176);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 85); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 85); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 85); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 85); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8256); const __m256 q1 = _mm256_loadu_ps(qt + 8264); const __m256 q2 = _mm256_loadu_ps(qt + 8272);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 86); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 86); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 86); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 86); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8352); const __m256 q1 = _mm256_loadu_ps(qt + 8360); const __m256 q2 = _mm256_loadu_ps(qt + 8368);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 87); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 87); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 87); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 87); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8448); const __m256 q1 = _mm256_loadu_ps(qt + 8456); const __m256 q2 = _mm256_loadu_ps(qt + 8464);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 88); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 88); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 88); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 88); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8544); const __m256 q1 = _mm256_loadu_ps(qt + 8552); const __m256 q2 = _mm256_loadu_ps(qt + 8560);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 89); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 89); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 89); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 89); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8640); const __m256 q1 = _mm256_loadu_ps(qt + 8648); const __m256 q2 = _mm256_loadu_ps(qt + 8656);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 90); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 90); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 90); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 90); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8736); const __m256 q1 = _mm256_loadu_ps(qt + 8744); const __m256 q2 = _mm256_loadu_ps(qt + 8752);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 91); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 91); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 91); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 91); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8832); const __m256 q1 = _mm256_loadu_ps(qt + 8840); const __m256 q2 = _mm256_loadu_ps(qt + 8848);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 92); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 92); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 92); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 92); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 8928); const __m256 q1 = _mm256_loadu_ps(qt + 8936); const __m256 q2 = _mm256_loadu_ps(qt + 8944);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 93); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 93); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 93); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 93); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9024); const __m256 q1 = _mm256_loadu_ps(qt + 9032); const __m256 q2 = _mm256_loadu_ps(qt + 9040);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 94); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 94); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 94); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 94); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9120); const __m256 q1 = _mm256_loadu_ps(qt + 9128); const __m256 q2 = _mm256_loadu_ps(qt + 9136);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 95); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 95); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 95); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 95); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9216); const __m256 q1 = _mm256_loadu_ps(qt + 9224); const __m256 q2 = _mm256_loadu_ps(qt + 9232);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 96); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 96); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 96); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 96); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9312); const __m256 q1 = _mm256_loadu_ps(qt + 9320); const __m256 q2 = _mm256_loadu_ps(qt + 9328);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 97); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 97); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 97); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 97); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9408); const __m256 q1 = _mm256_loadu_ps(qt + 9416); const __m256 q2 = _mm256_loadu_ps(qt + 9424);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 98); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 98); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 98); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 98); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9504); const __m256 q1 = _mm256_loadu_ps(qt + 9512); const __m256 q2 = _mm256_loadu_ps(qt + 9520);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 99); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 99); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 99); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 99); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9600); const __m256 q1 = _mm256_loadu_ps(qt + 9608); const __m256 q2 = _mm256_loadu_ps(qt + 9616);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 100); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 100); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 100); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 100); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9696); const __m256 q1 = _mm256_loadu_ps(qt + 9704); const __m256 q2 = _mm256_loadu_ps(qt + 9712);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 101); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 101); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 101); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 101); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9792); const __m256 q1 = _mm256_loadu_ps(qt + 9800); const __m256 q2 = _mm256_loadu_ps(qt + 9808);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 102); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 102); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 102); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 102); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9888); const __m256 q1 = _mm256_loadu_ps(qt + 9896); const __m256 q2 = _mm256_loadu_ps(qt + 9904);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 103); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 103); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 103); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 103); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 9984); const __m256 q1 = _mm256_loadu_ps(qt + 9992); const __m256 q2 = _mm256_loadu_ps(qt + 10000);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 104); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 104); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 104); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 104); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10080); const __m256 q1 = _mm256_loadu_ps(qt + 10088); const __m256 q2 = _mm256_loadu_ps(qt + 10096);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 105); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 105); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 105); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 105); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10176); const __m256 q1 = _mm256_loadu_ps(qt + 10184); const __m256 q2 = _mm256_loadu_ps(qt + 10192);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 106); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 106); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 106); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 106); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10272); const __m256 q1 = _mm256_loadu_ps(qt + 10280); const __m256 q2 = _mm256_loadu_ps(qt + 10288);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 107); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 107); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 107); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 107); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10368); const __m256 q1 = _mm256_loadu_ps(qt + 10376); const __m256 q2 = _mm256_loadu_ps(qt + 10384);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 108); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 108); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 108); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 108); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10464); const __m256 q1 = _mm256_loadu_ps(qt + 10472); const __m256 q2 = _mm256_loadu_ps(qt + 10480);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 109); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 109); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 109); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 109); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10560); const __m256 q1 = _mm256_loadu_ps(qt + 10568); const __m256 q2 = _mm256_loadu_ps(qt + 10576);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 110); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 110); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 110); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 110); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10656); const __m256 q1 = _mm256_loadu_ps(qt + 10664); const __m256 q2 = _mm256_loadu_ps(qt + 10672);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 111); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 111); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 111); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 111); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10752); const __m256 q1 = _mm256_loadu_ps(qt + 10760); const __m256 q2 = _mm256_loadu_ps(qt + 10768);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 112); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 112); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 112); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 112); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10848); const __m256 q1 = _mm256_loadu_ps(qt + 10856); const __m256 q2 = _mm256_loadu_ps(qt + 10864);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 113); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 113); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 113); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 113); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 10944); const __m256 q1 = _mm256_loadu_ps(qt + 10952); const __m256 q2 = _mm256_loadu_ps(qt + 10960);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 114); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 114); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 114); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 114); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11040); const __m256 q1 = _mm256_loadu_ps(qt + 11048); const __m256 q2 = _mm256_loadu_ps(qt + 11056);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 115); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 115); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 115); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 115); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11136); const __m256 q1 = _mm256_loadu_ps(qt + 11144); const __m256 q2 = _mm256_loadu_ps(qt + 11152);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 116); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 116); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 116); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 116); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11232); const __m256 q1 = _mm256_loadu_ps(qt + 11240); const __m256 q2 = _mm256_loadu_ps(qt + 11248);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 117); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 117); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 117); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 117); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11328); const __m256 q1 = _mm256_loadu_ps(qt + 11336); const __m256 q2 = _mm256_loadu_ps(qt + 11344);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 118); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 118); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 118); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 118); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11424); const __m256 q1 = _mm256_loadu_ps(qt + 11432); const __m256 q2 = _mm256_loadu_ps(qt + 11440);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 119); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 119); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 119); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 119); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11520); const __m256 q1 = _mm256_loadu_ps(qt + 11528); const __m256 q2 = _mm256_loadu_ps(qt + 11536);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 120); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 120); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 120); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 120); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11616); const __m256 q1 = _mm256_loadu_ps(qt + 11624); const __m256 q2 = _mm256_loadu_ps(qt + 11632);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 121); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 121); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 121); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 121); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11712); const __m256 q1 = _mm256_loadu_ps(qt + 11720); const __m256 q2 = _mm256_loadu_ps(qt + 11728);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 122); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 122); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 122); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 122); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11808); const __m256 q1 = _mm256_loadu_ps(qt + 11816); const __m256 q2 = _mm256_loadu_ps(qt + 11824);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 123); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 123); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 123); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 123); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 11904); const __m256 q1 = _mm256_loadu_ps(qt + 11912); const __m256 q2 = _mm256_loadu_ps(qt + 11920);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 124); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 124); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 124); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 124); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12000); const __m256 q1 = _mm256_loadu_ps(qt + 12008); const __m256 q2 = _mm256_loadu_ps(qt + 12016);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 125); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 125); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 125); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 125); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12096); const __m256 q1 = _mm256_loadu_ps(qt + 12104); const __m256 q2 = _mm256_loadu_ps(qt + 12112);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 126); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 126); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 126); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 126); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-  { const __m256 q0 = _mm256_loadu_ps(qt + 12192); const __m256 q1 = _mm256_loadu_ps(qt + 12200); const __m256 q2 = _mm256_loadu_ps(qt + 12208);
-    { const __m256 kb = _mm256_broadcast_ss(k0 + 127); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k1 + 127); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k2 + 127); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
-    { const __m256 kb = _mm256_broadcast_ss(k3 + 127); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+  for (int k = 0; k < 128; k += 32) {
+    { const __m256 q0 = _mm256_loadu_ps(qt + k * 96); const __m256 q1 = _mm256_loadu_ps(qt + k * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + k * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 1) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 1) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 1) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 2) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 2) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 3) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 3) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 3) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 4) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 4) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 4) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 5) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 5) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 5) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 6) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 6) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 6) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 7) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 7) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 7) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 8) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 8) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 8) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 9) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 9) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 9) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 10) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 10) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 10) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 11) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 11) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 11) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 12) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 12) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 12) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 13) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 13) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 13) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 14) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 14) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 14) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 15) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 15) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 15) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 16) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 16) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 16) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 17) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 17) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 17) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 18) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 18) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 18) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 19) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 19) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 19) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 20) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 20) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 20) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 21) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 21) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 21) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 22) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 22) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 22) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 23) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 23) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 23) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 24) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 24) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 24) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 25) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 25) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 25) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 26) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 26) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 26) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 27) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 27) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 27) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 28) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 28) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 28) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 29) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 29) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 29) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 30) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 30) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 30) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 31) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 31) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 31) * 96 + 16);
+      { const __m256 kb = _mm256_broadcast_ss(k0 + k + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k1 + k + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k2 + k + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
+      { const __m256 kb = _mm256_broadcast_ss(k3 + k + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
+  }
   _mm256_storeu_ps(st, acc0_0); _mm256_storeu_ps(st + 8, acc0_1); _mm256_storeu_ps(st + 16, acc0_2);
   _mm256_storeu_ps(st + 96, acc1_0); _mm256_storeu_ps(st + 104, acc1_1); _mm256_storeu_ps(st + 112, acc1_2);
   _mm256_storeu_ps(st + 192, acc2_0); _mm256_storeu_ps(st + 200, acc2_1); _mm256_storeu_ps(st + 208, acc2_2);
@@ -1052,14 +582,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_s32__avx2(const float *re
       { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    s[0] = attngen_hsum_avx2(acc0_0);
-    s[1] = attngen_hsum_avx2(acc0_1);
-    s[2] = attngen_hsum_avx2(acc0_2);
-    s[3] = attngen_hsum_avx2(acc0_3);
-    s[32] = attngen_hsum_avx2(acc1_0);
-    s[33] = attngen_hsum_avx2(acc1_1);
-    s[34] = attngen_hsum_avx2(acc1_2);
-    s[35] = attngen_hsum_avx2(acc1_3);
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
   }
 }
 
@@ -1149,7 +673,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1160,6 +684,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r, mp, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -1281,7 +809,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1292,6 +820,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r, mp, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -1398,7 +930,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -1413,7 +945,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1424,6 +956,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -1515,7 +1051,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -1530,7 +1066,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -1541,6 +1077,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -1694,774 +1234,13 @@ static void attngen_qk_d128_16x5_s96__neon(const float *restrict qt,
   float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
   float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
   float32x4_t acc4_0 = vdupq_n_f32(0.0f), acc4_1 = vdupq_n_f32(0.0f), acc4_2 = vdupq_n_f32(0.0f), acc4_3 = vdupq_n_f32(0.0f);
-  { const float32x4_t q0 = vld1q_f32(qt); const float32x4_t q1 = vld1q_f32(qt + 4); const float32x4_t q2 = vld1q_f32(qt + 8); const float32x4_t q3 = vld1q_f32(qt + 12);
-    { const float32x4_t kb = vld1q_dup_f32(k0); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 96); const float32x4_t q1 = vld1q_f32(qt + 100); const float32x4_t q2 = vld1q_f32(qt + 104); const float32x4_t q3 = vld1q_f32(qt + 108);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 1); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 1); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 1); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 1); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 1); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 192); const float32x4_t q1 = vld1q_f32(qt + 196); const float32x4_t q2 = vld1q_f32(qt + 200); const float32x4_t q3 = vld1q_f32(qt + 204);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 2); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 2); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 2); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 2); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 2); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 288); const float32x4_t q1 = vld1q_f32(qt + 292); const float32x4_t q2 = vld1q_f32(qt + 296); const float32x4_t q3 = vld1q_f32(qt + 300);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 3); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 3); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 3); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 3); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 3); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 384); const float32x4_t q1 = vld1q_f32(qt + 388); const float32x4_t q2 = vld1q_f32(qt + 392); const float32x4_t q3 = vld1q_f32(qt + 396);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 4); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 4); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 4); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 4); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 480); const float32x4_t q1 = vld1q_f32(qt + 484); const float32x4_t q2 = vld1q_f32(qt + 488); const float32x4_t q3 = vld1q_f32(qt + 492);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 5); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 5); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 5); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 5); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 5); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 576); const float32x4_t q1 = vld1q_f32(qt + 580); const float32x4_t q2 = vld1q_f32(qt + 584); const float32x4_t q3 = vld1q_f32(qt + 588);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 6); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 6); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 6); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 6); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 6); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 672); const float32x4_t q1 = vld1q_f32(qt + 676); const float32x4_t q2 = vld1q_f32(qt + 680); const float32x4_t q3 = vld1q_f32(qt + 684);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 7); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 7); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 7); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 7); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 7); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 768); const float32x4_t q1 = vld1q_f32(qt + 772); const float32x4_t q2 = vld1q_f32(qt + 776); const float32x4_t q3 = vld1q_f32(qt + 780);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 8); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 8); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 8); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 8); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 864); const float32x4_t q1 = vld1q_f32(qt + 868); const float32x4_t q2 = vld1q_f32(qt + 872); const float32x4_t q3 = vld1q_f32(qt + 876);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 9); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 9); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 9); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 9); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 9); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 960); const float32x4_t q1 = vld1q_f32(qt + 964); const float32x4_t q2 = vld1q_f32(qt + 968); const float32x4_t q3 = vld1q_f32(qt + 972);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 10); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 10); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 10); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 10); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 10); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1056); const float32x4_t q1 = vld1q_f32(qt + 1060); const float32x4_t q2 = vld1q_f32(qt + 1064); const float32x4_t q3 = vld1q_f32(qt + 1068);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 11); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 11); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 11); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 11); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 11); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1152); const float32x4_t q1 = vld1q_f32(qt + 1156); const float32x4_t q2 = vld1q_f32(qt + 1160); const float32x4_t q3 = vld1q_f32(qt + 1164);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 12); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 12); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 12); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 12); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1248); const float32x4_t q1 = vld1q_f32(qt + 1252); const float32x4_t q2 = vld1q_f32(qt + 1256); const float32x4_t q3 = vld1q_f32(qt + 1260);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 13); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 13); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 13); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 13); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 13); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1344); const float32x4_t q1 = vld1q_f32(qt + 1348); const float32x4_t q2 = vld1q_f32(qt + 1352); const float32x4_t q3 = vld1q_f32(qt + 1356);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 14); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 14); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 14); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 14); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 14); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1440); const float32x4_t q1 = vld1q_f32(qt + 1444); const float32x4_t q2 = vld1q_f32(qt + 1448); const float32x4_t q3 = vld1q_f32(qt + 1452);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 15); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 15); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 15); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 15); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 15); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1536); const float32x4_t q1 = vld1q_f32(qt + 1540); const float32x4_t q2 = vld1q_f32(qt + 1544); const float32x4_t q3 = vld1q_f32(qt + 1548);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 16); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 16); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 16); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 16); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1632); const float32x4_t q1 = vld1q_f32(qt + 1636); const float32x4_t q2 = vld1q_f32(qt + 1640); const float32x4_t q3 = vld1q_f32(qt + 1644);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 17); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 17); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 17); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 17); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 17); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1728); const float32x4_t q1 = vld1q_f32(qt + 1732); const float32x4_t q2 = vld1q_f32(qt + 1736); const float32x4_t q3 = vld1q_f32(qt + 1740);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 18); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 18); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 18); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 18); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 18); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1824); const float32x4_t q1 = vld1q_f32(qt + 1828); const float32x4_t q2 = vld1q_f32(qt + 1832); const float32x4_t q3 = vld1q_f32(qt + 1836);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 19); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 19); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 19); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 19); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 19); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 1920); const float32x4_t q1 = vld1q_f32(qt + 1924); const float32x4_t q2 = vld1q_f32(qt + 1928); const float32x4_t q3 = vld1q_f32(qt + 1932);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 20); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 20); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 20); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 20); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2016); const float32x4_t q1 = vld1q_f32(qt + 2020); const float32x4_t q2 = vld1q_f32(qt + 2024); const float32x4_t q3 = vld1q_f32(qt + 2028);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 21); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 21); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 21); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 21); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 21); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2112); const float32x4_t q1 = vld1q_f32(qt + 2116); const float32x4_t q2 = vld1q_f32(qt + 2120); const float32x4_t q3 = vld1q_f32(qt + 2124);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 22); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 22); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 22); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 22); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 22); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2208); const float32x4_t q1 = vld1q_f32(qt + 2212); const float32x4_t q2 = vld1q_f32(qt + 2216); const float32x4_t q3 = vld1q_f32(qt + 2220);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 23); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 23); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 23); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 23); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 23); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2304); const float32x4_t q1 = vld1q_f32(qt + 2308); const float32x4_t q2 = vld1q_f32(qt + 2312); const float32x4_t q3 = vld1q_f32(qt + 2316);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 24); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 24); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 24); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 24); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2400); const float32x4_t q1 = vld1q_f32(qt + 2404); const float32x4_t q2 = vld1q_f32(qt + 2408); const float32x4_t q3 = vld1q_f32(qt + 2412);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 25); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 25); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 25); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 25); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 25); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2496); const float32x4_t q1 = vld1q_f32(qt + 2500); const float32x4_t q2 = vld1q_f32(qt + 2504); const float32x4_t q3 = vld1q_f32(qt + 2508);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 26); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 26); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 26); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 26); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 26); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2592); const float32x4_t q1 = vld1q_f32(qt + 2596); const float32x4_t q2 = vld1q_f32(qt + 2600); const float32x4_t q3 = vld1q_f32(qt + 2604);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 27); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 27); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 27); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 27); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 27); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2688); const float32x4_t q1 = vld1q_f32(qt + 2692); const float32x4_t q2 = vld1q_f32(qt + 2696); const float32x4_t q3 = vld1q_f32(qt + 2700);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 28); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 28); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 28); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 28); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2784); const float32x4_t q1 = vld1q_f32(qt + 2788); const float32x4_t q2 = vld1q_f32(qt + 2792); const float32x4_t q3 = vld1q_f32(qt + 2796);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 29); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 29); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 29); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 29); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 29); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2880); const float32x4_t q1 = vld1q_f32(qt + 2884); const float32x4_t q2 = vld1q_f32(qt + 2888); const float32x4_t q3 = vld1q_f32(qt + 2892);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 30); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 30); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 30); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 30); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 30); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 2976); const float32x4_t q1 = vld1q_f32(qt + 2980); const float32x4_t q2 = vld1q_f32(qt + 2984); const float32x4_t q3 = vld1q_f32(qt + 2988);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 31); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 31); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 31); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 31); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 31); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3072); const float32x4_t q1 = vld1q_f32(qt + 3076); const float32x4_t q2 = vld1q_f32(qt + 3080); const float32x4_t q3 = vld1q_f32(qt + 3084);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 32); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 32); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 32); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 32); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3168); const float32x4_t q1 = vld1q_f32(qt + 3172); const float32x4_t q2 = vld1q_f32(qt + 3176); const float32x4_t q3 = vld1q_f32(qt + 3180);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 33); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 33); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 33); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 33); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 33); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3264); const float32x4_t q1 = vld1q_f32(qt + 3268); const float32x4_t q2 = vld1q_f32(qt + 3272); const float32x4_t q3 = vld1q_f32(qt + 3276);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 34); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 34); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 34); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 34); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 34); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3360); const float32x4_t q1 = vld1q_f32(qt + 3364); const float32x4_t q2 = vld1q_f32(qt + 3368); const float32x4_t q3 = vld1q_f32(qt + 3372);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 35); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 35); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 35); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 35); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 35); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3456); const float32x4_t q1 = vld1q_f32(qt + 3460); const float32x4_t q2 = vld1q_f32(qt + 3464); const float32x4_t q3 = vld1q_f32(qt + 3468);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 36); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 36); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 36); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 36); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3552); const float32x4_t q1 = vld1q_f32(qt + 3556); const float32x4_t q2 = vld1q_f32(qt + 3560); const float32x4_t q3 = vld1q_f32(qt + 3564);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 37); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 37); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 37); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 37); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 37); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3648); const float32x4_t q1 = vld1q_f32(qt + 3652); const float32x4_t q2 = vld1q_f32(qt + 3656); const float32x4_t q3 = vld1q_f32(qt + 3660);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 38); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 38); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 38); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 38); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 38); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3744); const float32x4_t q1 = vld1q_f32(qt + 3748); const float32x4_t q2 = vld1q_f32(qt + 3752); const float32x4_t q3 = vld1q_f32(qt + 3756);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 39); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 39); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 39); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 39); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 39); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3840); const float32x4_t q1 = vld1q_f32(qt + 3844); const float32x4_t q2 = vld1q_f32(qt + 3848); const float32x4_t q3 = vld1q_f32(qt + 3852);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 40); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 40); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 40); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 40); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 3936); const float32x4_t q1 = vld1q_f32(qt + 3940); const float32x4_t q2 = vld1q_f32(qt + 3944); const float32x4_t q3 = vld1q_f32(qt + 3948);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 41); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 41); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 41); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 41); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 41); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4032); const float32x4_t q1 = vld1q_f32(qt + 4036); const float32x4_t q2 = vld1q_f32(qt + 4040); const float32x4_t q3 = vld1q_f32(qt + 4044);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 42); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 42); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 42); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 42); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 42); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4128); const float32x4_t q1 = vld1q_f32(qt + 4132); const float32x4_t q2 = vld1q_f32(qt + 4136); const float32x4_t q3 = vld1q_f32(qt + 4140);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 43); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 43); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 43); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 43); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 43); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4224); const float32x4_t q1 = vld1q_f32(qt + 4228); const float32x4_t q2 = vld1q_f32(qt + 4232); const float32x4_t q3 = vld1q_f32(qt + 4236);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 44); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 44); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 44); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 44); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4320); const float32x4_t q1 = vld1q_f32(qt + 4324); const float32x4_t q2 = vld1q_f32(qt + 4328); const float32x4_t q3 = vld1q_f32(qt + 4332);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 45); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 45); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 45); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 45); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 45); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4416); const float32x4_t q1 = vld1q_f32(qt + 4420); const float32x4_t q2 = vld1q_f32(qt + 4424); const float32x4_t q3 = vld1q_f32(qt + 4428);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 46); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 46); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 46); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 46); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 46); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4512); const float32x4_t q1 = vld1q_f32(qt + 4516); const float32x4_t q2 = vld1q_f32(qt + 4520); const float32x4_t q3 = vld1q_f32(qt + 4524);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 47); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 47); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 47); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 47); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 47); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4608); const float32x4_t q1 = vld1q_f32(qt + 4612); const float32x4_t q2 = vld1q_f32(qt + 4616); const float32x4_t q3 = vld1q_f32(qt + 4620);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 48); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 48); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 48); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 48); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4704); const float32x4_t q1 = vld1q_f32(qt + 4708); const float32x4_t q2 = vld1q_f32(qt + 4712); const float32x4_t q3 = vld1q_f32(qt + 4716);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 49); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 49); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 49); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 49); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 49); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4800); const float32x4_t q1 = vld1q_f32(qt + 4804); const float32x4_t q2 = vld1q_f32(qt + 4808); const float32x4_t q3 = vld1q_f32(qt + 4812);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 50); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 50); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 50); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 50); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 50); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4896); const float32x4_t q1 = vld1q_f32(qt + 4900); const float32x4_t q2 = vld1q_f32(qt + 4904); const float32x4_t q3 = vld1q_f32(qt + 4908);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 51); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 51); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 51); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 51); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 51); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 4992); const float32x4_t q1 = vld1q_f32(qt + 4996); const float32x4_t q2 = vld1q_f32(qt + 5000); const float32x4_t q3 = vld1q_f32(qt + 5004);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 52); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 52); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 52); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 52); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5088); const float32x4_t q1 = vld1q_f32(qt + 5092); const float32x4_t q2 = vld1q_f32(qt + 5096); const float32x4_t q3 = vld1q_f32(qt + 5100);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 53); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 53); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 53); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 53); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 53); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5184); const float32x4_t q1 = vld1q_f32(qt + 5188); const float32x4_t q2 = vld1q_f32(qt + 5192); const float32x4_t q3 = vld1q_f32(qt + 5196);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 54); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 54); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 54); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 54); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 54); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5280); const float32x4_t q1 = vld1q_f32(qt + 5284); const float32x4_t q2 = vld1q_f32(qt + 5288); const float32x4_t q3 = vld1q_f32(qt + 5292);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 55); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 55); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 55); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 55); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 55); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5376); const float32x4_t q1 = vld1q_f32(qt + 5380); const float32x4_t q2 = vld1q_f32(qt + 5384); const float32x4_t q3 = vld1q_f32(qt + 5388);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 56); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 56); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 56); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 56); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5472); const float32x4_t q1 = vld1q_f32(qt + 5476); const float32x4_t q2 = vld1q_f32(qt + 5480); const float32x4_t q3 = vld1q_f32(qt + 5484);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 57); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 57); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 57); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 57); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 57); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5568); const float32x4_t q1 = vld1q_f32(qt + 5572); const float32x4_t q2 = vld1q_f32(qt + 5576); const float32x4_t q3 = vld1q_f32(qt + 5580);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 58); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 58); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 58); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 58); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 58); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5664); const float32x4_t q1 = vld1q_f32(qt + 5668); const float32x4_t q2 = vld1q_f32(qt + 5672); const float32x4_t q3 = vld1q_f32(qt + 5676);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 59); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 59); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 59); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 59); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 59); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5760); const float32x4_t q1 = vld1q_f32(qt + 5764); const float32x4_t q2 = vld1q_f32(qt + 5768); const float32x4_t q3 = vld1q_f32(qt + 5772);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 60); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 60); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 60); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 60); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5856); const float32x4_t q1 = vld1q_f32(qt + 5860); const float32x4_t q2 = vld1q_f32(qt + 5864); const float32x4_t q3 = vld1q_f32(qt + 5868);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 61); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 61); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 61); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 61); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 61); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 5952); const float32x4_t q1 = vld1q_f32(qt + 5956); const float32x4_t q2 = vld1q_f32(qt + 5960); const float32x4_t q3 = vld1q_f32(qt + 5964);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 62); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 62); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 62); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 62); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 62); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6048); const float32x4_t q1 = vld1q_f32(qt + 6052); const float32x4_t q2 = vld1q_f32(qt + 6056); const float32x4_t q3 = vld1q_f32(qt + 6060);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 63); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 63); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 63); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 63); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 63); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6144); const float32x4_t q1 = vld1q_f32(qt + 6148); const float32x4_t q2 = vld1q_f32(qt + 6152); const float32x4_t q3 = vld1q_f32(qt + 6156);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 64); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 64); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 64); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 64); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 64); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6240); const float32x4_t q1 = vld1q_f32(qt + 6244); const float32x4_t q2 = vld1q_f32(qt + 6248); const float32x4_t q3 = vld1q_f32(qt + 6252);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 65); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 65); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 65); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 65); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 65); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6336); const float32x4_t q1 = vld1q_f32(qt + 6340); const float32x4_t q2 = vld1q_f32(qt + 6344); const float32x4_t q3 = vld1q_f32(qt + 6348);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 66); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 66); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 66); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 66); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 66); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6432); const float32x4_t q1 = vld1q_f32(qt + 6436); const float32x4_t q2 = vld1q_f32(qt + 6440); const float32x4_t q3 = vld1q_f32(qt + 6444);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 67); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 67); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 67); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 67); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 67); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6528); const float32x4_t q1 = vld1q_f32(qt + 6532); const float32x4_t q2 = vld1q_f32(qt + 6536); const float32x4_t q3 = vld1q_f32(qt + 6540);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 68); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 68); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 68); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 68); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 68); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6624); const float32x4_t q1 = vld1q_f32(qt + 6628); const float32x4_t q2 = vld1q_f32(qt + 6632); const float32x4_t q3 = vld1q_f32(qt + 6636);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 69); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 69); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 69); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 69); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 69); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6720); const float32x4_t q1 = vld1q_f32(qt + 6724); const float32x4_t q2 = vld1q_f32(qt + 6728); const float32x4_t q3 = vld1q_f32(qt + 6732);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 70); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 70); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 70); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 70); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 70); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6816); const float32x4_t q1 = vld1q_f32(qt + 6820); const float32x4_t q2 = vld1q_f32(qt + 6824); const float32x4_t q3 = vld1q_f32(qt + 6828);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 71); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 71); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 71); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 71); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 71); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 6912); const float32x4_t q1 = vld1q_f32(qt + 6916); const float32x4_t q2 = vld1q_f32(qt + 6920); const float32x4_t q3 = vld1q_f32(qt + 6924);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 72); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 72); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 72); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 72); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 72); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7008); const float32x4_t q1 = vld1q_f32(qt + 7012); const float32x4_t q2 = vld1q_f32(qt + 7016); const float32x4_t q3 = vld1q_f32(qt + 7020);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 73); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 73); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 73); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 73); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 73); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7104); const float32x4_t q1 = vld1q_f32(qt + 7108); const float32x4_t q2 = vld1q_f32(qt + 7112); const float32x4_t q3 = vld1q_f32(qt + 7116);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 74); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 74); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 74); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 74); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 74); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7200); const float32x4_t q1 = vld1q_f32(qt + 7204); const float32x4_t q2 = vld1q_f32(qt + 7208); const float32x4_t q3 = vld1q_f32(qt + 7212);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 75); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 75); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 75); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 75); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 75); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7296); const float32x4_t q1 = vld1q_f32(qt + 7300); const float32x4_t q2 = vld1q_f32(qt + 7304); const float32x4_t q3 = vld1q_f32(qt + 7308);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 76); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 76); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 76); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 76); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 76); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7392); const float32x4_t q1 = vld1q_f32(qt + 7396); const float32x4_t q2 = vld1q_f32(qt + 7400); const float32x4_t q3 = vld1q_f32(qt + 7404);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 77); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 77); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 77); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 77); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 77); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7488); const float32x4_t q1 = vld1q_f32(qt + 7492); const float32x4_t q2 = vld1q_f32(qt + 7496); const float32x4_t q3 = vld1q_f32(qt + 7500);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 78); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 78); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 78); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 78); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 78); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7584); const float32x4_t q1 = vld1q_f32(qt + 7588); const float32x4_t q2 = vld1q_f32(qt + 7592); const float32x4_t q3 = vld1q_f32(qt + 7596);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 79); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 79); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 79); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 79); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 79); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7680); const float32x4_t q1 = vld1q_f32(qt + 7684); const float32x4_t q2 = vld1q_f32(qt + 7688); const float32x4_t q3 = vld1q_f32(qt + 7692);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 80); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 80); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 80); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 80); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 80); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7776); const float32x4_t q1 = vld1q_f32(qt + 7780); const float32x4_t q2 = vld1q_f32(qt + 7784); const float32x4_t q3 = vld1q_f32(qt + 7788);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 81); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 81); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 81); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 81); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 81); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7872); const float32x4_t q1 = vld1q_f32(qt + 7876); const float32x4_t q2 = vld1q_f32(qt + 7880); const float32x4_t q3 = vld1q_f32(qt + 7884);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 82); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 82); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 82); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 82); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 82); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 7968); const float32x4_t q1 = vld1q_f32(qt + 7972); const float32x4_t q2 = vld1q_f32(qt + 7976); const float32x4_t q3 = vld1q_f32(qt + 7980);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 83); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 83); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 83); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 83); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 83); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8064); const float32x4_t q1 = vld1q_f32(qt + 8068); const float32x4_t q2 = vld1q_f32(qt + 8072); const float32x4_t q3 = vld1q_f32(qt + 8076);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 84); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 84); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 84); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 84); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 84); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8160); const float32x4_t q1 = vld1q_f32(qt + 8164); const float32x4_t q2 = vld1q_f32(qt + 8168); const float32x4_t q3 = vld1q_f32(qt + 8172);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 85); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 85); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 85); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 85); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 85); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8256); const float32x4_t q1 = vld1q_f32(qt + 8260); const float32x4_t q2 = vld1q_f32(qt + 8264); const float32x4_t q3 = vld1q_f32(qt + 8268);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 86); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 86); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 86); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 86); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 86); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8352); const float32x4_t q1 = vld1q_f32(qt + 8356); const float32x4_t q2 = vld1q_f32(qt + 8360); const float32x4_t q3 = vld1q_f32(qt + 8364);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 87); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 87); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 87); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 87); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 87); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8448); const float32x4_t q1 = vld1q_f32(qt + 8452); const float32x4_t q2 = vld1q_f32(qt + 8456); const float32x4_t q3 = vld1q_f32(qt + 8460);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 88); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 88); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 88); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 88); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 88); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8544); const float32x4_t q1 = vld1q_f32(qt + 8548); const float32x4_t q2 = vld1q_f32(qt + 8552); const float32x4_t q3 = vld1q_f32(qt + 8556);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 89); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 89); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 89); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 89); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 89); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8640); const float32x4_t q1 = vld1q_f32(qt + 8644); const float32x4_t q2 = vld1q_f32(qt + 8648); const float32x4_t q3 = vld1q_f32(qt + 8652);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 90); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 90); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 90); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 90); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 90); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8736); const float32x4_t q1 = vld1q_f32(qt + 8740); const float32x4_t q2 = vld1q_f32(qt + 8744); const float32x4_t q3 = vld1q_f32(qt + 8748);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 91); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 91); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 91); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 91); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 91); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8832); const float32x4_t q1 = vld1q_f32(qt + 8836); const float32x4_t q2 = vld1q_f32(qt + 8840); const float32x4_t q3 = vld1q_f32(qt + 8844);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 92); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 92); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 92); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 92); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 92); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 8928); const float32x4_t q1 = vld1q_f32(qt + 8932); const float32x4_t q2 = vld1q_f32(qt + 8936); const float32x4_t q3 = vld1q_f32(qt + 8940);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 93); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 93); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 93); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 93); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 93); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9024); const float32x4_t q1 = vld1q_f32(qt + 9028); const float32x4_t q2 = vld1q_f32(qt + 9032); const float32x4_t q3 = vld1q_f32(qt + 9036);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 94); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 94); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 94); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 94); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 94); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9120); const float32x4_t q1 = vld1q_f32(qt + 9124); const float32x4_t q2 = vld1q_f32(qt + 9128); const float32x4_t q3 = vld1q_f32(qt + 9132);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 95); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 95); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 95); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 95); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 95); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9216); const float32x4_t q1 = vld1q_f32(qt + 9220); const float32x4_t q2 = vld1q_f32(qt + 9224); const float32x4_t q3 = vld1q_f32(qt + 9228);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 96); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 96); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 96); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 96); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 96); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9312); const float32x4_t q1 = vld1q_f32(qt + 9316); const float32x4_t q2 = vld1q_f32(qt + 9320); const float32x4_t q3 = vld1q_f32(qt + 9324);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 97); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 97); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 97); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 97); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 97); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9408); const float32x4_t q1 = vld1q_f32(qt + 9412); const float32x4_t q2 = vld1q_f32(qt + 9416); const float32x4_t q3 = vld1q_f32(qt + 9420);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 98); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 98); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 98); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 98); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 98); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9504); const float32x4_t q1 = vld1q_f32(qt + 9508); const float32x4_t q2 = vld1q_f32(qt + 9512); const float32x4_t q3 = vld1q_f32(qt + 9516);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 99); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 99); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 99); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 99); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 99); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9600); const float32x4_t q1 = vld1q_f32(qt + 9604); const float32x4_t q2 = vld1q_f32(qt + 9608); const float32x4_t q3 = vld1q_f32(qt + 9612);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 100); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 100); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 100); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 100); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 100); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9696); const float32x4_t q1 = vld1q_f32(qt + 9700); const float32x4_t q2 = vld1q_f32(qt + 9704); const float32x4_t q3 = vld1q_f32(qt + 9708);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 101); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 101); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 101); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 101); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 101); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9792); const float32x4_t q1 = vld1q_f32(qt + 9796); const float32x4_t q2 = vld1q_f32(qt + 9800); const float32x4_t q3 = vld1q_f32(qt + 9804);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 102); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 102); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 102); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 102); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 102); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9888); const float32x4_t q1 = vld1q_f32(qt + 9892); const float32x4_t q2 = vld1q_f32(qt + 9896); const float32x4_t q3 = vld1q_f32(qt + 9900);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 103); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 103); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 103); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 103); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 103); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 9984); const float32x4_t q1 = vld1q_f32(qt + 9988); const float32x4_t q2 = vld1q_f32(qt + 9992); const float32x4_t q3 = vld1q_f32(qt + 9996);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 104); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 104); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 104); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 104); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 104); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10080); const float32x4_t q1 = vld1q_f32(qt + 10084); const float32x4_t q2 = vld1q_f32(qt + 10088); const float32x4_t q3 = vld1q_f32(qt + 10092);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 105); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 105); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 105); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 105); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 105); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10176); const float32x4_t q1 = vld1q_f32(qt + 10180); const float32x4_t q2 = vld1q_f32(qt + 10184); const float32x4_t q3 = vld1q_f32(qt + 10188);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 106); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 106); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 106); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 106); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 106); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10272); const float32x4_t q1 = vld1q_f32(qt + 10276); const float32x4_t q2 = vld1q_f32(qt + 10280); const float32x4_t q3 = vld1q_f32(qt + 10284);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 107); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 107); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 107); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 107); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 107); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10368); const float32x4_t q1 = vld1q_f32(qt + 10372); const float32x4_t q2 = vld1q_f32(qt + 10376); const float32x4_t q3 = vld1q_f32(qt + 10380);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 108); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 108); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 108); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 108); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 108); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10464); const float32x4_t q1 = vld1q_f32(qt + 10468); const float32x4_t q2 = vld1q_f32(qt + 10472); const float32x4_t q3 = vld1q_f32(qt + 10476);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 109); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 109); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 109); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 109); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 109); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10560); const float32x4_t q1 = vld1q_f32(qt + 10564); const float32x4_t q2 = vld1q_f32(qt + 10568); const float32x4_t q3 = vld1q_f32(qt + 10572);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 110); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 110); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 110); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 110); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 110); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10656); const float32x4_t q1 = vld1q_f32(qt + 10660); const float32x4_t q2 = vld1q_f32(qt + 10664); const float32x4_t q3 = vld1q_f32(qt + 10668);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 111); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 111); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 111); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 111); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 111); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10752); const float32x4_t q1 = vld1q_f32(qt + 10756); const float32x4_t q2 = vld1q_f32(qt + 10760); const float32x4_t q3 = vld1q_f32(qt + 10764);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 112); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 112); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 112); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 112); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 112); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10848); const float32x4_t q1 = vld1q_f32(qt + 10852); const float32x4_t q2 = vld1q_f32(qt + 10856); const float32x4_t q3 = vld1q_f32(qt + 10860);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 113); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 113); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 113); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 113); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 113); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 10944); const float32x4_t q1 = vld1q_f32(qt + 10948); const float32x4_t q2 = vld1q_f32(qt + 10952); const float32x4_t q3 = vld1q_f32(qt + 10956);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 114); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 114); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 114); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 114); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 114); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11040); const float32x4_t q1 = vld1q_f32(qt + 11044); const float32x4_t q2 = vld1q_f32(qt + 11048); const float32x4_t q3 = vld1q_f32(qt + 11052);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 115); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 115); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 115); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 115); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 115); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11136); const float32x4_t q1 = vld1q_f32(qt + 11140); const float32x4_t q2 = vld1q_f32(qt + 11144); const float32x4_t q3 = vld1q_f32(qt + 11148);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 116); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 116); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 116); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 116); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 116); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11232); const float32x4_t q1 = vld1q_f32(qt + 11236); const float32x4_t q2 = vld1q_f32(qt + 11240); const float32x4_t q3 = vld1q_f32(qt + 11244);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 117); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 117); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 117); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 117); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 117); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11328); const float32x4_t q1 = vld1q_f32(qt + 11332); const float32x4_t q2 = vld1q_f32(qt + 11336); const float32x4_t q3 = vld1q_f32(qt + 11340);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 118); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 118); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 118); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 118); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 118); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11424); const float32x4_t q1 = vld1q_f32(qt + 11428); const float32x4_t q2 = vld1q_f32(qt + 11432); const float32x4_t q3 = vld1q_f32(qt + 11436);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 119); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 119); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 119); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 119); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 119); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11520); const float32x4_t q1 = vld1q_f32(qt + 11524); const float32x4_t q2 = vld1q_f32(qt + 11528); const float32x4_t q3 = vld1q_f32(qt + 11532);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 120); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 120); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 120); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 120); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 120); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11616); const float32x4_t q1 = vld1q_f32(qt + 11620); const float32x4_t q2 = vld1q_f32(qt + 11624); const float32x4_t q3 = vld1q_f32(qt + 11628);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 121); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 121); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 121); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 121); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 121); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11712); const float32x4_t q1 = vld1q_f32(qt + 11716); const float32x4_t q2 = vld1q_f32(qt + 11720); const float32x4_t q3 = vld1q_f32(qt + 11724);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 122); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 122); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 122); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 122); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 122); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11808); const float32x4_t q1 = vld1q_f32(qt + 11812); const float32x4_t q2 = vld1q_f32(qt + 11816); const float32x4_t q3 = vld1q_f32(qt + 11820);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 123); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 123); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 123); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 123); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 123); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 11904); const float32x4_t q1 = vld1q_f32(qt + 11908); const float32x4_t q2 = vld1q_f32(qt + 11912); const float32x4_t q3 = vld1q_f32(qt + 11916);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 124); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 124); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 124); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 124); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 124); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12000); const float32x4_t q1 = vld1q_f32(qt + 12004); const float32x4_t q2 = vld1q_f32(qt + 12008); const float32x4_t q3 = vld1q_f32(qt + 12012);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 125); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 125); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 125); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 125); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 125); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12096); const float32x4_t q1 = vld1q_f32(qt + 12100); const float32x4_t q2 = vld1q_f32(qt + 12104); const float32x4_t q3 = vld1q_f32(qt + 12108);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 126); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 126); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 126); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 126); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 126); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
-  { const float32x4_t q0 = vld1q_f32(qt + 12192); const float32x4_t q1 = vld1q_f32(qt + 12196); const float32x4_t q2 = vld1q_f32(qt + 12200); const float32x4_t q3 = vld1q_f32(qt + 12204);
-    { const float32x4_t kb = vld1q_dup_f32(k0 + 127); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k1 + 127); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k2 + 127); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k3 + 127); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
-    { const float32x4_t kb = vld1q_dup_f32(k4 + 127); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
+  for (int k = 0; k < 128; ++k)
+    { const float32x4_t q0 = vld1q_f32(qt + k * 96); const float32x4_t q1 = vld1q_f32(qt + k * 96 + 4); const float32x4_t q2 = vld1q_f32(qt + k * 96 + 8); const float32x4_t q3 = vld1q_f32(qt + k * 96 + 12);
+      { const float32x4_t kb = vld1q_dup_f32(k0 + k); acc0_0 = vfmaq_f32(acc0_0, q0, kb); acc0_1 = vfmaq_f32(acc0_1, q1, kb); acc0_2 = vfmaq_f32(acc0_2, q2, kb); acc0_3 = vfmaq_f32(acc0_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k1 + k); acc1_0 = vfmaq_f32(acc1_0, q0, kb); acc1_1 = vfmaq_f32(acc1_1, q1, kb); acc1_2 = vfmaq_f32(acc1_2, q2, kb); acc1_3 = vfmaq_f32(acc1_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k2 + k); acc2_0 = vfmaq_f32(acc2_0, q0, kb); acc2_1 = vfmaq_f32(acc2_1, q1, kb); acc2_2 = vfmaq_f32(acc2_2, q2, kb); acc2_3 = vfmaq_f32(acc2_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k3 + k); acc3_0 = vfmaq_f32(acc3_0, q0, kb); acc3_1 = vfmaq_f32(acc3_1, q1, kb); acc3_2 = vfmaq_f32(acc3_2, q2, kb); acc3_3 = vfmaq_f32(acc3_3, q3, kb); }
+      { const float32x4_t kb = vld1q_dup_f32(k4 + k); acc4_0 = vfmaq_f32(acc4_0, q0, kb); acc4_1 = vfmaq_f32(acc4_1, q1, kb); acc4_2 = vfmaq_f32(acc4_2, q2, kb); acc4_3 = vfmaq_f32(acc4_3, q3, kb); } }
   vst1q_f32(st, acc0_0); vst1q_f32(st + 4, acc0_1); vst1q_f32(st + 8, acc0_2); vst1q_f32(st + 12, acc0_3);
   vst1q_f32(st + 96, acc1_0); vst1q_f32(st + 100, acc1_1); vst1q_f32(st + 104, acc1_2); vst1q_f32(st + 108, acc1_3);
   vst1q_f32(st + 192, acc2_0); vst1q_f32(st + 196, acc2_1); vst1q_f32(st + 200, acc2_2); vst1q_f32(st + 204, acc2_3);
@@ -2475,20 +1254,22 @@ static void attngen_qk_d128_16x5_s96__neon(const float *restrict qt,
 static void attngen_pv_d128_8x12_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
+  int c0 = 0;
+  for (; c0 + 12 <= 128; c0 += 12)
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0), o0_1 = vmulq_f32(vld1q_f32(o + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + 8), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 4), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 8), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 4), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 8), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 4), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 8), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 4), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 8), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 8), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 8), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 8), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 8), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 8), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 8), a7);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj), v1 = vld1q_f32(vj + 4), v2 = vld1q_f32(vj + 8);
+      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4), v2 = vld1q_f32(vj + c0 + 8);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
       { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
@@ -2498,335 +1279,54 @@ static void attngen_pv_d128_8x12_s96__neon(const float *restrict pt, const float
       { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
       { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
     }
-    vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2);
-    vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2);
-    vst1q_f32(o + 2 * os, o2_0); vst1q_f32(o + 2 * os + 4, o2_1); vst1q_f32(o + 2 * os + 8, o2_2);
-    vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2);
-    vst1q_f32(o + 4 * os, o4_0); vst1q_f32(o + 4 * os + 4, o4_1); vst1q_f32(o + 4 * os + 8, o4_2);
-    vst1q_f32(o + 5 * os, o5_0); vst1q_f32(o + 5 * os + 4, o5_1); vst1q_f32(o + 5 * os + 8, o5_2);
-    vst1q_f32(o + 6 * os, o6_0); vst1q_f32(o + 6 * os + 4, o6_1); vst1q_f32(o + 6 * os + 8, o6_2);
-    vst1q_f32(o + 7 * os, o7_0); vst1q_f32(o + 7 * os + 4, o7_1); vst1q_f32(o + 7 * os + 8, o7_2);
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2);
+    vst1q_f32(o + 2 * os + c0, o2_0); vst1q_f32(o + 2 * os + c0 + 4, o2_1); vst1q_f32(o + 2 * os + c0 + 8, o2_2);
+    vst1q_f32(o + 3 * os + c0, o3_0); vst1q_f32(o + 3 * os + c0 + 4, o3_1); vst1q_f32(o + 3 * os + c0 + 8, o3_2);
+    vst1q_f32(o + 4 * os + c0, o4_0); vst1q_f32(o + 4 * os + c0 + 4, o4_1); vst1q_f32(o + 4 * os + c0 + 8, o4_2);
+    vst1q_f32(o + 5 * os + c0, o5_0); vst1q_f32(o + 5 * os + c0 + 4, o5_1); vst1q_f32(o + 5 * os + c0 + 8, o5_2);
+    vst1q_f32(o + 6 * os + c0, o6_0); vst1q_f32(o + 6 * os + c0 + 4, o6_1); vst1q_f32(o + 6 * os + c0 + 8, o6_2);
+    vst1q_f32(o + 7 * os + c0, o7_0); vst1q_f32(o + 7 * os + c0 + 4, o7_1); vst1q_f32(o + 7 * os + c0 + 8, o7_2);
   }
+  for (; c0 + 4 <= 128; c0 += 4)
   {
     const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 12), a0), o0_1 = vmulq_f32(vld1q_f32(o + 16), a0), o0_2 = vmulq_f32(vld1q_f32(o + 20), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 12), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 16), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 20), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 12), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 16), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 20), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 12), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 16), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 20), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 12), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 16), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 20), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 12), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 16), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 20), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 12), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 16), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 20), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 12), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 16), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 20), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2);
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3);
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4);
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5);
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6);
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 12), v1 = vld1q_f32(vj + 16), v2 = vld1q_f32(vj + 20);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
+      const float32x4_t v0 = vld1q_f32(vj + c0);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); }
     }
-    vst1q_f32(o + 12, o0_0); vst1q_f32(o + 16, o0_1); vst1q_f32(o + 20, o0_2);
-    vst1q_f32(o + os + 12, o1_0); vst1q_f32(o + os + 16, o1_1); vst1q_f32(o + os + 20, o1_2);
-    vst1q_f32(o + 2 * os + 12, o2_0); vst1q_f32(o + 2 * os + 16, o2_1); vst1q_f32(o + 2 * os + 20, o2_2);
-    vst1q_f32(o + 3 * os + 12, o3_0); vst1q_f32(o + 3 * os + 16, o3_1); vst1q_f32(o + 3 * os + 20, o3_2);
-    vst1q_f32(o + 4 * os + 12, o4_0); vst1q_f32(o + 4 * os + 16, o4_1); vst1q_f32(o + 4 * os + 20, o4_2);
-    vst1q_f32(o + 5 * os + 12, o5_0); vst1q_f32(o + 5 * os + 16, o5_1); vst1q_f32(o + 5 * os + 20, o5_2);
-    vst1q_f32(o + 6 * os + 12, o6_0); vst1q_f32(o + 6 * os + 16, o6_1); vst1q_f32(o + 6 * os + 20, o6_2);
-    vst1q_f32(o + 7 * os + 12, o7_0); vst1q_f32(o + 7 * os + 16, o7_1); vst1q_f32(o + 7 * os + 20, o7_2);
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + os + c0, o1_0);
+    vst1q_f32(o + 2 * os + c0, o2_0);
+    vst1q_f32(o + 3 * os + c0, o3_0);
+    vst1q_f32(o + 4 * os + c0, o4_0);
+    vst1q_f32(o + 5 * os + c0, o5_0);
+    vst1q_f32(o + 6 * os + c0, o6_0);
+    vst1q_f32(o + 7 * os + c0, o7_0);
   }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 24), a0), o0_1 = vmulq_f32(vld1q_f32(o + 28), a0), o0_2 = vmulq_f32(vld1q_f32(o + 32), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 24), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 28), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 32), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 24), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 28), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 32), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 24), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 28), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 32), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 24), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 28), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 32), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 24), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 28), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 32), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 24), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 28), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 32), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 24), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 28), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 32), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 24), v1 = vld1q_f32(vj + 28), v2 = vld1q_f32(vj + 32);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
+  for (int r = 0; r < 8; ++r)
+    for (int c = c0; c < 128; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j * 96 + r] * v[j * vs + c];
+      o[r * os + c] = acc;
     }
-    vst1q_f32(o + 24, o0_0); vst1q_f32(o + 28, o0_1); vst1q_f32(o + 32, o0_2);
-    vst1q_f32(o + os + 24, o1_0); vst1q_f32(o + os + 28, o1_1); vst1q_f32(o + os + 32, o1_2);
-    vst1q_f32(o + 2 * os + 24, o2_0); vst1q_f32(o + 2 * os + 28, o2_1); vst1q_f32(o + 2 * os + 32, o2_2);
-    vst1q_f32(o + 3 * os + 24, o3_0); vst1q_f32(o + 3 * os + 28, o3_1); vst1q_f32(o + 3 * os + 32, o3_2);
-    vst1q_f32(o + 4 * os + 24, o4_0); vst1q_f32(o + 4 * os + 28, o4_1); vst1q_f32(o + 4 * os + 32, o4_2);
-    vst1q_f32(o + 5 * os + 24, o5_0); vst1q_f32(o + 5 * os + 28, o5_1); vst1q_f32(o + 5 * os + 32, o5_2);
-    vst1q_f32(o + 6 * os + 24, o6_0); vst1q_f32(o + 6 * os + 28, o6_1); vst1q_f32(o + 6 * os + 32, o6_2);
-    vst1q_f32(o + 7 * os + 24, o7_0); vst1q_f32(o + 7 * os + 28, o7_1); vst1q_f32(o + 7 * os + 32, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 36), a0), o0_1 = vmulq_f32(vld1q_f32(o + 40), a0), o0_2 = vmulq_f32(vld1q_f32(o + 44), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 36), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 40), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 44), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 36), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 40), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 44), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 36), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 40), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 44), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 36), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 40), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 44), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 36), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 40), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 44), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 36), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 40), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 44), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 36), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 40), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 44), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 36), v1 = vld1q_f32(vj + 40), v2 = vld1q_f32(vj + 44);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 36, o0_0); vst1q_f32(o + 40, o0_1); vst1q_f32(o + 44, o0_2);
-    vst1q_f32(o + os + 36, o1_0); vst1q_f32(o + os + 40, o1_1); vst1q_f32(o + os + 44, o1_2);
-    vst1q_f32(o + 2 * os + 36, o2_0); vst1q_f32(o + 2 * os + 40, o2_1); vst1q_f32(o + 2 * os + 44, o2_2);
-    vst1q_f32(o + 3 * os + 36, o3_0); vst1q_f32(o + 3 * os + 40, o3_1); vst1q_f32(o + 3 * os + 44, o3_2);
-    vst1q_f32(o + 4 * os + 36, o4_0); vst1q_f32(o + 4 * os + 40, o4_1); vst1q_f32(o + 4 * os + 44, o4_2);
-    vst1q_f32(o + 5 * os + 36, o5_0); vst1q_f32(o + 5 * os + 40, o5_1); vst1q_f32(o + 5 * os + 44, o5_2);
-    vst1q_f32(o + 6 * os + 36, o6_0); vst1q_f32(o + 6 * os + 40, o6_1); vst1q_f32(o + 6 * os + 44, o6_2);
-    vst1q_f32(o + 7 * os + 36, o7_0); vst1q_f32(o + 7 * os + 40, o7_1); vst1q_f32(o + 7 * os + 44, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), a0), o0_1 = vmulq_f32(vld1q_f32(o + 52), a0), o0_2 = vmulq_f32(vld1q_f32(o + 56), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 48), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 52), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 56), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 48), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 52), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 56), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 48), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 52), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 56), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 48), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 52), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 56), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 48), v1 = vld1q_f32(vj + 52), v2 = vld1q_f32(vj + 56);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2);
-    vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2);
-    vst1q_f32(o + 2 * os + 48, o2_0); vst1q_f32(o + 2 * os + 52, o2_1); vst1q_f32(o + 2 * os + 56, o2_2);
-    vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2);
-    vst1q_f32(o + 4 * os + 48, o4_0); vst1q_f32(o + 4 * os + 52, o4_1); vst1q_f32(o + 4 * os + 56, o4_2);
-    vst1q_f32(o + 5 * os + 48, o5_0); vst1q_f32(o + 5 * os + 52, o5_1); vst1q_f32(o + 5 * os + 56, o5_2);
-    vst1q_f32(o + 6 * os + 48, o6_0); vst1q_f32(o + 6 * os + 52, o6_1); vst1q_f32(o + 6 * os + 56, o6_2);
-    vst1q_f32(o + 7 * os + 48, o7_0); vst1q_f32(o + 7 * os + 52, o7_1); vst1q_f32(o + 7 * os + 56, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 60), a0), o0_1 = vmulq_f32(vld1q_f32(o + 64), a0), o0_2 = vmulq_f32(vld1q_f32(o + 68), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 60), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 64), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 68), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 60), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 64), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 68), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 60), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 64), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 68), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 60), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 64), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 68), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 60), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 64), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 68), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 60), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 64), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 68), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 60), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 64), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 68), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 60), v1 = vld1q_f32(vj + 64), v2 = vld1q_f32(vj + 68);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 60, o0_0); vst1q_f32(o + 64, o0_1); vst1q_f32(o + 68, o0_2);
-    vst1q_f32(o + os + 60, o1_0); vst1q_f32(o + os + 64, o1_1); vst1q_f32(o + os + 68, o1_2);
-    vst1q_f32(o + 2 * os + 60, o2_0); vst1q_f32(o + 2 * os + 64, o2_1); vst1q_f32(o + 2 * os + 68, o2_2);
-    vst1q_f32(o + 3 * os + 60, o3_0); vst1q_f32(o + 3 * os + 64, o3_1); vst1q_f32(o + 3 * os + 68, o3_2);
-    vst1q_f32(o + 4 * os + 60, o4_0); vst1q_f32(o + 4 * os + 64, o4_1); vst1q_f32(o + 4 * os + 68, o4_2);
-    vst1q_f32(o + 5 * os + 60, o5_0); vst1q_f32(o + 5 * os + 64, o5_1); vst1q_f32(o + 5 * os + 68, o5_2);
-    vst1q_f32(o + 6 * os + 60, o6_0); vst1q_f32(o + 6 * os + 64, o6_1); vst1q_f32(o + 6 * os + 68, o6_2);
-    vst1q_f32(o + 7 * os + 60, o7_0); vst1q_f32(o + 7 * os + 64, o7_1); vst1q_f32(o + 7 * os + 68, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 72), a0), o0_1 = vmulq_f32(vld1q_f32(o + 76), a0), o0_2 = vmulq_f32(vld1q_f32(o + 80), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 72), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 76), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 80), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 72), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 76), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 80), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 72), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 76), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 80), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 72), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 76), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 80), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 72), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 76), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 80), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 72), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 76), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 80), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 72), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 76), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 80), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 72), v1 = vld1q_f32(vj + 76), v2 = vld1q_f32(vj + 80);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 72, o0_0); vst1q_f32(o + 76, o0_1); vst1q_f32(o + 80, o0_2);
-    vst1q_f32(o + os + 72, o1_0); vst1q_f32(o + os + 76, o1_1); vst1q_f32(o + os + 80, o1_2);
-    vst1q_f32(o + 2 * os + 72, o2_0); vst1q_f32(o + 2 * os + 76, o2_1); vst1q_f32(o + 2 * os + 80, o2_2);
-    vst1q_f32(o + 3 * os + 72, o3_0); vst1q_f32(o + 3 * os + 76, o3_1); vst1q_f32(o + 3 * os + 80, o3_2);
-    vst1q_f32(o + 4 * os + 72, o4_0); vst1q_f32(o + 4 * os + 76, o4_1); vst1q_f32(o + 4 * os + 80, o4_2);
-    vst1q_f32(o + 5 * os + 72, o5_0); vst1q_f32(o + 5 * os + 76, o5_1); vst1q_f32(o + 5 * os + 80, o5_2);
-    vst1q_f32(o + 6 * os + 72, o6_0); vst1q_f32(o + 6 * os + 76, o6_1); vst1q_f32(o + 6 * os + 80, o6_2);
-    vst1q_f32(o + 7 * os + 72, o7_0); vst1q_f32(o + 7 * os + 76, o7_1); vst1q_f32(o + 7 * os + 80, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 84), a0), o0_1 = vmulq_f32(vld1q_f32(o + 88), a0), o0_2 = vmulq_f32(vld1q_f32(o + 92), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 84), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 88), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 92), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 84), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 88), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 92), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 84), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 88), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 92), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 84), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 88), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 92), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 84), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 88), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 92), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 84), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 88), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 92), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 84), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 88), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 92), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 84), v1 = vld1q_f32(vj + 88), v2 = vld1q_f32(vj + 92);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 84, o0_0); vst1q_f32(o + 88, o0_1); vst1q_f32(o + 92, o0_2);
-    vst1q_f32(o + os + 84, o1_0); vst1q_f32(o + os + 88, o1_1); vst1q_f32(o + os + 92, o1_2);
-    vst1q_f32(o + 2 * os + 84, o2_0); vst1q_f32(o + 2 * os + 88, o2_1); vst1q_f32(o + 2 * os + 92, o2_2);
-    vst1q_f32(o + 3 * os + 84, o3_0); vst1q_f32(o + 3 * os + 88, o3_1); vst1q_f32(o + 3 * os + 92, o3_2);
-    vst1q_f32(o + 4 * os + 84, o4_0); vst1q_f32(o + 4 * os + 88, o4_1); vst1q_f32(o + 4 * os + 92, o4_2);
-    vst1q_f32(o + 5 * os + 84, o5_0); vst1q_f32(o + 5 * os + 88, o5_1); vst1q_f32(o + 5 * os + 92, o5_2);
-    vst1q_f32(o + 6 * os + 84, o6_0); vst1q_f32(o + 6 * os + 88, o6_1); vst1q_f32(o + 6 * os + 92, o6_2);
-    vst1q_f32(o + 7 * os + 84, o7_0); vst1q_f32(o + 7 * os + 88, o7_1); vst1q_f32(o + 7 * os + 92, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), a0), o0_1 = vmulq_f32(vld1q_f32(o + 100), a0), o0_2 = vmulq_f32(vld1q_f32(o + 104), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 96), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 100), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 104), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 96), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 100), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 104), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 96), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 100), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 104), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 96), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 100), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 104), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 96), v1 = vld1q_f32(vj + 100), v2 = vld1q_f32(vj + 104);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 96, o0_0); vst1q_f32(o + 100, o0_1); vst1q_f32(o + 104, o0_2);
-    vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2);
-    vst1q_f32(o + 2 * os + 96, o2_0); vst1q_f32(o + 2 * os + 100, o2_1); vst1q_f32(o + 2 * os + 104, o2_2);
-    vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2);
-    vst1q_f32(o + 4 * os + 96, o4_0); vst1q_f32(o + 4 * os + 100, o4_1); vst1q_f32(o + 4 * os + 104, o4_2);
-    vst1q_f32(o + 5 * os + 96, o5_0); vst1q_f32(o + 5 * os + 100, o5_1); vst1q_f32(o + 5 * os + 104, o5_2);
-    vst1q_f32(o + 6 * os + 96, o6_0); vst1q_f32(o + 6 * os + 100, o6_1); vst1q_f32(o + 6 * os + 104, o6_2);
-    vst1q_f32(o + 7 * os + 96, o7_0); vst1q_f32(o + 7 * os + 100, o7_1); vst1q_f32(o + 7 * os + 104, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 108), a0), o0_1 = vmulq_f32(vld1q_f32(o + 112), a0), o0_2 = vmulq_f32(vld1q_f32(o + 116), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 108), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 112), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 116), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 108), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 112), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 116), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 108), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 112), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 116), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 108), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 112), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + 116), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 108), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 112), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + 116), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 108), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 112), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + 116), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 108), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 112), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + 116), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 108), v1 = vld1q_f32(vj + 112), v2 = vld1q_f32(vj + 116);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
-    }
-    vst1q_f32(o + 108, o0_0); vst1q_f32(o + 112, o0_1); vst1q_f32(o + 116, o0_2);
-    vst1q_f32(o + os + 108, o1_0); vst1q_f32(o + os + 112, o1_1); vst1q_f32(o + os + 116, o1_2);
-    vst1q_f32(o + 2 * os + 108, o2_0); vst1q_f32(o + 2 * os + 112, o2_1); vst1q_f32(o + 2 * os + 116, o2_2);
-    vst1q_f32(o + 3 * os + 108, o3_0); vst1q_f32(o + 3 * os + 112, o3_1); vst1q_f32(o + 3 * os + 116, o3_2);
-    vst1q_f32(o + 4 * os + 108, o4_0); vst1q_f32(o + 4 * os + 112, o4_1); vst1q_f32(o + 4 * os + 116, o4_2);
-    vst1q_f32(o + 5 * os + 108, o5_0); vst1q_f32(o + 5 * os + 112, o5_1); vst1q_f32(o + 5 * os + 116, o5_2);
-    vst1q_f32(o + 6 * os + 108, o6_0); vst1q_f32(o + 6 * os + 112, o6_1); vst1q_f32(o + 6 * os + 116, o6_2);
-    vst1q_f32(o + 7 * os + 108, o7_0); vst1q_f32(o + 7 * os + 112, o7_1); vst1q_f32(o + 7 * os + 116, o7_2);
-  }
-  {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 120), a0), o0_1 = vmulq_f32(vld1q_f32(o + 124), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 120), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 124), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 120), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 124), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 120), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 124), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + 120), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + 124), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + 120), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + 124), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + 120), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + 124), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + 120), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + 124), a7);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + 120), v1 = vld1q_f32(vj + 124);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); }
-    }
-    vst1q_f32(o + 120, o0_0); vst1q_f32(o + 124, o0_1);
-    vst1q_f32(o + os + 120, o1_0); vst1q_f32(o + os + 124, o1_1);
-    vst1q_f32(o + 2 * os + 120, o2_0); vst1q_f32(o + 2 * os + 124, o2_1);
-    vst1q_f32(o + 3 * os + 120, o3_0); vst1q_f32(o + 3 * os + 124, o3_1);
-    vst1q_f32(o + 4 * os + 120, o4_0); vst1q_f32(o + 4 * os + 124, o4_1);
-    vst1q_f32(o + 5 * os + 120, o5_0); vst1q_f32(o + 5 * os + 124, o5_1);
-    vst1q_f32(o + 6 * os + 120, o6_0); vst1q_f32(o + 6 * os + 124, o6_1);
-    vst1q_f32(o + 7 * os + 120, o7_0); vst1q_f32(o + 7 * os + 124, o7_1);
-  }
 }
 
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
@@ -3007,22 +1507,10 @@ static void attngen_qkdot_d128_4x4_s64__neon(const float *restrict qp, const flo
       { const float32x4_t kv = vld1q_f32(k1 + 124); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 124); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 124); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
-    s[0] = vaddvq_f32(acc0_0);
-    s[1] = vaddvq_f32(acc0_1);
-    s[2] = vaddvq_f32(acc0_2);
-    s[3] = vaddvq_f32(acc0_3);
-    s[64] = vaddvq_f32(acc1_0);
-    s[65] = vaddvq_f32(acc1_1);
-    s[66] = vaddvq_f32(acc1_2);
-    s[67] = vaddvq_f32(acc1_3);
-    s[128] = vaddvq_f32(acc2_0);
-    s[129] = vaddvq_f32(acc2_1);
-    s[130] = vaddvq_f32(acc2_2);
-    s[131] = vaddvq_f32(acc2_3);
-    s[192] = vaddvq_f32(acc3_0);
-    s[193] = vaddvq_f32(acc3_1);
-    s[194] = vaddvq_f32(acc3_2);
-    s[195] = vaddvq_f32(acc3_3);
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    vst1q_f32(s + 128, vpaddq_f32(vpaddq_f32(acc2_0, acc2_1), vpaddq_f32(acc2_2, acc2_3)));
+    vst1q_f32(s + 192, vpaddq_f32(vpaddq_f32(acc3_0, acc3_1), vpaddq_f32(acc3_2, acc3_3)));
   }
 }
 
@@ -3194,7 +1682,7 @@ static void attngen_pv_d128_4x16_p64__neon(const float *restrict pt, const float
   }
 }
 
-/* attn_h32_kv8_d128_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, head_dim loops */
 static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -3216,7 +1704,7 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3227,6 +1715,10 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r, mp, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -3326,7 +1818,7 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, head_dim loops */
 static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -3348,7 +1840,7 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3359,6 +1851,10 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r, mp, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -3480,7 +1976,7 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3491,6 +1987,10 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -3597,7 +2097,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3608,6 +2108,10 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -3809,85 +2313,27 @@ static void attngen_qkdot_d128_4x4_s64__scalar(const float *restrict qp, const f
         { const float kv = (*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
         { const float kv = (*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
         { const float kv = (*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; } }
-    {
-      float t = acc0_0;
-      for (int cc = c; cc < 128; ++cc) t += q0[cc] * k0[cc];
-      s[0] = t;
-    }
-    {
-      float t = acc0_1;
-      for (int cc = c; cc < 128; ++cc) t += q0[cc] * k1[cc];
-      s[1] = t;
-    }
-    {
-      float t = acc0_2;
-      for (int cc = c; cc < 128; ++cc) t += q0[cc] * k2[cc];
-      s[2] = t;
-    }
-    {
-      float t = acc0_3;
-      for (int cc = c; cc < 128; ++cc) t += q0[cc] * k3[cc];
-      s[3] = t;
-    }
-    {
-      float t = acc1_0;
-      for (int cc = c; cc < 128; ++cc) t += q1[cc] * k0[cc];
-      s[64] = t;
-    }
-    {
-      float t = acc1_1;
-      for (int cc = c; cc < 128; ++cc) t += q1[cc] * k1[cc];
-      s[65] = t;
-    }
-    {
-      float t = acc1_2;
-      for (int cc = c; cc < 128; ++cc) t += q1[cc] * k2[cc];
-      s[66] = t;
-    }
-    {
-      float t = acc1_3;
-      for (int cc = c; cc < 128; ++cc) t += q1[cc] * k3[cc];
-      s[67] = t;
-    }
-    {
-      float t = acc2_0;
-      for (int cc = c; cc < 128; ++cc) t += q2[cc] * k0[cc];
-      s[128] = t;
-    }
-    {
-      float t = acc2_1;
-      for (int cc = c; cc < 128; ++cc) t += q2[cc] * k1[cc];
-      s[129] = t;
-    }
-    {
-      float t = acc2_2;
-      for (int cc = c; cc < 128; ++cc) t += q2[cc] * k2[cc];
-      s[130] = t;
-    }
-    {
-      float t = acc2_3;
-      for (int cc = c; cc < 128; ++cc) t += q2[cc] * k3[cc];
-      s[131] = t;
-    }
-    {
-      float t = acc3_0;
-      for (int cc = c; cc < 128; ++cc) t += q3[cc] * k0[cc];
-      s[192] = t;
-    }
-    {
-      float t = acc3_1;
-      for (int cc = c; cc < 128; ++cc) t += q3[cc] * k1[cc];
-      s[193] = t;
-    }
-    {
-      float t = acc3_2;
-      for (int cc = c; cc < 128; ++cc) t += q3[cc] * k2[cc];
-      s[194] = t;
-    }
-    {
-      float t = acc3_3;
-      for (int cc = c; cc < 128; ++cc) t += q3[cc] * k3[cc];
-      s[195] = t;
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
+    (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    for (; c < 128; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[64] += q1[c] * k0[c];
+      s[65] += q1[c] * k1[c];
+      s[66] += q1[c] * k2[c];
+      s[67] += q1[c] * k3[c];
+      s[128] += q2[c] * k0[c];
+      s[129] += q2[c] * k1[c];
+      s[130] += q2[c] * k2[c];
+      s[131] += q2[c] * k3[c];
+      s[192] += q3[c] * k0[c];
+      s[193] += q3[c] * k1[c];
+      s[194] += q3[c] * k2[c];
+      s[195] += q3[c] * k3[c];
     }
   }
 }
@@ -3971,7 +2417,7 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -3982,6 +2428,10 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r, mp, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -4103,7 +2553,7 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -4114,6 +2564,10 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r, mp, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -4235,7 +2689,7 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -4246,6 +2700,10 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -4352,7 +2810,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
-  const int offset = a->kv_len - a->q_len; /* causal: query i sees keys j <= i + offset */
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 
   /* Pack Q·scale per kv head (row-major, for dot products). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
@@ -4363,6 +2821,10 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
+                              128, qt + r * dp, 1, scale);
+        else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -4483,9 +2945,30 @@ static const attngen_kernel_info attngen_table_mistral_7b_kernels[] = {
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 2 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
- * fallback): scale */
+/* RoPE inverse frequencies of the 64 pairs: theta^(-2i / rotary_dim), float64, computed once by
+ * the generator (gen/spec.lua). The runtime turns them into cos/sin of pos * inv_freq[i] per token. */
+static const double attngen_table_mistral_7b_inv_freq[64] = {
+  1, 0.86596432336006535, 0.74989420933245587, 0.64938163157621132,
+  0.56234132519034907, 0.48696752516586306, 0.42169650342858228, 0.36517412725483767,
+  0.31622776601683794, 0.27384196342643613, 0.23713737056616555, 0.20535250264571461,
+  0.17782794100389226, 0.15399265260594919, 0.1333521432163324, 0.1154781984689458,
+  0.10000000000000001, 0.086596432336006543, 0.074989420933245579, 0.064938163157621132,
+  0.056234132519034905, 0.048696752516586311, 0.042169650342858224, 0.036517412725483769,
+  0.031622776601683791, 0.027384196342643611, 0.02371373705661655, 0.020535250264571463,
+  0.017782794100389229, 0.015399265260594919, 0.013335214321633241, 0.011547819846894583,
+  0.01, 0.0086596432336006526, 0.0074989420933245588, 0.0064938163157621138,
+  0.005623413251903491, 0.0048696752516586318, 0.0042169650342858229, 0.0036517412725483771,
+  0.003162277660168379, 0.0027384196342643613, 0.0023713737056616549, 0.002053525026457146,
+  0.001778279410038923, 0.0015399265260594918, 0.0013335214321633241, 0.0011547819846894581,
+  0.001, 0.00086596432336006539, 0.00074989420933245575, 0.00064938163157621123,
+  0.0005623413251903491, 0.00048696752516586315, 0.00042169650342858229, 0.0003651741272548377,
+  0.00031622776601683794, 0.00027384196342643616, 0.00023713737056616554, 0.00020535250264571461,
+  0.00017782794100389227, 0.00015399265260594919, 0.0001333521432163324, 0.00011547819846894582,
+};
+
+/* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+ * fallback): scale, rope */
 const attngen_table attngen_table_mistral_7b = {
-  2, "mistral-7b", "0.2.0", 32, 8, 128, { 0 }, attngen_table_mistral_7b_kernels,
+  3, "mistral-7b", "0.2.0", 32, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_mistral_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_mistral_7b_kernels,
   (int)(sizeof attngen_table_mistral_7b_kernels / sizeof attngen_table_mistral_7b_kernels[0]) - 1
 };

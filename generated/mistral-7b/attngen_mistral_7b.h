@@ -5,6 +5,7 @@
  *   name = "mistral-7b", heads = 32, kv_heads = 8, head_dim = 128,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 10000, rotary_dim = 128 },
  *   source = https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json
  */
 #ifndef ATTNGEN_MISTRAL_7B_H

@@ -5,6 +5,7 @@
  *   name = "phi-3-mini", heads = 32, kv_heads = 32, head_dim = 96,
  *   masks = { "causal" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 10000, rotary_dim = 96 },
  *   source = https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json
  */
 #ifndef ATTNGEN_PHI_3_MINI_H

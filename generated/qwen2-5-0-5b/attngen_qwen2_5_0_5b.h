@@ -5,6 +5,7 @@
  *   name = "qwen2-5-0-5b", heads = 14, kv_heads = 2, head_dim = 64,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 1000000, rotary_dim = 64 },
  *   source = https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json
  */
 #ifndef ATTNGEN_QWEN2_5_0_5B_H

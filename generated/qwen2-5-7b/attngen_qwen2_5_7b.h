@@ -5,6 +5,7 @@
  *   name = "qwen2-5-7b", heads = 28, kv_heads = 4, head_dim = 128,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   rope = { style = "half", theta = 1000000, rotary_dim = 128 },
  *   source = https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json
  */
 #ifndef ATTNGEN_QWEN2_5_7B_H
