@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # attngen — see README.md. `make` brings generated/ up to date and runs the default model's demo; `make test` runs
 # every test; `make help` lists the targets and variables.
 LUA      ?= lua5.4

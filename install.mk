@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # install.mk: `make install`, `make uninstall` and `make test-install`. Included by the top-level Makefile,
 # which defines CC, CFLAGS, LUA, BUILD, RUNTIME_SRC and RUNTIME_HDR.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/bench.mk: benchmark targets, included by the top-level Makefile (which defines CC, BUILD, LUA,
 # RUNTIME_SRC, RUNTIME_HDR).
 #

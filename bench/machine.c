@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench/machine.c: measures, in the same run as the benchmark,
  *   (a) the fp32 FMA peak of one core: a throughput loop of 256-bit FMAs on 12 independent accumulators
  *       (16 flop per FMA instruction), and

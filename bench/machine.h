@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench/machine.h: what this machine can do, measured in the same run as the benchmark.
  * Numbers are medians over repeats; the machine is shared and noisy, so use them only as the
  * denominators of ratios taken inside one run. */

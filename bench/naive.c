@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench/naive.c: NAIVE reference attention (see naive.h). Plain loops, three passes over the keys:
  * scores and their max, exp and sum, then the weighted sum of V. Compiled like the rest of the bench
  * (-O2, no ISA flags). */

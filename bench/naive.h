@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench/naive.h: NAIVE reference attention for the benchmark plots only.
  * A plain C triple loop (query row x key x head_dim), fp32, no SIMD intrinsics, no tiling, no threads.
  * It is what "write it the obvious way" gives; it is not part of attngen and not a correctness oracle

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/neon_model.mk: `make bench-neon-model`, a static throughput estimate of the NEON microkernels with llvm-mca
 # (issue 9, "NEON evidence without ARM hardware"). Included by the top-level Makefile (which defines BUILD).
 # Optional: not part of `make test` or `make bench`.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Static throughput estimate of attngen's NEON microkernels with llvm-mca (no ARM hardware needed).
 
 For each model, the NEON microkernels (attngen_qk_*, attngen_pv_*, attngen_qkdot_* ... __neon) are cut out of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/plot.gp: plots of build/bench/results.csv (written by bench/bench.c).
 #   gnuplot -e "dir='build/bench'" bench/plot.gp
 # Writes dir/prefill_d128.png (h32/kv8/d128), dir/prefill_d64.png (h12/kv12/d64), dir/decode.png.

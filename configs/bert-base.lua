@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- BERT base (uncased): bidirectional encoder, 12 heads of 64.
 -- From config.json:
 --   "hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 12,

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Falcon 7B: multi-query attention, 71 query heads sharing ONE key/value head.
 -- From config.json:
 --   "hidden_size": 4544, "num_attention_heads": 71, "multi_query": true,

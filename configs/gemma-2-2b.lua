@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Gemma 2 2B: grouped-query attention, 8 query heads sharing 4 key/value heads, head_dim 256.
 -- From config.json:
 --   "hidden_size": 2304, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- GPT-2 (124M): multi-head attention, 12 heads of 64.
 -- From config.json:
 --   "n_embd": 768, "n_head": 12, "n_layer": 12, "n_ctx": 1024, "n_positions": 1024

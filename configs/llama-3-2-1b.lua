@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Llama 3.2 1B: grouped-query attention, 32 query heads sharing 8 key/value heads, head_dim 64.
 -- From config.json:
 --   "hidden_size": 2048, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64,

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Meta Llama 3 70B: grouped-query attention, 64 query heads sharing 8 key/value heads.
 -- From config.json:
 --   "hidden_size": 8192, "num_attention_heads": 64, "num_key_value_heads": 8,

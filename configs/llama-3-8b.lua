@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Meta Llama 3 8B: grouped-query attention, 32 query heads sharing 8 key/value heads.
 -- From config.json:
 --   "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
@@ -17,10 +18,10 @@ return {
   -- frequency scaling). HF's LlamaRotaryEmbedding rotates all head_dim dims with rotate_half: style "half".
   rope     = { style = "half", theta = 500000, rotary_dim = 128 },
   -- attngen tune: begin
-  -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-22, attngen 0.2.0 --tune (148 s); speed vs the default plan: prefill default kept (best candidate 1.00x), decode 1.14x
+  -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-22, attngen 0.2.0 --tune (75 s); speed vs the default plan: prefill default kept (best candidate 1.01x), decode 1.09x
   -- avx2: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096
   tuned = {
-    avx2 = { decode = { rb = 1, kb = 8, pr = 1, pvv = 8, keys = 32 } },
+    avx2 = { decode = { rb = 1, kb = 8, pr = 4, pvv = 2, keys = 8 } },
   },
   -- attngen tune: end
 }

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Mistral 7B v0.1: grouped-query attention, 32 query heads sharing 8 key/value heads.
 -- From config.json:
 --   "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,

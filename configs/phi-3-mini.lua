@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Phi-3 mini (4k instruct): multi-head attention, 32 heads, head_dim 96 (not a power of two).
 -- From config.json:
 --   "hidden_size": 3072, "num_attention_heads": 32, "num_key_value_heads": 32,

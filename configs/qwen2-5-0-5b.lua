@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Qwen2.5 0.5B: grouped-query attention, 14 query heads sharing 2 key/value heads (ratio 7).
 -- From config.json:
 --   "hidden_size": 896, "num_attention_heads": 14, "num_key_value_heads": 2,

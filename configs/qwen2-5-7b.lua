@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Qwen2.5 7B: grouped-query attention, 28 query heads sharing 4 key/value heads (ratio 7).
 -- From config.json:
 --   "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Whisper base, decoder cross-attention over the encoder output: 8 heads of 64.
 -- From config.json:
 --   "d_model": 512, "decoder_attention_heads": 8, "encoder_attention_heads": 8,

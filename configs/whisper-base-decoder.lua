@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Whisper base, decoder self-attention: 8 heads of 64, causal.
 -- From config.json:
 --   "d_model": 512, "decoder_attention_heads": 8, "decoder_layers": 6,

@@ -1,4 +1,5 @@
 #!/usr/bin/env lua5.4
+-- SPDX-License-Identifier: MIT
 -- attngen: generate specialized scaled-dot-product attention kernels for one model's shape.
 -- The pipeline, one module per step:  config (load, validate) -> enumerate -> plan -> render -> write.
 -- Runs under lua5.4 and luajit with byte-identical output.

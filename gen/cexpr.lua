@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Tiny helpers that print C expressions from Lua values, folding constants so unrolled code reads
 -- "qt + 3 * qs + 16" rather than "qt + (3) * (qs) + (0 + 16)". Numbers always print as integers, so
 -- lua5.4 (integer/float subtypes) and luajit (doubles) give byte-identical output.

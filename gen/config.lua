@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Step 1-2 of the pipeline: load a config file and validate it against the spec. A user mistake raises a
 -- UserError naming the file (or flag), the field and the reason; the CLI prints it on one line, exits 2 and
 -- writes nothing.
@@ -129,6 +130,7 @@ local function check_rope(where, raw, head_dim)
     fail(where, "rope.theta", "must be a finite number > 1 (the base of the frequencies), got %s", show(v.theta))
   end
   r.theta = v.theta
+  if head_dim < 2 then fail(where, "rope", "needs head_dim >= 2 (it rotates pairs of dims), head_dim is %d", head_dim) end
   r.rotary_dim = v.rotary_dim == nil and head_dim or v.rotary_dim
   if type(r.rotary_dim) ~= "number" or r.rotary_dim ~= math.floor(r.rotary_dim) or r.rotary_dim % 2 ~= 0 or
      r.rotary_dim < 2 or r.rotary_dim > head_dim then

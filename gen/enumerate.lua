@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Step 3 of the pipeline: the kernels a validated config asks for, one per (ISA, phase, mask), each with its
 -- key (the specialized parameters) and its name. Generic kernels have D, G and features nil: "read at run time".
 -- `rope` is the config's rope table (nil: the model has no RoPE); generic kernels read it at run time.

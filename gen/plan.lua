@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Step 4 of the pipeline: the plan. For one enumerated kernel it chooses how the work is cut (query rows
 -- per item, keys per tile, split-KV policy, scratch layout) and the register blocking and unrolling of its
 -- microkernels, per (ISA, phase, head_dim, group). It owns every work-cut number: the kernel info carries them
@@ -64,7 +65,8 @@ end
 -- group G on `isa` (a vocabulary): the vocabulary's defaults for that shape, overlaid by `tuned` (the config's
 -- validated `tuned.<isa>.<phase>`, specialized kernels only). D and G nil: a generic kernel (no tuning; `keys` then
 -- stays the vocabulary's number). gen/config.lua checks register budgets on this, gen/tune.lua starts from it.
-function plan.blocking(isa, phase, D, G, tuned)
+-- kvh: kv heads (nil for generic kernels), for the decode tile's row-length rule.
+function plan.blocking(isa, phase, D, G, tuned, kvh)
   local blk = isa[phase]
   local b = {}
   if phase == "decode" then
@@ -76,6 +78,9 @@ function plan.blocking(isa, phase, D, G, tuned)
       end
     end
     b.rb, b.kb, b.pr, b.pvv, b.keys = choice.rb, choice.kb, choice.pr, choice.pvv, blk.keys
+    if D and kvh and blk.keys_long_rows and kvh * D * spec.kv_dtype.f32.bytes >= blk.long_row_bytes then
+      b.keys = blk.keys_long_rows
+    end
   else
     b.rv, b.kb, b.pr, b.pvv, b.rows, b.keys = blk.rv, blk.kb, blk.pr, blk.pvv, blk.rows, blk.keys
     if D and blk.v_tile_bytes then
@@ -103,7 +108,7 @@ function plan.for_kernel(k)
   local blk = isa[k.phase]
   local p = { phase = k.phase, width = W }
   local tuned = D and G and k.tuned or nil -- the generic kernels keep the vocabulary's plan
-  local b = plan.blocking(isa, k.phase, D, G, tuned)
+  local b = plan.blocking(isa, k.phase, D, G, tuned, D and k.kv_heads)
   p.tuned = tuned ~= nil and next(tuned) ~= nil
   if k.phase == "decode" then
     p.kb, p.pr, p.pvv, p.rb, p.keys = b.kb, b.pr, b.pvv, b.rb, b.keys

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Step 5 of the pipeline: templates -> file texts, for kernels that are already enumerated and planned.
 -- Nothing here decides a number: it prints what the plan chose. Returns { {path=, text=}, ... }; writing is
 -- gen/write.lua's job.
@@ -162,7 +163,9 @@ local function section(root, isa, kernels)
   local h = io.open(prelude, "rb")
   if not h then user_error("spec: isa '%s' has no prelude (templates/isa/%s.c)", isa.name, isa.name) end
   h:close()
-  return { isa = isa, kernels = kernels, prelude = read(prelude), body = table.concat(parts, "\n") }
+  -- the prelude's own licence line is left out: the generated file's stamp carries it once
+  local text = read(prelude):gsub("^/%* SPDX%-License%-Identifier: [^\n]*\n", "")
+  return { isa = isa, kernels = kernels, prelude = text, body = table.concat(parts, "\n") }
 end
 
 -- kernels: enumerated and planned (k.plan), grouped into one section per ISA in spec order.

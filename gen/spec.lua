@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- The spec: the ONE list of every axis attngen knows. Everything else reads it or is generated from it:
 -- config validation (gen/config.lua), kernel enumeration and names (gen/enumerate.lua), the C enums and
 -- X-macro lists (generated/runtime/attngen_spec.h), CPU detection's table, the test and bench registries.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- `attngen CONFIG --tune [--isa ISA] [--tune-seconds N] [--write]`: times candidate plans (register blocking of the
 -- microkernels, keys per tile, rows per item) of ONE config on this machine and records the fastest in the config
 -- as its `tuned` field, so that generation itself stays deterministic and the result can be committed.
@@ -111,9 +112,9 @@ end
 
 -- The screening grid of one phase: the default, then one knob group varied at a time around it. Returns a list of
 -- { knobs = full blocking, group = "default" | "qk" | "pv" | "keys" | "rows" | "current" }.
-function M.grid(vocab, phase, D, G, current)
+function M.grid(vocab, phase, D, G, current, kvh)
   local W, R = vocab.width, vocab.registers or 32
-  local d = plan.blocking(vocab, phase, D, G, nil)
+  local d = plan.blocking(vocab, phase, D, G, nil, kvh)
   local out, seen = {}, {}
   local function add(group, t)
     local b = overlay(d, t)
@@ -156,7 +157,7 @@ function M.grid(vocab, phase, D, G, current)
     for _, pv in ipairs({ { 1, 8 }, { 1, 12 }, { 2, 4 }, { 2, 6 }, { 4, 2 }, { 4, 3 } }) do
       if pv[1] <= rows and pv[2] <= cols then add("pv", { pr = pv[1], pvv = pv[2] }) end
     end
-    for _, keys in ipairs({ 32, 64, 128 }) do add("keys", { keys = keys }) end
+    for _, keys in ipairs({ 8, 16, 32, 64, 128 }) do add("keys", { keys = keys }) end
   end
   if current then add("current", current) end
   return out, d
@@ -358,7 +359,7 @@ end
 
 local function tune_phase(b, phase, current)
   local c = b.c
-  local cands, d = M.grid(plan.isa(b.isa), phase, c.head_dim, math.floor(c.heads / c.kv_heads), current)
+  local cands, d = M.grid(plan.isa(b.isa), phase, c.head_dim, math.floor(c.heads / c.kv_heads), current, c.kv_heads)
   for _, cand in ipairs(cands) do b:add(phase, cand) end
   return cands, d
 end

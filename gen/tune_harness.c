@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The timing harness of `attngen CONFIG --tune` (gen/tune.lua writes tune_cands.h next to it, builds it with every
  * candidate's generated file, and reads what it prints). Not part of the library.
  *

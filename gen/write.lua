@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Step 6 of the pipeline: write every file or none. Each text goes to a temporary next to its target; only
 -- when all temporaries are written are they renamed into place, and a rename that fails puts back what was
 -- there before. Targets that are not regular files (a directory, say) are refused before anything is written.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* attngen runtime: CPU detection, kernel selection, argument checks, work items, split-KV merge, threads.
  * C99 plus POSIX threads; no ISA flags needed (kernels carry their own target attributes). */
 #if !defined(_POSIX_C_SOURCE) && !defined(_WIN32)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* attngen runtime: kernel selection, argument checking, threading.
  *
  * out = softmax(Q·Kᵀ·scale + mask)·V, fp32, token-major tensors with explicit strides.

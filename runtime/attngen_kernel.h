@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* attngen_kernel.h — what generated kernel files need besides attngen.h. Not part of the public API.
  * (Work-cut and scratch numbers are not computed here: the generator's plan emits them.) */
 #ifndef ATTNGEN_KERNEL_H
@@ -23,13 +24,20 @@ static inline void attngen_rope_rotate(const attngen_rope *rope, const float *cs
                                        ptrdiff_t ys, float mul)
 {
   const int half = rope->rotary_dim / 2;
-  const ptrdiff_t step = rope->style == ATTNGEN_ROPE_INTERLEAVED ? 2 : 1; /* pair p: x[p * step], x[p * step + off] */
-  const ptrdiff_t off = rope->style == ATTNGEN_ROPE_INTERLEAVED ? 1 : half;
+  const float *sn = cs + half;
   int p, c;
-  for (p = 0; p < half; ++p) {
-    const float co = cs[p], si = cs[half + p], x0 = x[p * step], x1 = x[p * step + off];
-    y[p * step * ys] = (x0 * co - x1 * si) * mul;
-    y[(p * step + off) * ys] = (x1 * co + x0 * si) * mul;
+  if (rope->style == ATTNGEN_ROPE_INTERLEAVED) {
+    for (p = 0; p < half; ++p) {
+      const float x0 = x[2 * p], x1 = x[2 * p + 1];
+      y[2 * p * ys] = (x0 * cs[p] - x1 * sn[p]) * mul;
+      y[(2 * p + 1) * ys] = (x1 * cs[p] + x0 * sn[p]) * mul;
+    }
+  } else { /* two contiguous halves: vectorizes when ys is 1 */
+    for (p = 0; p < half; ++p) {
+      const float x0 = x[p], x1 = x[half + p];
+      y[p * ys] = (x0 * cs[p] - x1 * sn[p]) * mul;
+      y[(half + p) * ys] = (x1 * cs[p] + x0 * sn[p]) * mul;
+    }
   }
   for (c = 2 * half; c < d; ++c) y[c * ys] = x[c] * mul;
 }

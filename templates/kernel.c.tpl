@@ -1,3 +1,4 @@
+@ -- SPDX-License-Identifier: MIT
 @ -- One attention kernel: flash-style online softmax over KV tiles (the algorithm, written once).
 @ -- `kern` holds what is specialized (nil = read at run time: generic kernel), `plan` the work cut and blocking
 @ -- (gen/plan.lua): its numbers are constants here, or C expressions of g, d and kvh in a generic kernel.
@@ -83,10 +84,10 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / $(G)) * a->q_stride.seq + (r % $(G)) * a->q_stride.head;
 @ if rope ~= false then
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / $(G)) * kernel->params.rope.rotary_dim, qrow,
-                              $(D), qt + $(decode and "r * dp" or "r"), $(decode and "1" or "mp"), scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / $(G)) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, $(D), qt + $(decode and "r * dp" or "r"), $(decode and "1" or "mp"), scale);
+        } else
 @ end
         for (int k = 0; k < $(D); ++k) qt[$(qix)] = qrow[k] * scale;
       } else {

@@ -1,3 +1,4 @@
+@ -- SPDX-License-Identifier: MIT
 @ -- Register-blocked microkernels for one (ISA, head_dim, blocking). `mk` comes from gen/plan.lua.
 @ -- Inside C code, a number from Lua is printed with I(); an index that is a C variable stays a name.
 @ local V, W = isa.vtype, isa.width

@@ -1,3 +1,4 @@
+@ -- SPDX-License-Identifier: MIT
 @ -- Decode's Q·Kᵀ: few query rows, so dot products run along head_dim (no lanes wasted on missing rows).
 @ local V, W = isa.vtype, isa.width
 @ local RB, KB = mk.rb, mk.kb

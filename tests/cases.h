@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The shared test-case list and checker, used by the Criterion suite (test_kernels.c) and by the plain
  * runner for qemu (run_cases.c). */
 #ifndef ATTNGEN_TEST_CASES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Argument fuzzer for the attngen runtime (make test-fuzz; built with -fsanitize=address,undefined
  * -fno-sanitize-recover=all, so any overflow, out-of-bounds access or other UB stops the run).
  *

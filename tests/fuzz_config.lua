@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Generator fuzz over malformed configs and command lines (issue 8). Runs under lua5.4 and luajit:
 --
 --   lua5.4 tests/fuzz_config.lua [INTERP]     (INTERP runs the generator; default: the interpreter running this)

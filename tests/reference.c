@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Float64 reference attention; see reference.h. */
 #include "reference.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Float64 reference for attngen, written directly from the definition in runtime/attngen.h.
  * Deliberately naive: no tiling, no online softmax, no shortcuts; it shares no code with the kernels. */
 #ifndef ATTNGEN_TEST_REFERENCE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The KV cache as decoders use it (issue 10): attngen_kv_append (RoPE on the new K rows) and attngen_step
  * (append + attention in one call), checked the way the seeds' "MHA with KV Cache" loop is meant to work:
  * attending token by token against a growing cache must give what one causal prefill of the whole sequence
@@ -44,7 +45,7 @@ static int rfail(case_result *r, const char *fmt, ...) {
 }
 
 const char *rope_step_name(int variant) {
-  static const char *names[STEP_COUNT_] = {"decode-1x300", "chunked-7", "decode-3-pos-2^20"};
+  static const char *names[STEP_COUNT_] = {"decode-1x300", "chunked-7", "decode-3-pos-2^20", "decode-1x40-after-1100"};
   return variant >= 0 && variant < STEP_COUNT_ ? names[variant] : "?";
 }
 
@@ -158,7 +159,8 @@ int rope_run_step(const test_case *c, case_result *r) {
   world w;
   memset(&w, 0, sizeof w);
   w.H = c->shape.heads, w.KVH = c->shape.kv_heads, w.D = c->shape.head_dim;
-  w.L[0] = STEP_T, w.L[1] = STEP_PROMPT + STEP_T, w.Lmax = w.L[1], w.cap = w.Lmax + 5;
+  const int T = c->variant == STEP_LONG ? 40 : STEP_T, P = c->variant == STEP_LONG ? 1100 : STEP_PROMPT;
+  w.L[0] = T, w.L[1] = P + T, w.Lmax = w.L[1], w.cap = w.Lmax + 5;
   const size_t qrow = (size_t)w.H * w.D, krow = (size_t)w.KVH * w.D, nq = 2 * (size_t)w.Lmax * qrow;
   const size_t nk = 2 * (size_t)w.Lmax * krow, ncache = 2 * (size_t)w.cap * krow, nl = 2 * (size_t)w.H * w.Lmax;
   float *o_dec = malloc(sizeof(float) * nq), *o_full = malloc(sizeof(float) * nq);
@@ -195,11 +197,11 @@ int rope_run_step(const test_case *c, case_result *r) {
   fill_nan(w.kc, ncache), fill_nan(w.vc, ncache);
   if (!fail) {
     const int t0[1] = {0};
-    fail = do_step(&w, &kpre, 1, 1, t0, STEP_PROMPT, explicit_pos, o_dec, l_dec, r);
+    fail = do_step(&w, &kpre, 1, 1, t0, P, explicit_pos, o_dec, l_dec, r);
   }
   const int chunk = c->variant == STEP_DECODE1 ? 1 : c->variant == STEP_CHUNKED ? 7 : 3;
-  for (int t = 0; t < STEP_T && !fail; t += chunk) {
-    const int n = STEP_T - t < chunk ? STEP_T - t : chunk, t0[2] = {t, STEP_PROMPT + t};
+  for (int t = 0; t < T && !fail; t += chunk) {
+    const int n = T - t < chunk ? T - t : chunk, t0[2] = {t, P + t};
     fail = do_step(&w, c->variant == STEP_CHUNKED ? &kpre : &kdec, 0, 2, t0, n, explicit_pos, o_dec, l_dec, r);
   }
   if (fail) goto done;

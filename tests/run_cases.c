@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A plain runner over the shared case list (cases.c), for builds where Criterion is unavailable or unusable:
  * aarch64 under qemu-user (Criterion hangs there), or natively.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tests/test_install.sh (make test-install): `make install` / `make uninstall` and the installed packages, used
 # the way a downstream project would use them. Everything happens in a temporary directory outside the tree
 # (removed on success, kept on failure); no network.

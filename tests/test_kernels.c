@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Criterion suite over the shared case list (cases.c): one parameterized test whose parameters are groups of
  * consecutive cases of the same kernel (one process per kernel: a process per case would cost more than the
  * cases themselves); groups run in parallel (criterion --jobs N; default: all CPUs). Every case of a group

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/tests.mk — the numerical test suite. Included by the top-level Makefile (which defines LUA, CC, BUILD,
 # RUNTIME_SRC); the defaults below let it also run alone:  make -f tests/tests.mk test-native
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages attngen needs that are missing on this machine.
 #
 #   tools/deps.sh [build|test|bench|neon-model|all]      (default: build)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tools/install.sh: the work behind `make install` and `make uninstall` (install.mk calls it).
 #
 #   PREFIX=/usr/local DESTDIR= LIB=build/install/libattngen.a RUNTIME_SRC="..." RUNTIME_HDR="..." \

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Writes docs/size_table.md: one markdown table row per generated/<model>/ directory with the number of
 # kernels, the size of the generated .c (lines, bytes), how long `$CC -O2 -c` takes on it (wall seconds)
 # and the object's .text size; a last row does the same for generated/runtime/attngen_generic.c (the generic

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Bench-only shape: multi-head attention (kv_heads = heads) at Llama's head size, for the MHA decode case
 -- (group 1: every query head streams its own K/V; the catalog's MHA models are d64).
 return {

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Benchmark-only shape: Llama-3-8B's attention (32 query heads, 8 kv heads, head_dim 128) with the
 -- bidirectional mask too, which the llama-3-8b model config rightly does not generate. Built into
 -- build/bench/gen by bench/bench.mk, never committed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bench/peers/bench_peers.py: attngen side by side with PyTorch, ONNX Runtime and OpenVINO (issue 9).
 
 Run by `make bench-peers` (bench/peers/peers.mk), which builds the venv and the library first:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/peers/peers.mk: `make bench-peers`, attngen side by side with PyTorch, ONNX Runtime and OpenVINO (issue 9).
 # Included by the top-level Makefile, which defines CC, BUILD, LUA and RUNTIME_SRC/RUNTIME_HDR. Optional: not part
 # of `make test`, and it needs PyPI (about 6 GB in build/peers-venv, mostly torch's CUDA libraries).
@@ -22,10 +23,10 @@ PEERS_LIB   := $(PEERS_DIR)/libattngen_peers.so
 
 peers_cname = $(subst -,_,$(1))
 
-# Committed catalog tables that have the cases' shapes: llama-3-8b (h32/kv8/d128 causal prefill + decode),
-# gemma-2-2b (h8/kv4/d256), qwen2-5-0-5b (h14/kv2/d64). A missing one only means its cases run attngen's generic
-# kernel, which the results name.
-PEERS_MODELS  := llama-3-8b gemma-2-2b qwen2-5-0-5b
+# The cases' shapes come from bench/peers/configs (llama-3-8b, gemma-2-2b and qwen2-5-0-5b's attention WITHOUT
+# RoPE: their catalog tables rotate Q, the peers compute attention alone). PEERS_MODELS may add catalog tables; a
+# shape no table has runs attngen's generic kernel, which the results name.
+PEERS_MODELS  :=
 PEERS_XNAMES  := $(basename $(notdir $(wildcard bench/peers/configs/*.lua)))
 PEERS_GEN_C   := $(foreach m,$(PEERS_MODELS),$(wildcard generated/$(m)/attngen_$(call peers_cname,$(m)).c)) \
                  $(foreach m,$(PEERS_XNAMES),$(PEERS_DIR)/gen/$(m)/attngen_$(call peers_cname,$(m)).c)

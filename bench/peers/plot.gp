@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bench/peers/plot.gp: attngen ÷ each peer per case, one PNG per thread count (make bench-peers-plot).
 # Called as: gnuplot -e "data='build/peers/ratios_1t.dat'; out='build/peers/ratios_1t.png'" bench/peers/plot.gp
 # data: a comment line, a header line (case torch ort ov ov-kv), then one row per case; NaN = no result.

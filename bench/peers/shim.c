@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench/peers/shim.c: a fixed, int-and-pointer-only C surface over attngen for bench_peers.py (ctypes).
  *
  * Why a shim: ctypes has to mirror every struct it passes, and attngen's structs (attngen_shape,

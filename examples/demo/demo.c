@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The `make` demo: picks the default model's kernels for this CPU, checks them against a float64 reference
  * and times them against the generic kernel (same algorithm, run-time head_dim/group/mask). */
 #if !defined(_POSIX_C_SOURCE)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Included by the top-level Makefile: `make test-downstream` builds examples/downstream the way a project
 # that vendors attngen would (plain C99, -Wall -Wextra -Werror -pedantic, no ISA flags) with gcc, clang,
 # the aarch64 cross compiler under qemu, and CMake, and runs each build's self-check.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A downstream program that vendors attngen for one model (Llama 3 8B: 32 query heads, 8 KV heads,
  * head_dim 128) and runs one layer's attention through it:
  *   1. causal prefill of a 37-token prompt (batch 1), with log-sum-exp output;

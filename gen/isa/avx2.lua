@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- AVX2 + FMA vocabulary (x86-64). Code is compiled per function with target("avx2,fma"), so the
 -- generated file needs no -mavx2 and is only called after the runtime has checked cpuid + xgetbv.
 return {
@@ -14,7 +15,10 @@ return {
   -- them; measured 8.9-9.1 vs 7.7-8.2 GB/s at kv_len 16384, no change in cache)
   -- split-KV for decode with fewer than `below_batch` sequences: up to `max` KV chunks of >= min_keys keys,
   -- aligned to `align`, so both threads share one sequence's stream (the cut never depends on the thread count)
-  decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 },
+  -- keys_long_rows: keys per tile when a token's K row (every kv head) spans >= long_row_bytes: each head's pass
+  -- then touches one page per key, and fewer pages per pass keep the prefetchers on track (beyond the cache:
+  -- 8 keys vs 32 measured +20% h32/kv8/d128, +11% MHA h32/d128, +5-10% h64/kv8; kv2/d64 rows stay at 32: -10%)
+  decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
     keys = 32,
     -- (4 rows x 2 keys measured slower than 2 x 4 once K/V leave L2: fewer K rows in flight at once)
     by_group = { { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4 },   -- 8 + 8 ymm accumulators

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- AdvSIMD vocabulary (aarch64): always present on aarch64, so no runtime check beyond the architecture.
 return {
   width = 4,

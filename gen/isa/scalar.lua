@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Portable C vocabulary: a "vector" is one float. Plain C99 + libm; the compiler may vectorize it.
 return {
   width = 1,

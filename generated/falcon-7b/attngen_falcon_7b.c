@@ -512,10 +512,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attn
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
+          float qr[64]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
+          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
@@ -647,10 +649,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
@@ -1124,10 +1126,12 @@ static void attn_h71_kv1_d64_causal_prefill__neon(const attngen_kernel *kernel, 
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
+          float qr[64]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
+          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
@@ -1259,10 +1263,10 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
@@ -1578,10 +1582,12 @@ static void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_kernel *kernel
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
+          float qr[64]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
+          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
@@ -1713,10 +1719,10 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;

@@ -7,7 +7,7 @@
  *   isas = { "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 500000, rotary_dim = 128 },
  *   tuned = {
- *     avx2 = { decode = { rb = 1, kb = 8, pr = 1, pvv = 8, keys = 32 } },
+ *     avx2 = { decode = { rb = 1, kb = 8, pr = 4, pvv = 2, keys = 8 } },
  *   },
  *   source = https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json
  */
@@ -494,7 +494,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_6x16_s96__avx2(const float *rest
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_s8__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -656,34 +656,171 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_s32__avx2(const float *re
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
- * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_1x64_p32__avx2(const float *restrict pt, const float *restrict alpha,
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 8].
+ * Column blocks of 16 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x16_p8__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
-  (void)os; /* one row per block */
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
+    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24), v4 = _mm256_loadu_ps(vj + 32), v5 = _mm256_loadu_ps(vj + 40), v6 = _mm256_loadu_ps(vj + 48), v7 = _mm256_loadu_ps(vj + 56);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 16); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 24); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
     }
-    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3); _mm256_storeu_ps(o + 32, o0_4); _mm256_storeu_ps(o + 40, o0_5); _mm256_storeu_ps(o + 48, o0_6); _mm256_storeu_ps(o + 56, o0_7);
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1);
+    _mm256_storeu_ps(o + 2 * os, o2_0); _mm256_storeu_ps(o + 2 * os + 8, o2_1);
+    _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1);
   }
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), a0), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), a0), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), a0), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), a0), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), a0);
+    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), a3);
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72), v2 = _mm256_loadu_ps(vj + 80), v3 = _mm256_loadu_ps(vj + 88), v4 = _mm256_loadu_ps(vj + 96), v5 = _mm256_loadu_ps(vj + 104), v6 = _mm256_loadu_ps(vj + 112), v7 = _mm256_loadu_ps(vj + 120);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
+      const __m256 v0 = _mm256_loadu_ps(vj + 16), v1 = _mm256_loadu_ps(vj + 24);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 16); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 24); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
     }
-    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3); _mm256_storeu_ps(o + 96, o0_4); _mm256_storeu_ps(o + 104, o0_5); _mm256_storeu_ps(o + 112, o0_6); _mm256_storeu_ps(o + 120, o0_7);
+    _mm256_storeu_ps(o + 16, o0_0); _mm256_storeu_ps(o + 24, o0_1);
+    _mm256_storeu_ps(o + os + 16, o1_0); _mm256_storeu_ps(o + os + 24, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 16, o2_0); _mm256_storeu_ps(o + 2 * os + 24, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 16, o3_0); _mm256_storeu_ps(o + 3 * os + 24, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 32), v1 = _mm256_loadu_ps(vj + 40);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 16); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 24); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+    }
+    _mm256_storeu_ps(o + 32, o0_0); _mm256_storeu_ps(o + 40, o0_1);
+    _mm256_storeu_ps(o + os + 32, o1_0); _mm256_storeu_ps(o + os + 40, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 32, o2_0); _mm256_storeu_ps(o + 2 * os + 40, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 32, o3_0); _mm256_storeu_ps(o + 3 * os + 40, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 48), v1 = _mm256_loadu_ps(vj + 56);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 16); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 24); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+    }
+    _mm256_storeu_ps(o + 48, o0_0); _mm256_storeu_ps(o + 56, o0_1);
+    _mm256_storeu_ps(o + os + 48, o1_0); _mm256_storeu_ps(o + os + 56, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 48, o2_0); _mm256_storeu_ps(o + 2 * os + 56, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 16); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 24); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+    }
+    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1);
+    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 64, o2_0); _mm256_storeu_ps(o + 2 * os + 72, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 64, o3_0); _mm256_storeu_ps(o + 3 * os + 72, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 80), v1 = _mm256_loadu_ps(vj + 88);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 16); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 24); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+    }
+    _mm256_storeu_ps(o + 80, o0_0); _mm256_storeu_ps(o + 88, o0_1);
+    _mm256_storeu_ps(o + os + 80, o1_0); _mm256_storeu_ps(o + os + 88, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 80, o2_0); _mm256_storeu_ps(o + 2 * os + 88, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 80, o3_0); _mm256_storeu_ps(o + 3 * os + 88, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 96), v1 = _mm256_loadu_ps(vj + 104);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 16); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 24); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+    }
+    _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1);
+    _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 96, o2_0); _mm256_storeu_ps(o + 2 * os + 104, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1);
+  }
+  {
+    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), a0);
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), a1);
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), a2);
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), a3);
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + 112), v1 = _mm256_loadu_ps(vj + 120);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 16); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 24); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+    }
+    _mm256_storeu_ps(o + 112, o0_0); _mm256_storeu_ps(o + 120, o0_1);
+    _mm256_storeu_ps(o + os + 112, o1_0); _mm256_storeu_ps(o + os + 120, o1_1);
+    _mm256_storeu_ps(o + 2 * os + 112, o2_0); _mm256_storeu_ps(o + 2 * os + 120, o2_1);
+    _mm256_storeu_ps(o + 3 * os + 112, o3_0); _mm256_storeu_ps(o + 3 * os + 120, o3_1);
   }
 }
 
@@ -720,10 +857,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -856,10 +993,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -960,22 +1097,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 32 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
+/* attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 4x16, 8 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 1024; /* rescale per row */
+  float *restrict alpha = scratch + 256; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 1152; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 384; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8256;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -992,10 +1129,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -1012,8 +1149,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0; kt < kend; kt += 8) {
+    const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_pv; ++r) {
@@ -1032,7 +1169,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         const float *krow[8];
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 1)
-          attngen_qkdot_d128_1x8_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d128_1x8_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1058,8 +1195,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         m[r] = m_new;
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d128_1x64_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d128_4x16_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1081,22 +1218,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 32 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
+/* attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 4x16, 8 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 1024; /* rescale per row */
+  float *restrict alpha = scratch + 256; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 1152; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 384; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8256;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1113,10 +1250,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -1134,8 +1271,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0; kt < kend; kt += 8) {
+    const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_pv; ++r) {
@@ -1154,7 +1291,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         const float *krow[8];
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 1)
-          attngen_qkdot_d128_1x8_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d128_1x8_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1180,8 +1317,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         m[r] = m_new;
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d128_1x64_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+        attngen_pv_d128_4x16_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1751,10 +1888,10 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -1887,10 +2024,10 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -2023,10 +2160,10 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -2144,10 +2281,10 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -2464,10 +2601,10 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -2600,10 +2737,10 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -2736,10 +2873,10 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -2857,10 +2994,10 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -2956,9 +3093,9 @@ static const attngen_kernel_info attngen_table_llama_3_8b_kernels[] = {
   { "attn_h32_kv8_d128_causal_padding_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 24, 1, 96, 64, 39488, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx2 },
   { "attn_h32_kv8_d128_causal_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 32, 32, 67200, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d128_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 66432, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d128_causal_decode__avx2 },
   { "attn_h32_kv8_d128_causal_padding_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 32, 32, 67200, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 66432, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d128_causal_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

@@ -439,7 +439,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d96_6x16_s96__avx2(const float *restr
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d96_1x8_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d96_1x8_s8__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -566,9 +566,9 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d96_1x8_s32__avx2(const float *res
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 8].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_d96_1x64_p32__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_TARGET_AVX2 void attngen_pv_d96_1x64_p8__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
@@ -629,10 +629,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim, qrow,
-                              96, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
+          float qr[96]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qr, 1, scale);
+          for (int k = 0; k < 96; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = 0.0f;
@@ -732,22 +734,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
   }
 }
 
-/* attn_h32_kv32_d96_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv32_d96_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 96;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 256; /* rescale per row */
+  float *restrict alpha = scratch + 64; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 288; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 96; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 1552;
   const ptrdiff_t q_floats = 768;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -764,10 +766,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim, qrow,
-                              96, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 96; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 96; ++k) qt[r * dp + k] = 0.0f;
@@ -784,8 +786,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0; kt < kend; kt += 8) {
+    const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_pv; ++r) {
@@ -804,7 +806,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
         const float *krow[8];
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 1)
-          attngen_qkdot_d96_1x8_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d96_1x8_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -831,7 +833,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d96_1x64_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d96_1x64_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1417,10 +1419,12 @@ static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel,
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim, qrow,
-                              96, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
+          float qr[96]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qr, 1, scale);
+          for (int k = 0; k < 96; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = 0.0f;
@@ -1552,10 +1556,10 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim, qrow,
-                              96, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 96; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 96; ++k) qt[r * dp + k] = 0.0f;
@@ -1846,10 +1850,12 @@ static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kerne
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim, qrow,
-                              96, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
+          float qr[96]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qr, 1, scale);
+          for (int k = 0; k < 96; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = 0.0f;
@@ -1981,10 +1987,10 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim, qrow,
-                              96, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 96; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 96; ++k) qt[r * dp + k] = 0.0f;
@@ -2077,7 +2083,7 @@ static const attngen_kernel_info attngen_table_phi_3_mini_kernels[] = {
   { "attn_h32_kv32_d96_causal_prefill__avx2", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 96, 1, 96, 80, 34368, 1, 0, 1, 0 }, NULL, attn_h32_kv32_d96_causal_prefill__avx2 },
   { "attn_h32_kv32_d96_causal_decode__avx2", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 8, 32, 49952, 8, 512, 256, 8 }, NULL, attn_h32_kv32_d96_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 49760, 8, 512, 256, 8 }, NULL, attn_h32_kv32_d96_causal_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv32_d96_causal_prefill__neon", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

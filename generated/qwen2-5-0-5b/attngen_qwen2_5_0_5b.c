@@ -512,10 +512,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attn
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[64]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
+          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
@@ -648,10 +650,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(co
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[64]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
+          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
@@ -784,10 +788,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
@@ -905,10 +909,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
@@ -1383,10 +1387,12 @@ static void attn_h14_kv2_d64_causal_prefill__neon(const attngen_kernel *kernel, 
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[64]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
+          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
@@ -1519,10 +1525,12 @@ static void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_kernel *
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[64]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
+          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
@@ -1655,10 +1663,10 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
@@ -1776,10 +1784,10 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
@@ -2096,10 +2104,12 @@ static void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_kernel *kernel
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[64]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
+          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
@@ -2232,10 +2242,12 @@ static void attn_h14_kv2_d64_causal_padding_prefill__scalar(const attngen_kernel
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[64]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
+          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = 0.0f;
@@ -2368,10 +2380,10 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
@@ -2489,10 +2501,10 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              64, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;

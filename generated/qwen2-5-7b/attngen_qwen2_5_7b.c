@@ -491,7 +491,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_6x16_s96__avx2(const float *rest
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_s8__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -583,14 +583,14 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_s32__avx2(const float *re
       { const __m256 kv = _mm256_loadu_ps(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
-    attngen_hsum4_avx2(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
+    attngen_hsum4_avx2(s + 8, acc1_0, acc1_1, acc1_2, acc1_3);
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 8].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x32_p32__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x32_p8__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -602,7 +602,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x32_p32__avx2(const float *rest
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 32); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
     _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3);
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3);
@@ -616,7 +616,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x32_p32__avx2(const float *rest
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj + 32), v1 = _mm256_loadu_ps(vj + 40), v2 = _mm256_loadu_ps(vj + 48), v3 = _mm256_loadu_ps(vj + 56);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 32); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
     _mm256_storeu_ps(o + 32, o0_0); _mm256_storeu_ps(o + 40, o0_1); _mm256_storeu_ps(o + 48, o0_2); _mm256_storeu_ps(o + 56, o0_3);
     _mm256_storeu_ps(o + os + 32, o1_0); _mm256_storeu_ps(o + os + 40, o1_1); _mm256_storeu_ps(o + os + 48, o1_2); _mm256_storeu_ps(o + os + 56, o1_3);
@@ -630,7 +630,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x32_p32__avx2(const float *rest
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72), v2 = _mm256_loadu_ps(vj + 80), v3 = _mm256_loadu_ps(vj + 88);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 32); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
     _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3);
     _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3);
@@ -644,7 +644,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x32_p32__avx2(const float *rest
       const float *restrict pj = pt + j;
       const __m256 v0 = _mm256_loadu_ps(vj + 96), v1 = _mm256_loadu_ps(vj + 104), v2 = _mm256_loadu_ps(vj + 112), v3 = _mm256_loadu_ps(vj + 120);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 32); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
     _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1); _mm256_storeu_ps(o + 112, o0_2); _mm256_storeu_ps(o + 120, o0_3);
     _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2); _mm256_storeu_ps(o + os + 120, o1_3);
@@ -684,10 +684,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_prefill__avx2(const att
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[128]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
+          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -820,10 +822,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_prefill__avx2(c
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[128]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
+          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -924,22 +928,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_prefill__avx2(c
   }
 }
 
-/* attn_h28_kv4_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h28_kv4_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 1792; /* rescale per row */
+  float *restrict alpha = scratch + 448; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2016; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 672; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 14448;
   const ptrdiff_t q_floats = 7168;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -956,10 +960,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -976,8 +980,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0; kt < kend; kt += 8) {
+    const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_pv; ++r) {
@@ -996,7 +1000,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d128_2x4_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d128_2x4_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1023,7 +1027,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x32_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d128_2x32_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1045,22 +1049,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
   }
 }
 
-/* attn_h28_kv4_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h28_kv4_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 1792; /* rescale per row */
+  float *restrict alpha = scratch + 448; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2016; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 672; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 14448;
   const ptrdiff_t q_floats = 7168;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1077,10 +1081,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -1098,8 +1102,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0; kt < kend; kt += 8) {
+    const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_pv; ++r) {
@@ -1118,7 +1122,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d128_2x4_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d128_2x4_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -1145,7 +1149,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d128_2x32_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d128_2x32_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1715,10 +1719,12 @@ static void attn_h28_kv4_d128_causal_prefill__neon(const attngen_kernel *kernel,
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[128]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
+          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -1851,10 +1857,12 @@ static void attn_h28_kv4_d128_causal_padding_prefill__neon(const attngen_kernel 
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[128]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
+          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -1987,10 +1995,10 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -2108,10 +2116,10 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -2428,10 +2436,12 @@ static void attn_h28_kv4_d128_causal_prefill__scalar(const attngen_kernel *kerne
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[128]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
+          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -2564,10 +2574,12 @@ static void attn_h28_kv4_d128_causal_padding_prefill__scalar(const attngen_kerne
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          float qr[128]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
+          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
@@ -2700,10 +2712,10 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -2821,10 +2833,10 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim, qrow,
-                              128, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
@@ -2920,9 +2932,9 @@ static const attngen_kernel_info attngen_table_qwen2_5_7b_kernels[] = {
   { "attn_h28_kv4_d128_causal_padding_prefill__avx2", 28, 4, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 13, 1, 96, 64, 39488, 1, 0, 1, 0 }, NULL, attn_h28_kv4_d128_causal_padding_prefill__avx2 },
   { "attn_h28_kv4_d128_causal_decode__avx2", 28, 4, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 59808, 8, 512, 256, 8 }, NULL, attn_h28_kv4_d128_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 56, 8, 58464, 8, 512, 256, 8 }, NULL, attn_h28_kv4_d128_causal_decode__avx2 },
   { "attn_h28_kv4_d128_causal_padding_decode__avx2", 28, 4, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 59808, 8, 512, 256, 8 }, NULL, attn_h28_kv4_d128_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 56, 8, 58464, 8, 512, 256, 8 }, NULL, attn_h28_kv4_d128_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h28_kv4_d128_causal_prefill__neon", 28, 4, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

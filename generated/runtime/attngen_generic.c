@@ -337,10 +337,12 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
-                              d, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / g) * kernel->params.rope.rotary_dim;
+          float qr[ATTNGEN_MAX_HEAD_DIM]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qr, 1, scale);
+          for (int k = 0; k < d; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
@@ -491,10 +493,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
-                              d, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / g) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
@@ -903,10 +905,12 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
-                              d, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / g) * kernel->params.rope.rotary_dim;
+          float qr[ATTNGEN_MAX_HEAD_DIM]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qr, 1, scale);
+          for (int k = 0; k < d; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
@@ -1057,10 +1061,10 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
-                              d, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / g) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
@@ -1393,10 +1397,12 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
     for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
-                              d, qt + r, mp, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / g) * kernel->params.rope.rotary_dim;
+          float qr[ATTNGEN_MAX_HEAD_DIM]; /* rotated row-major first (contiguous), then transposed */
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qr, 1, scale);
+          for (int k = 0; k < d; ++k) qt[k * mp + r] = qr[k];
+        } else
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
@@ -1547,10 +1553,10 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
     for (int r = 0; r < rows_pv; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
-        if (it->rope_cs) /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          attngen_rope_rotate(&kernel->params.rope, it->rope_cs + (r / g) * kernel->params.rope.rotary_dim, qrow,
-                              d, qt + r * dp, 1, scale);
-        else
+        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+          const float *cs = it->rope_cs + (r / g) * kernel->params.rope.rotary_dim;
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qt + r * dp, 1, scale);
+        } else
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
       } else {
         for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;

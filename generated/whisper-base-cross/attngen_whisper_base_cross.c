@@ -386,7 +386,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_6x16_s96__avx2(const float *restr
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1x8_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1x8_s8__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -477,9 +477,9 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1x8_s32__avx2(const float *res
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 8].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_p32__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_p8__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
@@ -614,20 +614,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_prefill__avx2(const attnge
   }
 }
 
-/* attn_h8_kv8_d64_cross_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h8_kv8_d64_cross_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 256; /* rescale per row */
-  float *restrict state = scratch + 288; /* per kv head: Q tile, O, max, sum */
+  float *restrict alpha = scratch + 64; /* rescale per row */
+  float *restrict state = scratch + 96; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 1040;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -657,8 +657,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen
   int kend = it->k1;
   if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0; kt < kend; kt += 8) {
+    const int n = kend - kt < 8 ? kend - kt : 8;
     for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
@@ -671,7 +671,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen
         const float *krow[8];
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 1)
-          attngen_qkdot_d64_1x8_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d64_1x8_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
       }
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
@@ -698,7 +698,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen
       }
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x64_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x64_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1774,7 +1774,7 @@ static const attngen_kernel_info attngen_table_whisper_base_cross_kernels[] = {
   { "attn_h8_kv8_d64_cross_prefill__avx2", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 96, 1, 96, 128, 33344, 1, 0, 1, 0 }, NULL, attn_h8_kv8_d64_cross_prefill__avx2 },
   { "attn_h8_kv8_d64_cross_decode__avx2", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 8, 32, 8608, 8, 512, 256, 8 }, NULL, attn_h8_kv8_d64_cross_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 8416, 8, 512, 256, 8 }, NULL, attn_h8_kv8_d64_cross_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv8_d64_cross_prefill__neon", 8, 8, 64, ATTNGEN_MASK_CROSS, ATTNGEN_PHASE_PREFILL,

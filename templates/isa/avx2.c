@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include <immintrin.h>
 
 /* AVX2 code is compiled per function, so the file needs no -mavx2; the runtime calls it only after cpuid and

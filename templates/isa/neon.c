@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include <arm_neon.h>
 
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,

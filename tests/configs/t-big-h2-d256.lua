@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: large head_dim 256, MQA ratio 2 (2 heads, 1 kv head)
 return {
   name     = "t-big-h2-d256",

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: grouped-query attention, ratio 4 (8 heads, 2 kv heads), head_dim 128
 return {
   name     = "t-gqa4-h8-d128",

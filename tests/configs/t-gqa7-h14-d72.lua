@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: grouped-query attention, ratio 7 (14 heads, 2 kv heads), head_dim 72
 return {
   name     = "t-gqa7-h14-d72",

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: multi-head attention, 4 heads of 64
 return {
   name     = "t-mha-h4-d64",

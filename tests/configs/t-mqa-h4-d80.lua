@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: multi-query attention, 4 query heads share 1 kv head, head_dim 80 (not a power of two)
 return {
   name     = "t-mqa-h4-d80",

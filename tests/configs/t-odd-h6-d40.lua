@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: odd head_dim 40 (not a multiple of 16), GQA ratio 2 (6 heads, 3 kv heads)
 return {
   name     = "t-odd-h6-d40",

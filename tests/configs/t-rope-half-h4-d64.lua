@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: RoPE, half-split pairs (HF rotate_half), no scaling, full rotary dims; MHA, 4 heads of 64
 return {
   name     = "t-rope-half-h4-d64",

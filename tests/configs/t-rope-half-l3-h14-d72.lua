@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: RoPE, half-split pairs, llama3 frequency scaling, partial rotary (48 of 72 dims); GQA ratio 7.
 -- With theta 500000 and 24 pairs the wavelengths 2*pi/inv_freq span 6 .. 1.4e6 positions: pairs 0-10 are below
 -- original/high_freq_factor = 2048 (kept), 11-13 in the smoothed band up to original/low_freq_factor = 8192,

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: RoPE, half-split pairs, linear scaling, partial rotary on an odd head_dim (16 of 17 dims)
 return {
   name     = "t-rope-half-lin-h2-d17",

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: RoPE, interleaved pairs, llama3 scaling (Llama 3.2's factors), full rotary dims; GQA ratio 3.
 -- 18 pairs: wavelengths 6 .. 1.2e6; pairs 8-9 fall in the smoothed band (2048 .. 8192).
 return {

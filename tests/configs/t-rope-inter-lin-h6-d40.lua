@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: RoPE, interleaved pairs (GPT-J), linear scaling, partial rotary (24 of 40 dims); GQA ratio 2
 return {
   name     = "t-rope-inter-lin-h6-d40",

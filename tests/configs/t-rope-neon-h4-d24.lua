@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: RoPE (interleaved, no scaling) in a NEON-only table. On x86-64 every attngen_select of this table
 -- falls back to the generic kernel, which must rotate exactly as the table says (its params travel with the
 -- kernel); under qemu the NEON kernels run and must agree.

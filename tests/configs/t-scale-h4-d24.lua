@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: a config `scale` with only a NEON kernel. On x86-64 every attngen_select of this table falls
 -- back to the generic kernel, which must still use the table's scale (0.5, not 1/sqrt(24)); under qemu the NEON
 -- kernel runs and must agree.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: odd head_dim 17 (a tail for every vector width), MHA with 2 heads
 return {
   name     = "t-tail-h2-d17",

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: head_dim 36 (a multiple of 4 but not of 8: an AVX2 tail, none for NEON), GQA ratio 3
 return {
   name     = "t-tail-h3-d36",

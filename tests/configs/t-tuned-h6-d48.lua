@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: a tuned plan (the `tuned` field that `attngen --tune` writes), blocking far from every default:
 -- odd register blocks, keys per tile not a multiple of the Q·Kᵀ block, rows padded on every ISA. GQA ratio 3.
 return {

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- Test config: head_dim 320, past the full-unroll limit (256): the Q·Kᵀ microkernel loops over chunks of 64
 -- and unrolls the rest; GQA ratio 2 (4 heads, 2 kv heads)
 return {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tests/install/main.c: the program of tests/test_install.sh. It is built OUTSIDE the attngen tree against an
  * installed attngen, twice: by CMake (find_package(attngen) + attngen_generate) and with pkg-config (plus the
  * installed `attngen` command). Its model is tests/test_install.sh's config "install-test": 8 query heads,
