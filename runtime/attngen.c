@@ -495,7 +495,7 @@ static int make_range(const char *name, const void *p, size_t floats, size_t ele
  * (a conservative test on whole address ranges, documented in attngen.h). a has its default strides. */
 static int check_extents(const attngen_shape *s, const attngen_args *a, int reads_lens)
 {
-  size_t eq, ek, ev, eo, el = 0;
+  size_t eq = 0, ek = 0, ev = 0, eo = 0, el = 0; /* (initialized: gcc -O3 cannot see tensor_extent set them) */
   addr_range out[2], in[4];
   int nout = 0, nin = 0, i, j, st;
   if ((st = tensor_extent("q", "q_len", &a->q_stride, a->batch, a->q_len, s->heads, s->head_dim, &eq)) ||
@@ -680,30 +680,34 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
     /* item count and split-KV partial sizes, checked before anything else is allocated */
     size_t item_bytes, scratch_bytes;
     if (q_tile <= 0 || hpi <= 0 || p->splits <= 0) {
-      attngen_plan_destroy(p);
-      return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: kernel %s asked for a bad work cut (q_tile %d, kv heads per "
-                  "item %d, splits %d)", kernel->info->name, q_tile, hpi, p->splits);
+      st = fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: kernel %s asked for a bad work cut (q_tile %d, kv heads per "
+                "item %d, splits %d)", kernel->info->name, q_tile, hpi, p->splits);
+      attngen_plan_destroy(p); /* after the message: it reads p */
+      return st;
     }
     if (mul_size((size_t)a.batch, (size_t)((sh->kv_heads - 1) / hpi + 1), &cap) ||
         mul_size(cap, (size_t)((a.q_len - 1) / q_tile + 1), &cap) || mul_size(cap, (size_t)p->splits, &cap) ||
         mul_size(cap, sizeof(attngen_item), &item_bytes) || item_bytes > (size_t)PTRDIFF_MAX) {
+      st = fail(ATTNGEN_ERR_SIZE, "attngen: the work items (batch %d x kv heads %d / %d x q_len %d / %d x splits %d) "
+                "do not fit in memory", a.batch, sh->kv_heads, hpi, a.q_len, q_tile, p->splits);
       attngen_plan_destroy(p);
-      return fail(ATTNGEN_ERR_SIZE, "attngen: the work items (batch %d x kv heads %d / %d x q_len %d / %d x splits %d) "
-                  "do not fit in memory", a.batch, sh->kv_heads, hpi, a.q_len, q_tile, p->splits);
+      return st;
     }
     if (mul_size(p->scratch_floats, sizeof(float), &scratch_bytes) || scratch_bytes > (size_t)PTRDIFF_MAX - 64) {
+      st = fail(ATTNGEN_ERR_SIZE, "attngen: kernel %s asked for %zu scratch floats", kernel->info->name,
+                p->scratch_floats);
       attngen_plan_destroy(p);
-      return fail(ATTNGEN_ERR_SIZE, "attngen: kernel %s asked for %zu scratch floats", kernel->info->name,
-                  p->scratch_floats);
+      return st;
     }
     if (p->splits > 1 &&
         (mul_size((size_t)p->splits, (size_t)a.batch, &rows) || mul_size(rows, (size_t)sh->heads, &rows) ||
          mul_size(rows, (size_t)a.q_len, &rows) || mul_size(rows, (size_t)sh->head_dim + 2, &part_floats) ||
          part_floats > ATTNGEN_MAX_FLOATS)) {
+      st = fail(ATTNGEN_ERR_SIZE, "attngen: split-KV partials (splits %d x batch %d x heads %d x q_len %d x "
+                "(head_dim %d + 2) floats) span more than PTRDIFF_MAX bytes", p->splits, a.batch, sh->heads,
+                a.q_len, sh->head_dim);
       attngen_plan_destroy(p);
-      return fail(ATTNGEN_ERR_SIZE, "attngen: split-KV partials (splits %d x batch %d x heads %d x q_len %d x "
-                  "(head_dim %d + 2) floats) span more than PTRDIFF_MAX bytes", p->splits, a.batch, sh->heads,
-                  a.q_len, sh->head_dim);
+      return st;
     }
   }
   p->items = (attngen_item *)calloc(cap, sizeof *p->items);

@@ -514,9 +514,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attn
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
-          float qr[64]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
-          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r, mp, scale);
         } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -1128,9 +1126,7 @@ static void attn_h71_kv1_d64_causal_prefill__neon(const attngen_kernel *kernel, 
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
-          float qr[64]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
-          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r, mp, scale);
         } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -1584,9 +1580,7 @@ static void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_kernel *kernel
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
-          float qr[64]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
-          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r, mp, scale);
         } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {

@@ -1030,9 +1030,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim;
-          float qr[256]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qr, 1, scale);
-          for (int k = 0; k < 256; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qt + r, mp, scale);
         } else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -1168,9 +1166,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim;
-          float qr[256]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qr, 1, scale);
-          for (int k = 0; k < 256; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qt + r, mp, scale);
         } else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -2433,9 +2429,7 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim;
-          float qr[256]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qr, 1, scale);
-          for (int k = 0; k < 256; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qt + r, mp, scale);
         } else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -2571,9 +2565,7 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim;
-          float qr[256]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qr, 1, scale);
-          for (int k = 0; k < 256; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qt + r, mp, scale);
         } else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -3125,9 +3117,7 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim;
-          float qr[256]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qr, 1, scale);
-          for (int k = 0; k < 256; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qt + r, mp, scale);
         } else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -3263,9 +3253,7 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 2) * kernel->params.rope.rotary_dim;
-          float qr[256]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qr, 1, scale);
-          for (int k = 0; k < 256; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 256, qt + r, mp, scale);
         } else
         for (int k = 0; k < 256; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {

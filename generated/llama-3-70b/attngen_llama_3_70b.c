@@ -686,9 +686,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_prefill__avx2(const att
         const float *qrow = qbase + (q0 + r / 8) * a->q_stride.seq + (r % 8) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 8) * kernel->params.rope.rotary_dim;
-          float qr[128]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
-          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
         } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -824,9 +822,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_prefill__avx2(c
         const float *qrow = qbase + (q0 + r / 8) * a->q_stride.seq + (r % 8) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 8) * kernel->params.rope.rotary_dim;
-          float qr[128]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
-          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
         } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -1721,9 +1717,7 @@ static void attn_h64_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
         const float *qrow = qbase + (q0 + r / 8) * a->q_stride.seq + (r % 8) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 8) * kernel->params.rope.rotary_dim;
-          float qr[128]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
-          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
         } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -1859,9 +1853,7 @@ static void attn_h64_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
         const float *qrow = qbase + (q0 + r / 8) * a->q_stride.seq + (r % 8) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 8) * kernel->params.rope.rotary_dim;
-          float qr[128]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
-          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
         } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -2438,9 +2430,7 @@ static void attn_h64_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
         const float *qrow = qbase + (q0 + r / 8) * a->q_stride.seq + (r % 8) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 8) * kernel->params.rope.rotary_dim;
-          float qr[128]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
-          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
         } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -2576,9 +2566,7 @@ static void attn_h64_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
         const float *qrow = qbase + (q0 + r / 8) * a->q_stride.seq + (r % 8) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 8) * kernel->params.rope.rotary_dim;
-          float qr[128]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qr, 1, scale);
-          for (int k = 0; k < 128; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
         } else
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {

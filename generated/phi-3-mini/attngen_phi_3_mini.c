@@ -631,9 +631,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
-          float qr[96]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qr, 1, scale);
-          for (int k = 0; k < 96; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qt + r, mp, scale);
         } else
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -1421,9 +1419,7 @@ static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel,
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
-          float qr[96]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qr, 1, scale);
-          for (int k = 0; k < 96; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qt + r, mp, scale);
         } else
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -1852,9 +1848,7 @@ static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kerne
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
-          float qr[96]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qr, 1, scale);
-          for (int k = 0; k < 96; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qt + r, mp, scale);
         } else
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {

@@ -514,9 +514,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attn
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          float qr[64]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
-          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r, mp, scale);
         } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -652,9 +650,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(co
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          float qr[64]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
-          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r, mp, scale);
         } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -1389,9 +1385,7 @@ static void attn_h14_kv2_d64_causal_prefill__neon(const attngen_kernel *kernel, 
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          float qr[64]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
-          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r, mp, scale);
         } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -1527,9 +1521,7 @@ static void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_kernel *
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          float qr[64]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
-          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r, mp, scale);
         } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -2106,9 +2098,7 @@ static void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_kernel *kernel
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          float qr[64]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
-          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r, mp, scale);
         } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -2244,9 +2234,7 @@ static void attn_h14_kv2_d64_causal_padding_prefill__scalar(const attngen_kernel
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          float qr[64]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qr, 1, scale);
-          for (int k = 0; k < 64; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r, mp, scale);
         } else
         for (int k = 0; k < 64; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {

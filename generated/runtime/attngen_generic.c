@@ -339,9 +339,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / g) * kernel->params.rope.rotary_dim;
-          float qr[ATTNGEN_MAX_HEAD_DIM]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qr, 1, scale);
-          for (int k = 0; k < d; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qt + r, mp, scale);
         } else
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -907,9 +905,7 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / g) * kernel->params.rope.rotary_dim;
-          float qr[ATTNGEN_MAX_HEAD_DIM]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qr, 1, scale);
-          for (int k = 0; k < d; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qt + r, mp, scale);
         } else
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
@@ -1399,9 +1395,7 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
           const float *cs = it->rope_cs + (r / g) * kernel->params.rope.rotary_dim;
-          float qr[ATTNGEN_MAX_HEAD_DIM]; /* rotated row-major first (contiguous), then transposed */
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qr, 1, scale);
-          for (int k = 0; k < d; ++k) qt[k * mp + r] = qr[k];
+          attngen_rope_rotate(&kernel->params.rope, cs, qrow, d, qt + r, mp, scale);
         } else
         for (int k = 0; k < d; ++k) qt[k * mp + r] = qrow[k] * scale;
       } else {
