@@ -53,6 +53,31 @@ local function num(v)
 end
 M.num = num
 
+-- The `tuned` table as Lua source, one line per ISA, knobs and phases in spec order: the stamp echoes it and
+-- `attngen --tune --write` records it in the config, so both read the same.
+function M.tuned_lines(tuned, indent)
+  local lines = { indent .. "tuned = {" }
+  for _, isa in ipairs(spec.isas) do
+    local t = tuned[isa.name]
+    if t then
+      local ps = {}
+      for _, phase in ipairs(spec.phases) do
+        if t[phase.name] then
+          local ks = {}
+          for _, knob in ipairs(spec.tunables[phase.name]) do
+            local x = t[phase.name][knob.name]
+            if x then ks[#ks + 1] = string.format("%s = %d", knob.name, x) end
+          end
+          ps[#ps + 1] = string.format("%s = { %s }", phase.name, table.concat(ks, ", "))
+        end
+      end
+      lines[#lines + 1] = string.format("%s  %s = { %s },", indent, isa.name, table.concat(ps, ", "))
+    end
+  end
+  lines[#lines + 1] = indent .. "},"
+  return lines
+end
+
 -- Deterministic echo of the config for the stamp (fixed field order). Free text was validated as one
 -- printable line without comment delimiters (gen/config.lua).
 local function config_lines(c)
@@ -81,26 +106,8 @@ local function config_lines(c)
       lines[#lines + 1] = "  scaling = { " .. table.concat(t, ", ") .. " } },"
     end
   end
-  if c.tuned then -- one line per ISA: knobs in spec order, phases in spec order
-    lines[#lines + 1] = "tuned = {"
-    for _, isa in ipairs(spec.isas) do
-      local t = c.tuned[isa.name]
-      if t then
-        local ps = {}
-        for _, phase in ipairs(spec.phases) do
-          if t[phase.name] then
-            local ks = {}
-            for _, knob in ipairs(spec.tunables[phase.name]) do
-              local x = t[phase.name][knob.name]
-              if x then ks[#ks + 1] = string.format("%s = %d", knob.name, x) end
-            end
-            ps[#ps + 1] = string.format("%s = { %s }", phase.name, table.concat(ks, ", "))
-          end
-        end
-        lines[#lines + 1] = string.format("  %s = { %s },", isa.name, table.concat(ps, ", "))
-      end
-    end
-    lines[#lines + 1] = "},"
+  if c.tuned then
+    for _, l in ipairs(M.tuned_lines(c.tuned, "")) do lines[#lines + 1] = l end
   end
   if c.source then lines[#lines + 1] = "source = " .. c.source end
   return lines

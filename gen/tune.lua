@@ -373,28 +373,6 @@ end
 
 -- ------------------------------------------------------------------ the config file
 
-local function tuned_lines(tuned, indent)
-  local lines = { indent .. "tuned = {" }
-  for _, isa in ipairs(spec.isas) do
-    local t = tuned[isa.name]
-    if t then
-      local ps = {}
-      for _, phase in ipairs(spec.phases) do
-        if t[phase.name] then
-          local ks = {}
-          for _, knob in ipairs(spec.tunables[phase.name]) do
-            local x = t[phase.name][knob.name]
-            if x then ks[#ks + 1] = string.format("%s = %d", knob.name, x) end
-          end
-          ps[#ps + 1] = string.format("%s = { %s }", phase.name, table.concat(ks, ", "))
-        end
-      end
-      lines[#lines + 1] = string.format("%s  %s = { %s },", indent, isa.name, table.concat(ps, ", "))
-    end
-  end
-  lines[#lines + 1] = indent .. "},"
-  return lines
-end
 
 -- the code part of one line (a `--` comment outside quotes removed)
 local function code_of(line)
@@ -471,7 +449,7 @@ function M.splice(text, path, isa, comments, tuned)
   for _, l in ipairs(kept) do block[#block + 1] = l end
   for _, l in ipairs(comments) do block[#block + 1] = indent .. "-- " .. isa .. ": " .. l end
   if tuned and next(tuned) then
-    for _, l in ipairs(tuned_lines(tuned, indent)) do block[#block + 1] = l end
+    for _, l in ipairs(render.tuned_lines(tuned, indent)) do block[#block + 1] = l end
   end
   block[#block + 1] = indent .. M.END
   local variants = {}

@@ -392,26 +392,23 @@ static ptrdiff_t default_stride(ptrdiff_t a, ptrdiff_t n)
   return a > PTRDIFF_MAX / n ? PTRDIFF_MAX : a * n;
 }
 
+/* The dense token-major default of each zero stride: head = head_dim, seq = heads * head_dim, batch = rows * seq. */
+static void fill_default_strides(attngen_strides *st, int heads, int head_dim, ptrdiff_t rows)
+{
+  if (!st->head) st->head = head_dim;
+  if (!st->seq) st->seq = default_stride(heads, head_dim);
+  if (!st->batch) st->batch = default_stride(rows, st->seq);
+}
+
 void attngen_args_default_strides(const attngen_shape *s, attngen_args *a)
 {
-  ptrdiff_t d, cap;
-  attngen_strides *q, *k, *v, *o;
+  ptrdiff_t cap;
   if (!s || !a) return;
-  d = s->head_dim;
   cap = a->kv_capacity > 0 ? a->kv_capacity : a->kv_len;
-  q = &a->q_stride, k = &a->k_stride, v = &a->v_stride, o = &a->o_stride;
-  if (!q->head) q->head = d;
-  if (!q->seq) q->seq = default_stride(s->heads, d);
-  if (!q->batch) q->batch = default_stride(a->q_len, q->seq);
-  if (!o->head) o->head = d;
-  if (!o->seq) o->seq = default_stride(s->heads, d);
-  if (!o->batch) o->batch = default_stride(a->q_len, o->seq);
-  if (!k->head) k->head = d;
-  if (!k->seq) k->seq = default_stride(s->kv_heads, d);
-  if (!k->batch) k->batch = default_stride(cap, k->seq);
-  if (!v->head) v->head = d;
-  if (!v->seq) v->seq = default_stride(s->kv_heads, d);
-  if (!v->batch) v->batch = default_stride(cap, v->seq);
+  fill_default_strides(&a->q_stride, s->heads, s->head_dim, a->q_len);
+  fill_default_strides(&a->o_stride, s->heads, s->head_dim, a->q_len);
+  fill_default_strides(&a->k_stride, s->kv_heads, s->head_dim, cap);
+  fill_default_strides(&a->v_stride, s->kv_heads, s->head_dim, cap);
 }
 
 static int check_strides(const char *what, const attngen_strides *st)
@@ -422,36 +419,38 @@ static int check_strides(const char *what, const attngen_strides *st)
   return ATTNGEN_OK;
 }
 
+/* The rows (batch, row, head) of a tensor that is written must not overlap (non-negative strides): sorted by
+ * stride, each must step over the whole block of the dimensions below it. */
+static int rows_disjoint(const char *what, const attngen_strides *st, int n_batch, int n_rows, int n_heads, int d)
+{
+  ptrdiff_t s[3], n[3], t;
+  size_t span = (size_t)d;
+  int i, k;
+  s[0] = st->head, n[0] = n_heads;
+  s[1] = st->seq, n[1] = n_rows;
+  s[2] = st->batch, n[2] = n_batch;
+  for (i = 0; i < 3; ++i)
+    for (k = i + 1; k < 3; ++k)
+      if (s[k] < s[i]) {
+        t = s[i], s[i] = s[k], s[k] = t;
+        t = n[i], n[i] = n[k], n[k] = t;
+      }
+  for (i = 0; i < 3; ++i) {
+    if (n[i] <= 1) continue;
+    if ((size_t)s[i] < span)
+      return fail(ATTNGEN_ERR_STRIDE, "attngen: %s strides (batch %td, seq %td, head %td) make rows overlap", what,
+                  st->batch, st->seq, st->head);
+    if (mul_size((size_t)s[i], (size_t)n[i], &span))
+      return fail(ATTNGEN_ERR_SIZE, "attngen: %s strides (batch %td, seq %td, head %td) overflow size_t", what,
+                  st->batch, st->seq, st->head);
+  }
+  return ATTNGEN_OK;
+}
+
 /* Output rows (batch, query, head) must not overlap, or threads would race and results would be garbage. */
 static int check_output_strides(const attngen_shape *s, const attngen_args *a)
 {
-  ptrdiff_t st[3], n[3];
-  int i, j;
-  st[0] = a->o_stride.head; n[0] = s->heads;
-  st[1] = a->o_stride.seq; n[1] = a->q_len;
-  st[2] = a->o_stride.batch; n[2] = a->batch;
-  for (i = 0; i < 3; ++i)
-    for (j = i + 1; j < 3; ++j)
-      if (st[j] < st[i]) {
-        ptrdiff_t t = st[i]; st[i] = st[j]; st[j] = t;
-        t = n[i]; n[i] = n[j]; n[j] = t;
-      }
-  /* ascending strides: each must step over a whole row (or the whole block of the previous dimension).
-   * Strides and counts are non-negative here; the block size is a checked product (check_extents has already
-   * bounded it, but this check must not depend on that). */
-  {
-    size_t span = (size_t)s->head_dim;
-    for (i = 0; i < 3; ++i) {
-      if (n[i] <= 1) continue;
-      if ((size_t)st[i] < span)
-        return fail(ATTNGEN_ERR_STRIDE, "attngen: output strides (batch %td, seq %td, head %td) make rows overlap",
-                    a->o_stride.batch, a->o_stride.seq, a->o_stride.head);
-      if (mul_size((size_t)st[i], (size_t)n[i], &span))
-        return fail(ATTNGEN_ERR_SIZE, "attngen: output strides (batch %td, seq %td, head %td) overflow size_t",
-                    a->o_stride.batch, a->o_stride.seq, a->o_stride.head);
-    }
-  }
-  return ATTNGEN_OK;
+  return rows_disjoint("output", &a->o_stride, a->batch, a->q_len, s->heads, s->head_dim);
 }
 
 /* Extent in floats of a [n0][n1][n2][d] tensor with non-negative strides (n0, n1, n2, d >= 1): the offset of
@@ -1084,33 +1083,6 @@ static int plan_rope(attngen_plan *p)
   return ATTNGEN_OK;
 }
 
-/* The rows (batch, row, head) of a tensor that is written must not overlap (non-negative strides): sorted by
- * stride, each must step over the whole block of the dimensions below it. */
-static int rows_disjoint(const char *what, const attngen_strides *st, int n_batch, int n_rows, int n_heads, int d)
-{
-  ptrdiff_t s[3], n[3], t;
-  size_t span = (size_t)d;
-  int i, k;
-  s[0] = st->head, n[0] = n_heads;
-  s[1] = st->seq, n[1] = n_rows;
-  s[2] = st->batch, n[2] = n_batch;
-  for (i = 0; i < 3; ++i)
-    for (k = i + 1; k < 3; ++k)
-      if (s[k] < s[i]) {
-        t = s[i], s[i] = s[k], s[k] = t;
-        t = n[i], n[i] = n[k], n[k] = t;
-      }
-  for (i = 0; i < 3; ++i) {
-    if (n[i] <= 1) continue;
-    if ((size_t)s[i] < span)
-      return fail(ATTNGEN_ERR_STRIDE, "attngen: %s strides (batch %td, seq %td, head %td) make rows overlap", what,
-                  st->batch, st->seq, st->head);
-    if (mul_size((size_t)s[i], (size_t)n[i], &span))
-      return fail(ATTNGEN_ERR_SIZE, "attngen: %s strides (batch %td, seq %td, head %td) overflow size_t", what,
-                  st->batch, st->seq, st->head);
-  }
-  return ATTNGEN_OK;
-}
 
 /* An append's arguments, checked and normalized: strides resolved, cache_len and pos copied (so that they may
  * live anywhere: nothing reads them once the cache is being written), the longest cache, the caches' ranges. */
@@ -1135,7 +1107,6 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   const attngen_shape *s;
   size_t ekn, evn, ekc, evc, npos;
   addr_range inr[2];
-  ptrdiff_t d;
   int st, b, i;
   memset(j, 0, sizeof *j);
   if (!kernel || !kernel->info) return fail(ATTNGEN_ERR_NULL, "attngen: kernel is NULL (select one first)");
@@ -1156,18 +1127,10 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   if ((st = check_strides("k_new", &a->k_new_stride)) || (st = check_strides("v_new", &a->v_new_stride)) ||
       (st = check_strides("k_cache", &a->k_cache_stride)) || (st = check_strides("v_cache", &a->v_cache_stride)))
     return st;
-  /* the dense defaults: head = head_dim, seq = kv_heads * head_dim, batch = rows * seq */
-  d = s->head_dim;
-  {
-    attngen_strides *t[4];
-    const int rows[4] = { a->n_new, a->n_new, a->kv_capacity, a->kv_capacity };
-    t[0] = &a->k_new_stride, t[1] = &a->v_new_stride, t[2] = &a->k_cache_stride, t[3] = &a->v_cache_stride;
-    for (i = 0; i < 4; ++i) {
-      if (!t[i]->head) t[i]->head = d;
-      if (!t[i]->seq) t[i]->seq = default_stride(s->kv_heads, d);
-      if (!t[i]->batch) t[i]->batch = default_stride(rows[i], t[i]->seq);
-    }
-  }
+  fill_default_strides(&a->k_new_stride, s->kv_heads, s->head_dim, a->n_new);
+  fill_default_strides(&a->v_new_stride, s->kv_heads, s->head_dim, a->n_new);
+  fill_default_strides(&a->k_cache_stride, s->kv_heads, s->head_dim, a->kv_capacity);
+  fill_default_strides(&a->v_cache_stride, s->kv_heads, s->head_dim, a->kv_capacity);
   if ((st = tensor_extent("k_new", "n_new", &a->k_new_stride, a->batch, a->n_new, s->kv_heads, s->head_dim, &ekn)) ||
       (st = tensor_extent("v_new", "n_new", &a->v_new_stride, a->batch, a->n_new, s->kv_heads, s->head_dim, &evn)) ||
       (st = tensor_extent("k_cache", "kv_capacity", &a->k_cache_stride, a->batch, a->kv_capacity, s->kv_heads,

@@ -346,7 +346,7 @@ static int fixture_init(fixture *f, const test_case *c, int slack_rows) {
 /* ------------------------------------------------------------------------------------------------ */
 /* results */
 
-static int failf(case_result *r, const char *fmt, ...) {
+int case_failf(case_result *r, const char *fmt, ...) {
   if (r->msg[0]) return 1; /* keep the first reason */
   va_list ap;
   va_start(ap, fmt);
@@ -359,25 +359,25 @@ static int get_kernel(const test_case *c, attngen_kernel *k, case_result *r) {
   int st;
   if (c->via_select) {
     st = attngen_select(c->table, &c->shape, k);
-    if (st != ATTNGEN_OK) return failf(r, "attngen_select: %s (%s)", attngen_status_name(st), attngen_last_error());
+    if (st != ATTNGEN_OK) return case_failf(r, "attngen_select: %s (%s)", attngen_status_name(st), attngen_last_error());
   } else if (c->table) {
     st = attngen_select_specialized(c->table, &c->shape, c->isa, k);
     if (st != ATTNGEN_OK)
-      return failf(r, "attngen_select_specialized: %s (%s)", attngen_status_name(st), attngen_last_error());
+      return case_failf(r, "attngen_select_specialized: %s (%s)", attngen_status_name(st), attngen_last_error());
     if (k->info != &c->table->kernels[c->kernel_index])
-      return failf(r, "attngen_select_specialized returned %s, not the table entry %s", k->info ? k->info->name : "NULL",
+      return case_failf(r, "attngen_select_specialized returned %s, not the table entry %s", k->info ? k->info->name : "NULL",
                    c->table->kernels[c->kernel_index].name);
   } else {
     st = attngen_select_generic(&c->shape, c->isa, k);
     if (st != ATTNGEN_OK)
-      return failf(r, "attngen_select_generic: %s (%s)", attngen_status_name(st), attngen_last_error());
+      return case_failf(r, "attngen_select_generic: %s (%s)", attngen_status_name(st), attngen_last_error());
     /* one generic kernel per (phase, ISA): heads, kv_heads, head_dim and mask come from the bound shape */
     if (!k->info || k->info->isa != c->isa || k->info->phase != c->shape.phase || k->shape.heads != c->shape.heads ||
         k->shape.kv_heads != c->shape.kv_heads || k->shape.head_dim != c->shape.head_dim ||
         k->shape.mask != c->shape.mask || k->shape.phase != c->shape.phase)
-      return failf(r, "attngen_select_generic returned the wrong kernel or shape (%s)", k->info ? k->info->name : "NULL");
+      return case_failf(r, "attngen_select_generic returned the wrong kernel or shape (%s)", k->info ? k->info->name : "NULL");
   }
-  if (!k->info->fn) return failf(r, "kernel %s has no function", k->info->name);
+  if (!k->info->fn) return case_failf(r, "kernel %s has no function", k->info->name);
   return 0;
 }
 
@@ -392,7 +392,7 @@ static int check_output(const test_case *c, const fixture *f, const double *ref,
     if (fabs(ref[i]) > maxref) maxref = fabs(ref[i]);
   const double norm = maxref > 1.0 ? maxref : 1.0;
   unsigned char *written = calloc(f->o.total, 1);
-  if (!written) return failf(r, "out of memory");
+  if (!written) return case_failf(r, "out of memory");
   double worst = 0.0;
   int wb = 0, wi = 0, wh = 0, we = 0;
   for (int b = 0; b < B; b++)
@@ -405,18 +405,18 @@ static int check_output(const test_case *c, const fixture *f, const double *ref,
           float got = f->o.p[off];
           double want = ref[(((size_t)b * Q + i) * H + h) * D + e];
           if (isnan(want)) { /* a test bug, not a kernel bug: the reference must never be NaN */
-            failf(r, "reference is NaN at b=%d i=%d h=%d e=%d", b, i, h, e);
+            case_failf(r, "reference is NaN at b=%d i=%d h=%d e=%d", b, i, h, e);
             free(written);
             return 1;
           }
           if (is_nan_or_inf(got)) {
-            failf(r, "non-finite output %g at b=%d i=%d h=%d e=%d (ref %.9g)%s", (double)got, b, i, h, e, want,
+            case_failf(r, "non-finite output %g at b=%d i=%d h=%d e=%d (ref %.9g)%s", (double)got, b, i, h, e, want,
                   isnan(got) ? " (NaN: unwritten sentinel or NaN result)" : "");
             free(written);
             return 1;
           }
           if (empty && got != 0.0f) {
-            failf(r, "row with no visible key must be zero: got %.9g at b=%d i=%d h=%d e=%d", (double)got, b, i, h, e);
+            case_failf(r, "row with no visible key must be zero: got %.9g at b=%d i=%d h=%d e=%d", (double)got, b, i, h, e);
             free(written);
             return 1;
           }
@@ -433,7 +433,7 @@ static int check_output(const test_case *c, const fixture *f, const double *ref,
   r->tol = tol;
   if (worst > tol) {
     ptrdiff_t off = wb * f->os.batch + wi * f->os.seq + wh * f->os.head + we;
-    failf(r, "max error %.3g > %.3g at b=%d i=%d h=%d e=%d: got %.9g want %.9g (kv_lens[b]=%d)", worst, tol, wb,
+    case_failf(r, "max error %.3g > %.3g at b=%d i=%d h=%d e=%d: got %.9g want %.9g (kv_lens[b]=%d)", worst, tol, wb,
           wi, wh, we, (double)f->o.p[off], ref[(((size_t)wb * Q + wi) * H + wh) * D + we],
           f->a.kv_lens ? f->a.kv_lens[wb] : -1);
     free(written);
@@ -443,7 +443,7 @@ static int check_output(const test_case *c, const fixture *f, const double *ref,
     if (written[t]) continue;
     if (memcmp(&f->o.base[t], &SENTINEL, sizeof SENTINEL) != 0) {
       ptrdiff_t off = (ptrdiff_t)t - GUARD;
-      failf(r, "output modified outside the written region at float offset %td (%s)", off,
+      case_failf(r, "output modified outside the written region at float offset %td (%s)", off,
             off < 0 ? "before the tensor" : (size_t)off >= f->o.n ? "after the tensor" : "stride gap");
       free(written);
       return 1;
@@ -462,23 +462,23 @@ static int check_output(const test_case *c, const fixture *f, const double *ref,
           double want = ref_lse[idx];
           if (isinf(want)) {
             if (!(isinf(got) && got < 0))
-              return failf(r, "lse of a row with no visible key must be -inf: got %g at b=%d h=%d i=%d", (double)got,
+              return case_failf(r, "lse of a row with no visible key must be -inf: got %g at b=%d h=%d i=%d", (double)got,
                            b, h, i);
             continue;
           }
           if (is_nan_or_inf(got))
-            return failf(r, "non-finite lse %g at b=%d h=%d i=%d (ref %.9g)", (double)got, b, h, i, want);
+            return case_failf(r, "non-finite lse %g at b=%d h=%d i=%d (ref %.9g)", (double)got, b, h, i, want);
           double err = fabs((double)got - want) / (fabs(want) > 1.0 ? fabs(want) : 1.0);
           if (err > lw) lw = err;
           if (err > tol)
-            return failf(r, "lse error %.3g > %.3g at b=%d h=%d i=%d: got %.9g want %.9g", err, tol, b, h, i,
+            return case_failf(r, "lse error %.3g > %.3g at b=%d h=%d i=%d: got %.9g want %.9g", err, tol, b, h, i,
                          (double)got, want);
         }
     if (lw > r->max_lse_err) r->max_lse_err = lw;
     for (size_t t = 0; t < f->lse.total; t++) {
       if (t >= GUARD && t < GUARD + n) continue;
       if (memcmp(&f->lse.base[t], &SENTINEL, sizeof SENTINEL) != 0)
-        return failf(r, "lse buffer modified outside [batch][heads][q_len] at offset %td", (ptrdiff_t)t - GUARD);
+        return case_failf(r, "lse buffer modified outside [batch][heads][q_len] at offset %td", (ptrdiff_t)t - GUARD);
     }
   }
   return 0;
@@ -505,11 +505,11 @@ static int run_numeric(const test_case *c, case_result *r) {
   double *ref = NULL, *ref_lse = NULL;
   int fail = 0;
   if (fixture_init(&f, c, 0) || compute_ref(&f, &ref, &ref_lse)) {
-    fail = failf(r, "out of memory");
+    fail = case_failf(r, "out of memory");
   } else {
     int st = attngen_run(&k, &f.a);
     if (st != ATTNGEN_OK)
-      fail = failf(r, "attngen_run: %s (%s)", attngen_status_name(st), attngen_last_error());
+      fail = case_failf(r, "attngen_run: %s (%s)", attngen_status_name(st), attngen_last_error());
     else
       fail = check_output(c, &f, ref, ref_lse, r);
   }
@@ -551,12 +551,12 @@ static int run_plan(const attngen_kernel *k, const attngen_args *a, int nthreads
   attngen_plan *plan = NULL;
   int st = attngen_plan_create(k, a, nthreads, &plan);
   if (st != ATTNGEN_OK || !plan)
-    return failf(r, "attngen_plan_create(nthreads=%d): %s (%s)", nthreads, attngen_status_name(st), attngen_last_error());
+    return case_failf(r, "attngen_plan_create(nthreads=%d): %s (%s)", nthreads, attngen_status_name(st), attngen_last_error());
   size_t n = attngen_plan_items(plan);
   (void)attngen_plan_scratch_bytes(plan);
   if (n == 0) {
     attngen_plan_destroy(plan);
-    return failf(r, "plan with nthreads=%d has no items", nthreads);
+    return case_failf(r, "plan with nthreads=%d has no items", nthreads);
   }
   if (mode == 0) {
     for (size_t i = n; i-- > 0 && st == ATTNGEN_OK;) st = attngen_plan_run(plan, i, i + 1, 0);
@@ -568,7 +568,7 @@ static int run_plan(const attngen_kernel *k, const attngen_args *a, int nthreads
       if (pthread_create(&th[t], NULL, plan_worker_main, &w[t]) != 0) {
         for (int u = 0; u < t; u++) pthread_join(th[u], NULL);
         attngen_plan_destroy(plan);
-        return failf(r, "pthread_create failed");
+        return case_failf(r, "pthread_create failed");
       }
     }
     for (int t = 0; t < nthreads; t++) {
@@ -578,13 +578,13 @@ static int run_plan(const attngen_kernel *k, const attngen_args *a, int nthreads
   }
   if (st != ATTNGEN_OK) {
     attngen_plan_destroy(plan);
-    return failf(r, "attngen_plan_run (nthreads=%d mode=%d): %s (%s)", nthreads, mode, attngen_status_name(st),
+    return case_failf(r, "attngen_plan_run (nthreads=%d mode=%d): %s (%s)", nthreads, mode, attngen_status_name(st),
                  attngen_last_error());
   }
   st = attngen_plan_finish(plan);
   attngen_plan_destroy(plan);
   if (st != ATTNGEN_OK)
-    return failf(r, "attngen_plan_finish (nthreads=%d): %s (%s)", nthreads, attngen_status_name(st), attngen_last_error());
+    return case_failf(r, "attngen_plan_finish (nthreads=%d): %s (%s)", nthreads, attngen_status_name(st), attngen_last_error());
   return 0;
 }
 
@@ -597,14 +597,14 @@ static int run_threads(const test_case *c, case_result *r) {
     free(ref);
     free(ref_lse);
     fixture_free(&f);
-    return failf(r, "out of memory");
+    return case_failf(r, "out of memory");
   }
   /* the pristine (sentinel-only) output buffers every variant starts from */
   fbuf o0, l0;
   int fail = fbuf_clone(&o0, &f.o) || fbuf_clone(&l0, &f.lse);
-  if (fail) failf(r, "out of memory");
+  if (fail) case_failf(r, "out of memory");
   int st = fail ? ATTNGEN_OK : attngen_run(&k, &f.a);
-  if (!fail && st != ATTNGEN_OK) fail = failf(r, "attngen_run: %s (%s)", attngen_status_name(st), attngen_last_error());
+  if (!fail && st != ATTNGEN_OK) fail = case_failf(r, "attngen_run: %s (%s)", attngen_status_name(st), attngen_last_error());
   if (!fail) fail = check_output(c, &f, ref, ref_lse, r);
   static const struct {
     const char *what;
@@ -617,7 +617,7 @@ static int run_threads(const test_case *c, case_result *r) {
   for (size_t vi = 0; !fail && vi < sizeof variants / sizeof variants[0]; vi++) {
     fbuf o, l;
     if (fbuf_clone(&o, &o0) || fbuf_clone(&l, &l0)) {
-      fail = failf(r, "out of memory");
+      fail = case_failf(r, "out of memory");
       break;
     }
     attngen_args a = f.a;
@@ -626,20 +626,20 @@ static int run_threads(const test_case *c, case_result *r) {
     if (variants[vi].plan_mode < 0) {
       st = attngen_run_parallel(&k, &a, variants[vi].nthreads);
       if (st != ATTNGEN_OK)
-        fail = failf(r, "%s: %s (%s)", variants[vi].what, attngen_status_name(st), attngen_last_error());
+        fail = case_failf(r, "%s: %s (%s)", variants[vi].what, attngen_status_name(st), attngen_last_error());
     } else {
       fail = run_plan(&k, &a, variants[vi].nthreads, variants[vi].plan_mode, r);
     }
     if (!fail && memcmp(o.base, f.o.base, o.total * sizeof(float)) != 0) {
       size_t t = 0;
       while (memcmp(&o.base[t], &f.o.base[t], sizeof(float)) == 0) t++;
-      fail = failf(r, "%s: output differs from attngen_run at float offset %td: %.9g vs %.9g", variants[vi].what,
+      fail = case_failf(r, "%s: output differs from attngen_run at float offset %td: %.9g vs %.9g", variants[vi].what,
                    (ptrdiff_t)t - GUARD, (double)o.base[t], (double)f.o.base[t]);
     }
     if (!fail && memcmp(l.base, f.lse.base, l.total * sizeof(float)) != 0) {
       size_t t = 0;
       while (memcmp(&l.base[t], &f.lse.base[t], sizeof(float)) == 0) t++;
-      fail = failf(r, "%s: lse differs from attngen_run at offset %td: %.9g vs %.9g", variants[vi].what,
+      fail = case_failf(r, "%s: lse differs from attngen_run at offset %td: %.9g vs %.9g", variants[vi].what,
                    (ptrdiff_t)t - GUARD, (double)l.base[t], (double)f.lse.base[t]);
     }
     fbuf_free(&o);
@@ -675,20 +675,20 @@ static void expect_status(err_ctx *x, const char *what, int st, const int *want)
   int nwant = 0;
   while (want[nwant] != 1) nwant++;
   if (st == ATTNGEN_OK || (nwant > 0 && !status_in(st, want, nwant))) {
-    x->fail = failf(x->r, "%s: returned %s (%d), expected %s%s", what, attngen_status_name(st), st,
+    x->fail = case_failf(x->r, "%s: returned %s (%d), expected %s%s", what, attngen_status_name(st), st,
                     nwant ? attngen_status_name(want[0]) : "an error",
                     nwant > 1 ? " (or an equivalent code)" : "");
     return;
   }
   const char *m = attngen_last_error();
   if (!m || !m[0]) {
-    x->fail = failf(x->r, "%s: %s but attngen_last_error() is empty", what, attngen_status_name(st));
+    x->fail = case_failf(x->r, "%s: %s but attngen_last_error() is empty", what, attngen_status_name(st));
     return;
   }
   if (memcmp(x->f->o.base, x->o0.base, x->o0.total * sizeof(float)) != 0)
-    x->fail = failf(x->r, "%s: returned %s but wrote the output", what, attngen_status_name(st));
+    x->fail = case_failf(x->r, "%s: returned %s but wrote the output", what, attngen_status_name(st));
   else if (memcmp(x->f->lse.base, x->l0.base, x->l0.total * sizeof(float)) != 0)
-    x->fail = failf(x->r, "%s: returned %s but wrote lse", what, attngen_status_name(st));
+    x->fail = case_failf(x->r, "%s: returned %s but wrote lse", what, attngen_status_name(st));
 }
 
 #define WANT(...) ((const int[]){__VA_ARGS__, 1})
@@ -703,7 +703,7 @@ static int run_errors(const test_case *c, case_result *r) {
     fixture_free(&f);
     fbuf_free(&x.o0);
     fbuf_free(&x.l0);
-    return failf(r, "out of memory");
+    return case_failf(r, "out of memory");
   }
   const attngen_args base = f.a;
   const attngen_shape *sh = &c->shape;
@@ -773,13 +773,13 @@ static int run_errors(const test_case *c, case_result *r) {
                   attngen_select_specialized(c->table, &s2, c->isa, &out), WANT(ATTNGEN_ERR_UNSUPPORTED));
     int st = attngen_select(c->table, sh, &out);
     if (!x.fail && st != ATTNGEN_OK)
-      x.fail = failf(r, "attngen_select(table shape): %s (%s)", attngen_status_name(st), attngen_last_error());
+      x.fail = case_failf(r, "attngen_select(table shape): %s (%s)", attngen_status_name(st), attngen_last_error());
     if (!x.fail && (!out.info || out.info->heads != sh->heads || out.info->kv_heads != sh->kv_heads ||
                     out.info->head_dim != sh->head_dim || out.info->mask != sh->mask || out.info->phase != sh->phase))
-      x.fail = failf(r, "attngen_select(table shape) did not pick a specialized kernel of that shape (got %s)",
+      x.fail = case_failf(r, "attngen_select(table shape) did not pick a specialized kernel of that shape (got %s)",
                      out.info ? out.info->name : "NULL");
     if (!x.fail && !((attngen_cpu_isas() >> out.info->isa) & 1u))
-      x.fail = failf(r, "attngen_select picked %s, whose ISA this CPU lacks", out.info->name);
+      x.fail = case_failf(r, "attngen_select picked %s, whose ISA this CPU lacks", out.info->name);
   }
   /* generic selection errors */
   {
@@ -827,7 +827,7 @@ static int run_errors(const test_case *c, case_result *r) {
   }
   if (!x.fail) {
     const char *n = attngen_status_name(ATTNGEN_ERR_STRIDE);
-    if (!n || !n[0]) x.fail = failf(r, "attngen_status_name(ATTNGEN_ERR_STRIDE) is empty");
+    if (!n || !n[0]) x.fail = case_failf(r, "attngen_status_name(ATTNGEN_ERR_STRIDE) is empty");
   }
   /* issue 8: sizes whose arithmetic overflowed (defect 2), unbounded thread counts (3), aliasing outputs (5).
    * Asked through attngen_plan_create, which writes nothing: a wrong acceptance never runs a kernel on them.
@@ -864,19 +864,19 @@ static int run_errors(const test_case *c, case_result *r) {
     expect_status(&x, "attngen_select_specialized(isa = 33)",
                   attngen_select_specialized(c->table, sh, (attngen_isa)33, &out), WANT(ATTNGEN_ERR_UNSUPPORTED));
     if (!x.fail && !strstr(attngen_last_error(), "33"))
-      x.fail = failf(r, "attngen_select_specialized(isa = 33): message \"%s\" does not name the value",
+      x.fail = case_failf(r, "attngen_select_specialized(isa = 33): message \"%s\" does not name the value",
                      attngen_last_error());
   }
   /* issue 11: an args shape error shows only the fields the caller set */
   RUN_WITH("args.heads wrong, kv_heads and head_dim unset", (a.heads = sh->heads + sh->kv_heads, a.kv_heads = 0,
                                                               a.head_dim = 0), WANT(ATTNGEN_ERR_SHAPE));
   if (!x.fail && (strstr(attngen_last_error(), "kv0") || strstr(attngen_last_error(), " d0")))
-    x.fail = failf(r, "args shape error shows unset fields as 0: \"%s\"", attngen_last_error());
+    x.fail = case_failf(r, "args shape error shows unset fields as 0: \"%s\"", attngen_last_error());
   /* and the untouched args still work */
   if (!x.fail) {
     int st = attngen_run(&k, &base);
     if (st != ATTNGEN_OK)
-      x.fail = failf(r, "valid args after the error checks: %s (%s)", attngen_status_name(st), attngen_last_error());
+      x.fail = case_failf(r, "valid args after the error checks: %s (%s)", attngen_status_name(st), attngen_last_error());
   }
 #undef RUN_WITH
   fbuf_free(&x.o0);
@@ -900,10 +900,10 @@ static int run_table(const test_case *c, case_result *r) {
   const xentry *xl = NULL;
   for (int i = 0; g_tables[i]; i++)
     if (g_tables[i] == t) xl = g_xlists[i];
-  if (!xl) return failf(r, "table not registered");
+  if (!xl) return case_failf(r, "table not registered");
   if (!t->model || !t->model[0] || !t->generator_version || !t->generator_version[0])
-    return failf(r, "table without model name or generator version");
-  if (t->abi != ATTNGEN_ABI) return failf(r, "table ABI %d, runtime ABI %d", t->abi, ATTNGEN_ABI);
+    return case_failf(r, "table without model name or generator version");
+  if (t->abi != ATTNGEN_ABI) return case_failf(r, "table ABI %d, runtime ABI %d", t->abi, ATTNGEN_ABI);
   {
     /* a table from a generator with another ABI is refused by name, never misread */
     attngen_table other = *t;
@@ -912,11 +912,11 @@ static int run_table(const test_case *c, case_result *r) {
     other.abi = ATTNGEN_ABI + 1;
     int st = attngen_select(&other, &sh, &k);
     if (st != ATTNGEN_ERR_UNSUPPORTED || !strstr(attngen_last_error(), "ABI"))
-      return failf(r, "attngen_select accepted a table with ABI %d (status %d, message '%s')", other.abi, st,
+      return case_failf(r, "attngen_select accepted a table with ABI %d (status %d, message '%s')", other.abi, st,
                    attngen_last_error());
     st = attngen_select_specialized(&other, &sh, ATTNGEN_ISA_SCALAR, &k);
     if (st != ATTNGEN_ERR_UNSUPPORTED || !strstr(attngen_last_error(), "ABI"))
-      return failf(r, "attngen_select_specialized accepted a table with ABI %d (status %d)", other.abi, st);
+      return case_failf(r, "attngen_select_specialized accepted a table with ABI %d (status %d)", other.abi, st);
   }
   int expect = 0;
   for (const xentry *x = xl; x->name; x++) {
@@ -929,19 +929,19 @@ static int run_table(const test_case *c, case_result *r) {
       found++;
       if (k->heads != x->heads || k->kv_heads != x->kv_heads || k->head_dim != x->head_dim || k->mask != x->mask ||
           k->phase != x->phase || k->isa != x->isa)
-        return failf(r, "table entry %s disagrees with the X-macro list", x->name);
+        return case_failf(r, "table entry %s disagrees with the X-macro list", x->name);
       if (!k->fn || k->work_fn || k->work.q_tile <= 0 || k->work.row_stride <= 0 || k->work.keys_per_tile <= 0 ||
           k->work.scratch_floats == 0)
-        return failf(r, "table entry %s lacks fn or a work cut", x->name);
+        return case_failf(r, "table entry %s lacks fn or a work cut", x->name);
       char want[160];
       snprintf(want, sizeof want, "attn_h%d_kv%d_d%d_%s_%s__%s", x->heads, x->kv_heads, x->head_dim,
                attngen_mask_name(x->mask), attngen_phase_name(x->phase), attngen_isa_name(x->isa));
-      if (strcmp(want, x->name) != 0) return failf(r, "kernel name %s does not spell its parameters (%s)", x->name, want);
+      if (strcmp(want, x->name) != 0) return case_failf(r, "kernel name %s does not spell its parameters (%s)", x->name, want);
     }
-    if (found != 1) return failf(r, "X-macro kernel %s appears %d times in the table", x->name, found);
+    if (found != 1) return case_failf(r, "X-macro kernel %s appears %d times in the table", x->name, found);
   }
   if (expect != t->count)
-    return failf(r, "table has %d kernels, the X-macro list %d for the ISAs compiled here", t->count, expect);
+    return case_failf(r, "table has %d kernels, the X-macro list %d for the ISAs compiled here", t->count, expect);
   return 0;
 }
 
@@ -955,7 +955,7 @@ int case_run(const test_case *c, case_result *r) {
   case CK_STEP: return rope_run_step(c, r);
   case CK_APPEND: return rope_run_append(c, r);
   }
-  return failf(r, "unknown case kind");
+  return case_failf(r, "unknown case kind");
 }
 
 /* ------------------------------------------------------------------------------------------------ */

@@ -84,6 +84,12 @@ typedef enum { CASES_FULL = 0, CASES_QEMU = 1 } case_subset;
 int cases_build(case_subset subset, test_case **out);
 /* A one-line description: kind, kernel name, lengths, mask, layout, ... */
 void case_name(const test_case *c, char *buf, size_t n);
+/* Records why a case failed (the first reason is kept) and returns 1. */
+int case_failf(case_result *r, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* Runs one case; 0 = pass. */
 int case_run(const test_case *c, case_result *r);
 

@@ -25,7 +25,6 @@
 #include "rope_cases.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +34,6 @@
 #define STEP_T 300     /* tokens of sequence 0 */
 #define STEP_PROMPT 37 /* sequence 1: this many prompt tokens first, then STEP_T more */
 
-static int rfail(case_result *r, const char *fmt, ...) {
-  if (r->msg[0]) return 1; /* keep the first reason */
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(r->msg, sizeof r->msg, fmt, ap);
-  va_end(ap);
-  return 1;
-}
 
 const char *rope_step_name(int variant) {
   static const char *names[STEP_COUNT_] = {"decode-1x300", "chunked-7", "decode-3-pos-2^20", "decode-1x40-after-1100"};
@@ -72,7 +63,7 @@ static int kernel_for(const test_case *c, attngen_mask mask, attngen_phase phase
   sh.phase = phase;
   int st = c->via_select ? attngen_select(c->table, &sh, k) : attngen_select_specialized(c->table, &sh, c->isa, k);
   if (st != ATTNGEN_OK)
-    return rfail(r, "no %s %s kernel: %s (%s)", attngen_mask_name(mask), attngen_phase_name(phase),
+    return case_failf(r, "no %s %s kernel: %s (%s)", attngen_mask_name(mask), attngen_phase_name(phase),
                  attngen_status_name(st), attngen_last_error());
   return 0;
 }
@@ -124,7 +115,7 @@ static int do_step(world *w, const attngen_kernel *k, int first, int nb, const i
   s.lse = w->sl;
   int st = attngen_step(k, &s);
   if (st != ATTNGEN_OK)
-    return rfail(r, "attngen_step(%s, batch %d, n_new %d, cache_len %d%s): %s (%s)", k->info->name, nb, n, t0[0],
+    return case_failf(r, "attngen_step(%s, batch %d, n_new %d, cache_len %d%s): %s (%s)", k->info->name, nb, n, t0[0],
                  nb > 1 ? " ..." : "", attngen_status_name(st), attngen_last_error());
   for (int i = 0; i < nb; i++) {
     const int b = first + i;
@@ -175,7 +166,7 @@ int rope_run_step(const test_case *c, case_result *r) {
   int fail = 0;
   if (!o_dec || !o_full || !l_dec || !l_full || !ref || !ref_lse || !w.q || !w.k || !w.v || !w.pos || !w.kc ||
       !w.vc || !w.sq || !w.sk || !w.sv || !w.so || !w.sl || !w.spos) {
-    fail = rfail(r, "out of memory");
+    fail = case_failf(r, "out of memory");
     goto done;
   }
   uint64_t seed = 0xC0FFEEull ^ ((uint64_t)c->seed << 17);
@@ -250,11 +241,11 @@ int rope_run_step(const test_case *c, case_result *r) {
         const float *vr = w.v + (((size_t)b * w.Lmax + t) * w.KVH + h) * w.D;
         if (t >= L) {
           for (int e2 = 0; e2 < w.D; e2++)
-            if (!isnan(kc[e2]) || !isnan(vc[e2])) fail = rfail(r, "cache row %d of sequence %d (length %d) was written", t, b, L);
+            if (!isnan(kc[e2]) || !isnan(vc[e2])) fail = case_failf(r, "cache row %d of sequence %d (length %d) was written", t, b, L);
           continue;
         }
         if (memcmp(vc, vr, sizeof(float) * (size_t)w.D) != 0)
-          fail = rfail(r, "V row %d of sequence %d differs from the appended row", t, b);
+          fail = case_failf(r, "V row %d of sequence %d differs from the appended row", t, b);
         if (rope) ref_rope_rotate(rope, inv, w.pos[(size_t)b * w.Lmax + t], kr, w.D, y);
         for (int e2 = 0; e2 < w.D; e2++) {
           const double x = fabs((double)kc[e2] - (rope ? y[e2] : (double)kr[e2]));
@@ -267,14 +258,14 @@ int rope_run_step(const test_case *c, case_result *r) {
   if (e_df > r->max_err) r->max_err = e_df;
   r->max_lse_err = e_lse;
   if (!fail && !(e_dec <= CASE_TOL))
-    fail = rfail(r, "step-by-step outputs vs float64: %.3g > %.0e", e_dec, CASE_TOL);
+    fail = case_failf(r, "step-by-step outputs vs float64: %.3g > %.0e", e_dec, CASE_TOL);
   if (!fail && !(e_full <= CASE_TOL))
-    fail = rfail(r, "full causal prefill (one step) vs float64: %.3g > %.0e", e_full, CASE_TOL);
+    fail = case_failf(r, "full causal prefill (one step) vs float64: %.3g > %.0e", e_full, CASE_TOL);
   if (!fail && !(e_df <= CASE_TOL))
-    fail = rfail(r, "step-by-step outputs vs the full causal prefill: %.3g > %.0e", e_df, CASE_TOL);
-  if (!fail && !(e_lse <= CASE_TOL)) fail = rfail(r, "step-by-step lse vs float64: %.3g > %.0e", e_lse, CASE_TOL);
+    fail = case_failf(r, "step-by-step outputs vs the full causal prefill: %.3g > %.0e", e_df, CASE_TOL);
+  if (!fail && !(e_lse <= CASE_TOL)) fail = case_failf(r, "step-by-step lse vs float64: %.3g > %.0e", e_lse, CASE_TOL);
   if (!fail && !(e_k <= 8.0 * 0x1p-24)) /* |k| <= 1: the rotation's fp32 bound (see check_rows) */
-    fail = rfail(r, "cached K vs the float64 rotation of the raw rows: %.3g > 8 * 2^-24", e_k);
+    fail = case_failf(r, "cached K vs the float64 rotation of the raw rows: %.3g > 8 * 2^-24", e_k);
 done:
   free(o_dec), free(o_full), free(l_dec), free(l_full), free(ref), free(ref_lse);
   world_free(&w);
@@ -297,16 +288,16 @@ typedef struct {
 static void expect(app *x, const char *what, int st, int want) {
   if (x->fail) return;
   if (st != want) {
-    x->fail = rfail(x->r, "%s: returned %s (%d), expected %s", what, attngen_status_name(st), st,
+    x->fail = case_failf(x->r, "%s: returned %s (%d), expected %s", what, attngen_status_name(st), st,
                     attngen_status_name(want));
     return;
   }
   const char *m = attngen_last_error();
-  if (!m || !m[0]) x->fail = rfail(x->r, "%s: %s without a message", what, attngen_status_name(st));
+  if (!m || !m[0]) x->fail = case_failf(x->r, "%s: %s without a message", what, attngen_status_name(st));
   else if (memcmp(x->kc, x->kc0, x->nkc * sizeof(float)) || memcmp(x->vc, x->vc0, x->nkc * sizeof(float)))
-    x->fail = rfail(x->r, "%s: returned %s but changed the cache", what, attngen_status_name(st));
+    x->fail = case_failf(x->r, "%s: returned %s but changed the cache", what, attngen_status_name(st));
   else if (memcmp(x->o, x->o0, x->nq * sizeof(float)) || memcmp(x->lse, x->lse0, x->nl * sizeof(float)))
-    x->fail = rfail(x->r, "%s: returned %s but wrote o or lse", what, attngen_status_name(st));
+    x->fail = case_failf(x->r, "%s: returned %s but wrote o or lse", what, attngen_status_name(st));
 }
 
 /* After a successful append of n rows per sequence at len[b] (positions pos or len[b] + i): K rows = the new
@@ -324,12 +315,12 @@ static double check_rows(app *x, const attngen_rope *rope, int nb, const int32_t
       const int i = b < nb ? t - len[b] : -1; /* sequences past the call's batch: untouched */
       if (i < 0 || i >= n) {
         if (memcmp(kc, kc0, row * sizeof(float)) || memcmp(vc, vc0, row * sizeof(float)))
-          x->fail = rfail(x->r, "append wrote row %d of sequence %d (batch %d, n_new %d)", t, b, nb, n);
+          x->fail = case_failf(x->r, "append wrote row %d of sequence %d (batch %d, n_new %d)", t, b, nb, n);
         continue;
       }
       const float *kn = x->kn + ((size_t)b * x->nmax + i) * row, *vn = x->vn + ((size_t)b * x->nmax + i) * row;
       if (memcmp(vc, vn, row * sizeof(float)))
-        x->fail = rfail(x->r, "V row %d of sequence %d is not the appended row", t, b);
+        x->fail = case_failf(x->r, "V row %d of sequence %d is not the appended row", t, b);
       for (int h = 0; h < x->KVH && !x->fail; h++) {
         const float *xr = kn + (size_t)h * x->D;
         const long long p = pos ? pos[(size_t)b * n + i] : (long long)len[b] + i;
@@ -345,7 +336,7 @@ static double check_rows(app *x, const attngen_rope *rope, int nb, const int32_t
           const double m = fabs(xr[e]) > fabs(xr[f]) ? fabs(xr[e]) : fabs(xr[f]);
           const double err = fabs((double)kc[(size_t)h * x->D + e] - y[e]);
           if (!(err <= 8.0 * 0x1p-24 * m))
-            x->fail = rfail(x->r, "K row %d head %d of sequence %d (position %lld), dim %d: %.9g, float64 says %.9g",
+            x->fail = case_failf(x->r, "K row %d head %d of sequence %d (position %lld), dim %d: %.9g, float64 says %.9g",
                             t, h, b, p, e, (double)kc[(size_t)h * x->D + e], y[e]);
           if (err > worst) worst = err;
         }
@@ -379,7 +370,7 @@ int rope_run_append(const test_case *c, case_result *r) {
   x.q = malloc(x.nq * sizeof(float)), x.o = malloc(x.nq * sizeof(float)), x.o0 = malloc(x.nq * sizeof(float));
   x.lse = malloc(x.nl * sizeof(float)), x.lse0 = malloc(x.nl * sizeof(float));
   if (!x.kc || !x.vc || !x.kc0 || !x.vc0 || !x.kn || !x.vn || !x.q || !x.o || !x.o0 || !x.lse || !x.lse0) {
-    x.fail = rfail(r, "out of memory");
+    x.fail = case_failf(r, "out of memory");
     goto done;
   }
   uint64_t seed = 0xA99E4Dull ^ ((uint64_t)c->seed << 13);
@@ -396,7 +387,7 @@ int rope_run_append(const test_case *c, case_result *r) {
     ref_rope_inv_freq(rope, inv);
     for (int p = 0; p < rope->rotary_dim / 2 && !x.fail; p++)
       if (!(fabs(rope->inv_freq[p] - inv[p]) <= 1e-13 * inv[p]))
-        x.fail = rfail(r, "table inv_freq[%d] = %.17g, float64 recomputation %.17g", p, rope->inv_freq[p], inv[p]);
+        x.fail = case_failf(r, "table inv_freq[%d] = %.17g, float64 recomputation %.17g", p, rope->inv_freq[p], inv[p]);
   }
 
   /* 2. single tokens at positions up to 2^31 - 1, one per sequence */
@@ -410,7 +401,7 @@ int rope_run_append(const test_case *c, case_result *r) {
     a.k_new = x.kn, a.v_new = x.vn, a.k_cache = x.kc, a.v_cache = x.vc;
     a.k_new_stride.batch = (ptrdiff_t)(x.nmax * krow), a.v_new_stride.batch = (ptrdiff_t)(x.nmax * krow);
     int st = x.fail ? ATTNGEN_OK : attngen_kv_append(&k, &a);
-    if (st != ATTNGEN_OK) x.fail = rfail(r, "attngen_kv_append(positions to 2^31 - 1): %s (%s)", attngen_status_name(st),
+    if (st != ATTNGEN_OK) x.fail = case_failf(r, "attngen_kv_append(positions to 2^31 - 1): %s (%s)", attngen_status_name(st),
                                          attngen_last_error());
     if (!x.fail) {
       /* check_rows reads new row i of sequence b at kn + (b * nmax + i) * row: the strides above */
@@ -503,7 +494,7 @@ int rope_run_append(const test_case *c, case_result *r) {
   /* 4. a valid append of 2 rows at ragged lengths (natural positions); then the step on top of it */
   if (!x.fail) {
     int st = attngen_kv_append(&k, &base);
-    if (st != ATTNGEN_OK) x.fail = rfail(r, "attngen_kv_append: %s (%s)", attngen_status_name(st), attngen_last_error());
+    if (st != ATTNGEN_OK) x.fail = case_failf(r, "attngen_kv_append: %s (%s)", attngen_status_name(st), attngen_last_error());
     else {
       double e = check_rows(&x, rope, 3, len3, NULL, 2);
       if (e > worst) worst = e;
