@@ -173,7 +173,8 @@ spec.tunable_budgets = {
 -- ABI of the generated tables: bump when attngen_table / attngen_kernel_info / attngen_params change layout
 -- or meaning. attngen_select refuses a table whose ABI differs from the runtime's.
 -- 3: attngen_params.rope; attngen_item gains causal_offset and rope_cs.
-spec.abi = 3
+-- 4: attngen_work gains pack_kv_min_q (prefill K/V repacked head-major once per call).
+spec.abi = 4
 
 -- A float as a C literal that always compiles: 1 -> "1.0f", 0.5 -> "0.5f", 1e-05 -> "1e-05f".
 function spec.c_float(v)

@@ -19,6 +19,7 @@
 #else
 #define ATTNGEN_HAVE_PTHREADS 1
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 #endif
 
@@ -611,6 +612,12 @@ struct attngen_plan {
   void **scratch_raw;
   float *part_o, *part_ms; /* split-KV partials: [split][batch][heads][q_len] x head_dim, and (max, sum) pairs */
   float *rope_cs;          /* RoPE kernels: cos/sin of every query, [batch][q_len][rotary_dim] (plan_rope) */
+  /* K/V repack (kernel->work.pack_kv_min_q): [batch][kv head][K rows, then V rows] head-major, each (sequence, kv
+   * head) copied by the first item that needs it; the items then read `packed` instead of `args` */
+  float *kv_pack;
+  void *kv_pack_raw;
+  unsigned char *kv_state; /* per (sequence, kv head): 0 not copied, 1 being copied, 2 copied */
+  attngen_args packed;
   size_t bytes;
 };
 
@@ -636,7 +643,105 @@ void attngen_plan_destroy(attngen_plan *p)
   free(p->part_o);
   free(p->part_ms);
   free(p->rope_cs);
+  free(p->kv_pack_raw);
+  free(p->kv_state);
   free(p);
+}
+
+/* ---- K/V repack: one copy per (sequence, kv head), shared by all of its query tiles ---- */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNGEN_LAZY_PACK 1 /* copied on first use, by whichever thread gets there first */
+#else
+#define ATTNGEN_LAZY_PACK 0 /* no atomics: everything is copied when the plan is made */
+#endif
+
+/* Rows of sequence b that any item reads: kv_len, or fewer when the mask reads kv_lens. */
+static int kv_pack_rows(const attngen_plan *p, int b)
+{
+  const attngen_args *a = &p->args;
+  int n = a->kv_len;
+  if ((attngen_mask_features(p->kernel.shape.mask) & ATTNGEN_FEATURE_KV_LENS) && a->kv_lens[b] < n)
+    n = a->kv_lens[b] < 0 ? 0 : a->kv_lens[b];
+  return n;
+}
+
+static void kv_pack_copy(const attngen_plan *p, int b, int h)
+{
+  const attngen_args *a = &p->args;
+  const int d = p->kernel.shape.head_dim, n = kv_pack_rows(p, b);
+  const float *ks = a->k + b * a->k_stride.batch + h * a->k_stride.head;
+  const float *vs = a->v + b * a->v_stride.batch + h * a->v_stride.head;
+  float *kd = (float *)p->packed.k + b * p->packed.k_stride.batch + h * p->packed.k_stride.head;
+  float *vd = (float *)p->packed.v + b * p->packed.v_stride.batch + h * p->packed.v_stride.head;
+  int j;
+  for (j = 0; j < n; ++j) {
+    memcpy(kd + (size_t)j * d, ks + j * a->k_stride.seq, sizeof(float) * (size_t)d);
+    memcpy(vd + (size_t)j * d, vs + j * a->v_stride.seq, sizeof(float) * (size_t)d);
+  }
+}
+
+/* Make sure (b, h) is copied before an item reads it. Copying is a pure copy, so results do not depend on which
+ * thread did it. A thread that finds another one copying waits for it (one head's rows: well under a tile's
+ * worth of work per query tile that then reads them). */
+static void kv_pack_ensure(attngen_plan *p, int b, int h)
+{
+#if ATTNGEN_LAZY_PACK
+  unsigned char *s = &p->kv_state[(size_t)b * (size_t)p->kernel.shape.kv_heads + (size_t)h];
+  unsigned char idle = 0;
+  if (__atomic_load_n(s, __ATOMIC_ACQUIRE) == 2) return;
+  if (__atomic_compare_exchange_n(s, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    kv_pack_copy(p, b, h);
+    __atomic_store_n(s, 2, __ATOMIC_RELEASE);
+    return;
+  }
+  while (__atomic_load_n(s, __ATOMIC_ACQUIRE) != 2) {
+#if ATTNGEN_HAVE_PTHREADS
+    sched_yield();
+#endif
+  }
+#else
+  (void)p, (void)b, (void)h; /* copied by plan_kv_pack */
+#endif
+}
+
+/* Set up the repack when the kernel's plan asks for it (q_len >= work.pack_kv_min_q) and K/V are not already
+ * head-major. Not an error when the copy does not fit in memory: the items then read K/V in place. */
+static void plan_kv_pack(attngen_plan *p)
+{
+  const attngen_args *a = &p->args;
+  const attngen_shape *sh = &p->kernel.shape;
+  const int d = sh->head_dim;
+  size_t head_floats, total, bytes;
+  if (p->kernel.work.pack_kv_min_q <= 0 || a->q_len < p->kernel.work.pack_kv_min_q || a->kv_len == 0) return;
+  if (a->k_stride.seq == d && a->v_stride.seq == d) return; /* already head-major rows */
+  if (mul_size((size_t)a->kv_len, (size_t)d, &head_floats) || add_size(head_floats, 15, &head_floats)) return;
+  head_floats = head_floats / 16 * 16; /* every head's rows start 64-byte aligned */
+  if (mul_size(head_floats, 2 * (size_t)sh->kv_heads, &total) || mul_size(total, (size_t)a->batch, &total) ||
+      mul_size(total, sizeof(float), &bytes) || bytes > (size_t)PTRDIFF_MAX - 64)
+    return;
+  p->kv_pack = (float *)aligned64(bytes, &p->kv_pack_raw);
+  p->kv_state = (unsigned char *)calloc((size_t)a->batch * (size_t)sh->kv_heads, 1);
+  if (!p->kv_pack || !p->kv_state) {
+    free(p->kv_pack_raw);
+    free(p->kv_state);
+    p->kv_pack = NULL, p->kv_pack_raw = NULL, p->kv_state = NULL;
+    return;
+  }
+  p->bytes += bytes + 64 + (size_t)a->batch * (size_t)sh->kv_heads;
+  p->packed = *a;
+  p->packed.k = p->kv_pack;
+  p->packed.v = p->kv_pack + head_floats;
+  p->packed.k_stride.seq = p->packed.v_stride.seq = d;
+  p->packed.k_stride.head = p->packed.v_stride.head = (ptrdiff_t)(2 * head_floats);
+  p->packed.k_stride.batch = p->packed.v_stride.batch = (ptrdiff_t)(2 * head_floats) * sh->kv_heads;
+#if !ATTNGEN_LAZY_PACK
+  {
+    int b, h;
+    for (b = 0; b < a->batch; ++b)
+      for (h = 0; h < sh->kv_heads; ++h) kv_pack_copy(p, b, h);
+  }
+#endif
 }
 
 int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, int nthreads, attngen_plan **out)
@@ -732,10 +837,11 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
     const int align = w->split_align > 0 ? w->split_align : 1;
     int chunk = (a.kv_len + p->splits - 1) / p->splits;
     chunk = (chunk + align - 1) / align * align;
-    /* later query tiles of a causal prefill see more keys: hand them out first for better balance */
-    for (q0 = ((a.q_len - 1) / q_tile) * q_tile; q0 >= 0; q0 -= q_tile)
-      for (b = 0; b < a.batch; ++b)
-        for (h = 0; h < sh->kv_heads; h += hpi)
+    /* One kv head's query tiles one after the other, so its K/V rows stay in the cache between them (threads
+     * claim items in this order). Later query tiles of a causal prefill see more keys: they come first. */
+    for (b = 0; b < a.batch; ++b)
+      for (h = 0; h < sh->kv_heads; h += hpi)
+        for (q0 = ((a.q_len - 1) / q_tile) * q_tile; q0 >= 0; q0 -= q_tile)
           for (s = 0; s < p->splits; ++s) {
             attngen_item *it = &p->items[n++];
             it->b = b;
@@ -764,6 +870,7 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
           }
   }
   p->n_items = n;
+  plan_kv_pack(p);
   if ((st = plan_rope(p))) {
     attngen_plan_destroy(p);
     return st;
@@ -786,8 +893,14 @@ int attngen_plan_run(attngen_plan *p, size_t begin, size_t end, int thread)
     return fail(ATTNGEN_ERR_SIZE, "attngen: thread %d outside [0, %d)", thread, p->nthreads);
   if (begin > end || end > p->n_items)
     return fail(ATTNGEN_ERR_SIZE, "attngen: item range [%zu, %zu) outside [0, %zu)", begin, end, p->n_items);
-  for (i = begin; i < end; ++i)
-    p->kernel.info->fn(&p->kernel, &p->args, &p->items[i], p->scratch[thread]);
+  for (i = begin; i < end; ++i) {
+    const attngen_item *it = &p->items[i];
+    if (p->kv_pack) {
+      int h;
+      for (h = it->kvh0; h < it->kvh1; ++h) kv_pack_ensure(p, it->b, h);
+    }
+    p->kernel.info->fn(&p->kernel, p->kv_pack ? &p->packed : &p->args, it, p->scratch[thread]);
+  }
   return ATTNGEN_OK;
 }
 

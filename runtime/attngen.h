@@ -124,6 +124,11 @@ typedef struct {
   /* split-KV, for fewer than split_below_batch sequences: the KV range is cut into at most split_max chunks of
    * at least split_min_keys keys, aligned to split_align; 1 = never. Never depends on the thread count. */
   int split_max, split_min_keys, split_align, split_below_batch;
+  /* K/V repack: from this many queries per sequence on (0 = never), the run first copies each (sequence, kv
+   * head)'s K and V rows into contiguous head-major buffers, once per call, and every work item of that head
+   * reads them there: token-major rows sit a whole token apart (a page per row for 8 kv heads at d128), which
+   * defeats the prefetchers and the TLB once a prefill is long. */
+  int pack_kv_min_q;
 } attngen_work;
 
 struct attngen_kernel_info;

@@ -24,6 +24,7 @@ static void $(kern.name)__work(const attngen_shape *shape, attngen_work *w)
   w->split_min_keys = $(I(plan.split.min_keys));
   w->split_align = $(I(plan.split.align));
   w->split_below_batch = $(I(plan.split.below_batch));
+  w->pack_kv_min_q = $(I(plan.pack_kv_min_q));
 @   if not decode then
   (void)kvh; /* a prefill item covers one kv head */
 @   end
@@ -223,18 +224,25 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
         $(mk.pv_name)(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
 @ else
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + $(I(W)) <= $(D); c += $(I(W))) $(isa.store("dst + c", isa.load("src + c")))
-        for (; c < $(D); ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != $(D)) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + $(I(W)) <= $(D); c += $(I(W))) $(isa.store("dst + c", isa.load("src + c")))
+          for (; c < $(D); ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-        $(mk.pv_name)(st + r0$(mk.qs and "" or ", mp"), alpha + r0, n, vt, dp, ot + r0 * dp, dp$(kern.D and "" or ", d"));
+        $(mk.pv_name)(st + r0$(mk.qs and "" or ", mp"), alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp$(kern.D and "" or ", d"));
 @ end
     }
   }

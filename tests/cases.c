@@ -588,6 +588,63 @@ static int run_plan(const attngen_kernel *k, const attngen_args *a, int nthreads
   return 0;
 }
 
+/* The prefill K/V repack (kernel->work.pack_kv_min_q): the runtime copies token-major K/V rows head-major once per
+ * call. The same K/V handed over head-major (nothing to copy) must give the same bits, and a plan for the case's
+ * own layout must hold the copy exactly when q_len reaches pack_kv_min_q (so the copy path is known to run). */
+static int check_repack(const test_case *c, const attngen_kernel *k, const fixture *f, const fbuf *o0,
+                        case_result *r) {
+  const int B = c->batch, KVH = c->shape.kv_heads, D = c->shape.head_dim, cap = f->cap;
+  const size_t n = (size_t)B * KVH * cap * D;
+  float *hk = malloc(sizeof(float) * n), *hv = malloc(sizeof(float) * n);
+  fbuf o;
+  int fail = 0;
+  if (!hk || !hv || fbuf_clone(&o, o0)) {
+    free(hk);
+    free(hv);
+    return case_failf(r, "out of memory");
+  }
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < KVH; h++)
+      for (int j = 0; j < cap; j++) {
+        const size_t dst = (((size_t)b * KVH + h) * cap + j) * D;
+        memcpy(hk + dst, f->a.k + b * f->ks.batch + h * f->ks.head + j * f->ks.seq, sizeof(float) * D);
+        memcpy(hv + dst, f->a.v + b * f->vs.batch + h * f->vs.head + j * f->vs.seq, sizeof(float) * D);
+      }
+  attngen_args a = f->a;
+  a.k = hk;
+  a.v = hv;
+  a.k_stride = (attngen_strides){(ptrdiff_t)KVH * cap * D, D, (ptrdiff_t)cap * D};
+  a.v_stride = a.k_stride;
+  a.o = o.p;
+  a.lse = NULL;
+  int st = attngen_run(k, &a);
+  if (st != ATTNGEN_OK)
+    fail = case_failf(r, "head-major K/V: %s (%s)", attngen_status_name(st), attngen_last_error());
+  else if (memcmp(o.base, f->o.base, o.total * sizeof(float)) != 0)
+    fail = case_failf(r, "head-major K/V (no repack) and the case's layout give different outputs");
+  attngen_plan *p_case = NULL, *p_head = NULL;
+  if (!fail && (attngen_plan_create(k, &f->a, 1, &p_case) || attngen_plan_create(k, &a, 1, &p_head)))
+    fail = case_failf(r, "plan: %s", attngen_last_error());
+  if (!fail) {
+    const int min_q = k->work.pack_kv_min_q;
+    const int head_major = f->ks.seq == D && f->vs.seq == D; /* rows already contiguous per head: kept in place */
+    const size_t copy = 2 * (size_t)B * KVH * (size_t)c->kv_len * D * sizeof(float);
+    const size_t extra = attngen_plan_scratch_bytes(p_case) - attngen_plan_scratch_bytes(p_head);
+    if (min_q > 0 && c->q_len >= min_q && !head_major && extra < copy)
+      fail = case_failf(r, "q_len %d >= pack_kv_min_q %d but the plan holds %zu extra bytes, not the %zu of a K/V copy",
+                        c->q_len, min_q, extra, copy);
+    if ((min_q <= 0 || c->q_len < min_q || head_major) && extra != 0)
+      fail = case_failf(r, "no K/V repack expected (q_len %d, pack_kv_min_q %d) but the plan holds %zu extra bytes",
+                        c->q_len, min_q, extra);
+  }
+  attngen_plan_destroy(p_case);
+  attngen_plan_destroy(p_head);
+  fbuf_free(&o);
+  free(hk);
+  free(hv);
+  return fail;
+}
+
 static int run_threads(const test_case *c, case_result *r) {
   attngen_kernel k;
   if (get_kernel(c, &k, r)) return 1;
@@ -645,6 +702,7 @@ static int run_threads(const test_case *c, case_result *r) {
     fbuf_free(&o);
     fbuf_free(&l);
   }
+  if (!fail && c->shape.phase == ATTNGEN_PHASE_PREFILL) fail = check_repack(c, &k, &f, &o0, r);
   fbuf_free(&o0);
   fbuf_free(&l0);
   free(ref);
@@ -1110,8 +1168,10 @@ static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
 static void add_threads(vec *v, test_case b, case_subset subset) {
   b.kind = CK_THREADS;
   int big = subset == CASES_QEMU ? 130 : 257;
-  if (b.shape.phase == ATTNGEN_PHASE_PREFILL)
+  if (b.shape.phase == ATTNGEN_PHASE_PREFILL) {
     mk(v, b, 2, big / 2 + 1, big, 0, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 1);
+    mk(v, b, 1, 3, big, 0, KVL_FULL, LAYOUT_PADDED, RANGE_UNIT, 0); /* one query tile: no K/V repack */
+  }
   else {
     mk(v, b, 2, 3, big, big + 40, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);
     mk(v, b, 3, 2, 2049, 2100, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 1); /* split-KV */

@@ -467,18 +467,25 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attng
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -585,18 +592,25 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const at
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -864,18 +878,25 @@ static void attn_h12_kv12_d64_none_prefill__neon(const attngen_kernel *kernel, c
         vst1q_f32(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 4 <= 64; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 4 <= 64; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -982,18 +1003,25 @@ static void attn_h12_kv12_d64_padding_prefill__neon(const attngen_kernel *kernel
         vst1q_f32(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 4 <= 64; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 4 <= 64; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -1189,18 +1217,25 @@ static void attn_h12_kv12_d64_none_prefill__scalar(const attngen_kernel *kernel,
         *(alpha + r0) = a_r;
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 1 <= 64; c += 1) *(dst + c) = (*(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 1 <= 64; c += 1) *(dst + c) = (*(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -1307,18 +1342,25 @@ static void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_kernel *kern
         *(alpha + r0) = a_r;
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 1 <= 64; c += 1) *(dst + c) = (*(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 1 <= 64; c += 1) *(dst + c) = (*(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -1341,30 +1383,30 @@ static void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_kernel *kern
 }
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, work cut (q_tile, kv heads per item, row stride, keys per tile,
- * scratch floats, split-KV max, min keys, align, below batch) or the function computing it, kernel */
+ * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
 static const attngen_kernel_info attngen_table_bert_base_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h12_kv12_d64_none_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 96, 1, 96, 128, 33344, 1, 0, 1, 0 }, NULL, attn_h12_kv12_d64_none_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_none_prefill__avx2 },
   { "attn_h12_kv12_d64_padding_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 96, 1, 96, 128, 33344, 1, 0, 1, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_padding_prefill__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h12_kv12_d64_none_prefill__neon", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 96, 1, 96, 128, 33664, 1, 0, 1, 0 }, NULL, attn_h12_kv12_d64_none_prefill__neon },
+    ATTNGEN_ISA_NEON, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_none_prefill__neon },
   { "attn_h12_kv12_d64_padding_prefill__neon", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 96, 1, 96, 128, 33664, 1, 0, 1, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_padding_prefill__neon },
 #endif
   { "attn_h12_kv12_d64_none_prefill__scalar", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0 }, NULL, attn_h12_kv12_d64_none_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h12_kv12_d64_none_prefill__scalar },
   { "attn_h12_kv12_d64_padding_prefill__scalar", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0 }, NULL, attn_h12_kv12_d64_padding_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h12_kv12_d64_padding_prefill__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 4 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope */
 const attngen_table attngen_table_bert_base = {
-  3, "bert-base", "0.2.0", 12, 12, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_bert_base_kernels,
+  4, "bert-base", "0.2.0", 12, 12, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_bert_base_kernels,
   (int)(sizeof attngen_table_bert_base_kernels / sizeof attngen_table_bert_base_kernels[0]) - 1
 };

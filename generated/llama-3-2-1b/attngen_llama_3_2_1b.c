@@ -583,18 +583,25 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_prefill__avx2(const attn
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -720,18 +727,25 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_prefill__avx2(co
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -1454,18 +1468,25 @@ static void attn_h32_kv8_d64_causal_prefill__neon(const attngen_kernel *kernel, 
         vst1q_f32(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 4 <= 64; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 4 <= 64; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -1591,18 +1612,25 @@ static void attn_h32_kv8_d64_causal_padding_prefill__neon(const attngen_kernel *
         vst1q_f32(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 4 <= 64; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 4 <= 64; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -2167,18 +2195,25 @@ static void attn_h32_kv8_d64_causal_prefill__scalar(const attngen_kernel *kernel
         *(alpha + r0) = a_r;
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 1 <= 64; c += 1) *(dst + c) = (*(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 1 <= 64; c += 1) *(dst + c) = (*(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -2304,18 +2339,25 @@ static void attn_h32_kv8_d64_causal_padding_prefill__scalar(const attngen_kernel
         *(alpha + r0) = a_r;
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 1 <= 64; c += 1) *(dst + c) = (*(src + c));
-        for (; c < 64; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 64) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 1 <= 64; c += 1) *(dst + c) = (*(src + c));
+          for (; c < 64; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -2581,36 +2623,36 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_kernel 
 }
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, work cut (q_tile, kv heads per item, row stride, keys per tile,
- * scratch floats, split-KV max, min keys, align, below batch) or the function computing it, kernel */
+ * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
 static const attngen_kernel_info attngen_table_llama_3_2_1b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv8_d64_causal_prefill__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 24, 1, 96, 128, 33344, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d64_causal_prefill__avx2 },
   { "attn_h32_kv8_d64_causal_padding_prefill__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 24, 1, 96, 128, 33344, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__avx2 },
   { "attn_h32_kv8_d64_causal_decode__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 33664, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 33664, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_decode__avx2 },
   { "attn_h32_kv8_d64_causal_padding_decode__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 33664, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d64_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 33664, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d64_causal_prefill__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 24, 1, 96, 128, 33664, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__neon },
+    ATTNGEN_ISA_NEON, { 24, 1, 96, 128, 33664, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d64_causal_prefill__neon },
   { "attn_h32_kv8_d64_causal_padding_prefill__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 24, 1, 96, 128, 33664, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, { 24, 1, 96, 128, 33664, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__neon },
   { "attn_h32_kv8_d64_causal_decode__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 35456, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 35456, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_decode__neon },
   { "attn_h32_kv8_d64_causal_padding_decode__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 35456, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d64_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 35456, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_padding_decode__neon },
 #endif
   { "attn_h32_kv8_d64_causal_prefill__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 16, 1, 64, 128, 24960, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d64_causal_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, { 16, 1, 64, 128, 24960, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d64_causal_prefill__scalar },
   { "attn_h32_kv8_d64_causal_padding_prefill__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 16, 1, 64, 128, 24960, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, { 16, 1, 64, 128, 24960, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__scalar },
   { "attn_h32_kv8_d64_causal_decode__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 35456, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 35456, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_decode__scalar },
   { "attn_h32_kv8_d64_causal_padding_decode__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 35456, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d64_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 35456, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
@@ -2627,9 +2669,9 @@ static const double attngen_table_llama_3_2_1b_inv_freq[32] = {
   3.2229329303788936e-07, 2.1387422816109151e-07, 1.4192720251899592e-07, 9.4183067254349087e-08,
 };
 
-/* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 4 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope */
 const attngen_table attngen_table_llama_3_2_1b = {
-  3, "llama-3-2-1b", "0.2.0", 32, 8, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_llama_3_2_1b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_LLAMA3, 32, 1, 4, 8192 } }, attngen_table_llama_3_2_1b_kernels,
+  4, "llama-3-2-1b", "0.2.0", 32, 8, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_llama_3_2_1b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_LLAMA3, 32, 1, 4, 8192 } }, attngen_table_llama_3_2_1b_kernels,
   (int)(sizeof attngen_table_llama_3_2_1b_kernels / sizeof attngen_table_llama_3_2_1b_kernels[0]) - 1
 };

@@ -754,18 +754,25 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-        for (; c < 128; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 128) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 128; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d128_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d128_6x16_s96__avx2(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -891,18 +898,25 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-        for (; c < 128; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 128) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < 128; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d128_6x16_s96__avx2(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d128_6x16_s96__avx2(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -1785,18 +1799,25 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
         vst1q_f32(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 4 <= 128; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
-        for (; c < 128; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 128) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 4 <= 128; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+          for (; c < 128; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d128_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d128_8x12_s96__neon(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -1922,18 +1943,25 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
         vst1q_f32(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 4 <= 128; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
-        for (; c < 128; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 128) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 4 <= 128; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+          for (; c < 128; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d128_8x12_s96__neon(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d128_8x12_s96__neon(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -2498,18 +2526,25 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
         *(alpha + r0) = a_r;
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 1 <= 128; c += 1) *(dst + c) = (*(src + c));
-        for (; c < 128; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 128) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 1 <= 128; c += 1) *(dst + c) = (*(src + c));
+          for (; c < 128; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d128_4x4_s64__scalar(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -2635,18 +2670,25 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
         *(alpha + r0) = a_r;
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 1 <= 128; c += 1) *(dst + c) = (*(src + c));
-        for (; c < 128; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != 128) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 1 <= 128; c += 1) *(dst + c) = (*(src + c));
+          for (; c < 128; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x4_s64__scalar(st + r0, alpha + r0, n, vt, dp, ot + r0 * dp, dp);
+        attngen_pv_d128_4x4_s64__scalar(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
     }
   }
 
@@ -2912,36 +2954,36 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
 }
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, work cut (q_tile, kv heads per item, row stride, keys per tile,
- * scratch floats, split-KV max, min keys, align, below batch) or the function computing it, kernel */
+ * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
 static const attngen_kernel_info attngen_table_mistral_7b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv8_d128_causal_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 24, 1, 96, 64, 39488, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d128_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__avx2 },
   { "attn_h32_kv8_d128_causal_padding_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 24, 1, 96, 64, 39488, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx2 },
   { "attn_h32_kv8_d128_causal_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 66432, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d128_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 66432, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__avx2 },
   { "attn_h32_kv8_d128_causal_padding_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 66432, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 66432, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d128_causal_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 24, 1, 96, 64, 39712, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d128_causal_prefill__neon },
+    ATTNGEN_ISA_NEON, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__neon },
   { "attn_h32_kv8_d128_causal_padding_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 24, 1, 96, 64, 39712, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__neon },
   { "attn_h32_kv8_d128_causal_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 68224, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d128_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 68224, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__neon },
   { "attn_h32_kv8_d128_causal_padding_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 68224, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d128_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 68224, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__neon },
 #endif
   { "attn_h32_kv8_d128_causal_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 16, 1, 64, 64, 29056, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d128_causal_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_prefill__scalar },
   { "attn_h32_kv8_d128_causal_padding_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 16, 1, 64, 64, 29056, 1, 0, 1, 0 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__scalar },
   { "attn_h32_kv8_d128_causal_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 68224, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d128_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 68224, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__scalar },
   { "attn_h32_kv8_d128_causal_padding_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 68224, 8, 512, 256, 8 }, NULL, attn_h32_kv8_d128_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 68224, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
@@ -2966,9 +3008,9 @@ static const double attngen_table_mistral_7b_inv_freq[64] = {
   0.00017782794100389227, 0.00015399265260594919, 0.0001333521432163324, 0.00011547819846894582,
 };
 
-/* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 4 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope */
 const attngen_table attngen_table_mistral_7b = {
-  3, "mistral-7b", "0.2.0", 32, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_mistral_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_mistral_7b_kernels,
+  4, "mistral-7b", "0.2.0", 32, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_mistral_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_mistral_7b_kernels,
   (int)(sizeof attngen_table_mistral_7b_kernels / sizeof attngen_table_mistral_7b_kernels[0]) - 1
 };

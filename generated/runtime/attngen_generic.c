@@ -298,6 +298,7 @@ static void attn_generic_prefill__avx2__work(const attngen_shape *shape, attngen
   w->split_min_keys = 0;
   w->split_align = 1;
   w->split_below_batch = 0;
+  w->pack_kv_min_q = (g >= 96 ? 1 : 96 / g) + 1;
   (void)kvh; /* a prefill item covers one kv head */
 }
 
@@ -408,18 +409,25 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 8 <= d; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
-        for (; c < d; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != d) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 8 <= d; c += 8) _mm256_storeu_ps(dst + c, _mm256_loadu_ps(src + c));
+          for (; c < d; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_dany_6x16__avx2(st + r0, mp, alpha + r0, n, vt, dp, ot + r0 * dp, dp, d);
+        attngen_pv_dany_6x16__avx2(st + r0, mp, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp, d);
     }
   }
 
@@ -454,6 +462,7 @@ static void attn_generic_decode__avx2__work(const attngen_shape *shape, attngen_
   w->split_min_keys = 512;
   w->split_align = 256;
   w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
 }
 
 /* attn_generic_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 32 keys per tile, head_dim at run time */
@@ -864,6 +873,7 @@ static void attn_generic_prefill__neon__work(const attngen_shape *shape, attngen
   w->split_min_keys = 0;
   w->split_align = 1;
   w->split_below_batch = 0;
+  w->pack_kv_min_q = (g >= 96 ? 1 : 96 / g) + 1;
   (void)kvh; /* a prefill item covers one kv head */
 }
 
@@ -974,18 +984,25 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
         vst1q_f32(alpha + r0, a_r);
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 4 <= d; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
-        for (; c < d; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != d) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 4 <= d; c += 4) vst1q_f32(dst + c, vld1q_f32(src + c));
+          for (; c < d; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_dany_8x12__neon(st + r0, mp, alpha + r0, n, vt, dp, ot + r0 * dp, dp, d);
+        attngen_pv_dany_8x12__neon(st + r0, mp, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp, d);
     }
   }
 
@@ -1020,6 +1037,7 @@ static void attn_generic_decode__neon__work(const attngen_shape *shape, attngen_
   w->split_min_keys = 512;
   w->split_align = 256;
   w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
 }
 
 /* attn_generic_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
@@ -1354,6 +1372,7 @@ static void attn_generic_prefill__scalar__work(const attngen_shape *shape, attng
   w->split_min_keys = 0;
   w->split_align = 1;
   w->split_below_batch = 0;
+  w->pack_kv_min_q = (g >= 64 ? 1 : 64 / g) + 1;
   (void)kvh; /* a prefill item covers one kv head */
 }
 
@@ -1464,18 +1483,25 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
         *(alpha + r0) = a_r;
       }
 
-      /* Pack the V tile: its rows sit a head-stride apart (the same cache sets), and every row block re-reads them. */
-      for (int j = 0; j < n; ++j) {
-        const float *restrict src = vbase + (ptrdiff_t)j * vs;
-        float *restrict dst = vt + j * dp;
-        int c = 0;
-        for (; c + 1 <= d; c += 1) *(dst + c) = (*(src + c));
-        for (; c < d; ++c) dst[c] = src[c];
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != d) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 1 <= d; c += 1) *(dst + c) = (*(src + c));
+          for (; c < d; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
       }
 
       /* O = alpha·O + P·V */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_dany_4x4__scalar(st + r0, mp, alpha + r0, n, vt, dp, ot + r0 * dp, dp, d);
+        attngen_pv_dany_4x4__scalar(st + r0, mp, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp, d);
     }
   }
 
@@ -1510,6 +1536,7 @@ static void attn_generic_decode__scalar__work(const attngen_shape *shape, attnge
   w->split_min_keys = 512;
   w->split_align = 256;
   w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
 }
 
 /* attn_generic_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
@@ -1638,7 +1665,7 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
 }
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, work cut (q_tile, kv heads per item, row stride, keys per tile,
- * scratch floats, split-KV max, min keys, align, below batch) or the function computing it, kernel */
+ * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
 static const attngen_kernel_info attngen_table_generic_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_generic_prefill__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
@@ -1659,9 +1686,9 @@ static const attngen_kernel_info attngen_table_generic_kernels[] = {
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 3 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 4 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope */
 const attngen_table attngen_table_generic = {
-  3, "generic", "0.2.0", 0, 0, 0, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_generic_kernels,
+  4, "generic", "0.2.0", 0, 0, 0, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_generic_kernels,
   (int)(sizeof attngen_table_generic_kernels / sizeof attngen_table_generic_kernels[0]) - 1
 };
