@@ -22,7 +22,9 @@ set xtics rotate by -30 scale 0
 set key top left horizontal
 set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2 lc rgb "black" front
 set ylabel "peer median / attngen median"
-plot data using 2:xtic(1) title columnheader(2) lc rgb "#ee6f2d", \
-     '' using 3 title columnheader(3) lc rgb "#4a90d9", \
-     '' using 4 title columnheader(4) lc rgb "#6ab04c", \
-     '' using 5 title columnheader(5) lc rgb "#9b59b6"
+# only the peers with at least one result (a filtered run, e.g. PEERS_FILTER=prefill, has no ov-kv data); the
+# values are the last 4 fields of a row (a case label may hold spaces)
+cols = system(sprintf("awk 'NR > 2 { for (c = 2; c <= 5; c++) if ($(NF - 5 + c) != \"NaN\") seen[c] = 1 } END { for (c = 2; c <= 5; c++) if (c in seen) printf \"%%d \", c }' '%s'", data))
+colors = "#ee6f2d #4a90d9 #6ab04c #9b59b6"
+plot for [i = 1:words(cols)] data using int(word(cols, i)):xtic(1) title columnheader(int(word(cols, i))) \
+     lc rgb word(colors, int(word(cols, i)) - 1)
