@@ -178,7 +178,18 @@ function plan.microkernels(isa, p, D)
     mk.rv, mk.qs = p.rv, qs
     mk.p_key_stride, mk.p_row_stride = qs, 1 -- P transposed: P[r][j] at j * mp + r
     mk.qk_name = string.format("attngen_qk_%s_%dx%d%s__%s", dim, p.rv * W, p.kb, stride, isa.name)
-    mk.pv_name = string.format("attngen_pv_%s_%dx%d%s__%s", dim, p.pr, p.pvv * W, stride, isa.name)
+    -- P·V by column panels of pvv*W: the kernel loops panels outside and row blocks inside, so one panel of V
+    -- (keys x pvv*W floats) stays in L1 while every row block passes over it (row blocks outside streamed the
+    -- whole V tile from L2 once per row block). A head_dim that is not a multiple of the panel gets a tail.
+    local pw = p.pvv * W
+    mk.pv_panel = { name = string.format("attngen_pv_panel_%dx%d%s__%s", p.pr, pw, stride, isa.name), D = pw }
+    if not D then
+      mk.pv_tail = { name = string.format("attngen_pv_tail_dany_%dx%d%s__%s", p.pr, pw, stride, isa.name) }
+    elseif D % pw ~= 0 then
+      mk.pv_tail = { name = string.format("attngen_pv_tail_c%d_%dx%d%s__%s", D % pw, p.pr, pw, stride, isa.name),
+                     D = D % pw }
+    end
+    mk.pvs = { mk.pv_panel, mk.pv_tail }
   else
     mk.template = "qkdot_microkernel.c.tpl"
     mk.rb, mk.ss = p.rb, p.keys_padded

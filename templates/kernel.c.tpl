@@ -6,6 +6,7 @@
 @ local D = kern.D and I(kern.D) or "d"
 @ local G = kern.G and I(kern.G) or "g"
 @ local NK, RQK, PR = plan.keys, (plan.rv or 0) * W, plan.pr
+@ local PW = (plan.pvv or 0) * W -- prefill P·V panel width
 @ local causal, padded = feature("causal"), feature("kv_lens") -- true/false, or nil when decided at run time
 @ local decode = kern.phase == "decode"
 @ local attr = isa.attr and (isa.attr .. " ") or ""
@@ -240,9 +241,19 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-        $(mk.pv_name)(st + r0$(mk.qs and "" or ", mp"), alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp$(kern.D and "" or ", d"));
+      /* O = alpha·O + P·V, one panel of $(I(PW)) columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + $(I(PW)) <= $(D); c0 += $(I(PW)))
+        for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
+          $(mk.pv_panel.name)(st + r0$(mk.qs and "" or ", mp"), alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+@   if mk.pv_tail then
+@     local rest = mk.pv_tail.D and "" or (", " .. D .. " - c0")
+      $(mk.pv_tail.D and "{" or string.format("if (%s %% %s != 0) {", D, I(PW))) /* the last columns */
+        const int c0 = $(D) - $(D) % $(I(PW));
+        for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
+          $(mk.pv_tail.name)(st + r0$(mk.qs and "" or ", mp"), alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp$(rest));
+      }
+@   end
 @ end
     }
   }

@@ -10,12 +10,10 @@
 @ -- one column block: PR rows x nv vectors of accumulators, one source line per row
 @ local function pv_block(c0, nv)
   {
-@   local as = {}
-@   for r = 0, PR - 1 do as[#as + 1] = string.format("a%d = %s", r, isa.bcast(add("alpha", r))) end
-    const $(V) $(table.concat(as, ", "));
+@   -- each row's rescale is broadcast where it is used: eight held at once made gcc spill NEON's 8x12 block
 @   for r = 0, PR - 1 do
 @     local os = {}
-@     for v = 0, nv - 1 do os[#os + 1] = string.format("o%d_%d = %s", r, v, isa.mul(isa.load(add("o", mul(r, "os"), c0, v * W)), "a" .. I(r))) end
+@     for v = 0, nv - 1 do os[#os + 1] = string.format("o%d_%d = %s", r, v, isa.mul(isa.load(add("o", mul(r, "os"), c0, v * W)), isa.bcast(add("alpha", r)))) end
     $(V) $(table.concat(os, ", "));
 @   end
     for (int j = 0; j < n; ++j) {

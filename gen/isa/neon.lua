@@ -7,7 +7,9 @@ return {
   registers = 32, -- v0..v31: the register budget of a tuned blocking (spec.tunable_budgets)
   -- unroll = 1: Q·Kᵀ rolls over head_dim one step per iteration; fully unrolled, gcc spilled ~1,500 times per
   -- call (llvm-mca, make bench-neon-model: 55-64% of the FMA bound unrolled, ~99% rolled)
-  prefill = { rv = 4, kb = 5, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 3, unroll = 1 }, -- 20 + 24 of 32 q registers
+  -- P·V 8 rows x 8 columns per panel (gen/plan.lua): llvm-mca 93-94% of the FMA bound on N1/V1/V2; gcc spilled
+  -- 4-6 accumulators of an 8x12 or 6x16 panel (73-85%)
+  prefill = { rv = 4, kb = 5, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 2, unroll = 1 }, -- 20 + 16 of 32 q registers
   -- split-KV for decode with fewer than `below_batch` sequences: up to `max` KV chunks of >= min_keys keys,
   -- aligned to `align`, so both threads share one sequence's stream (the cut never depends on the thread count)
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 },

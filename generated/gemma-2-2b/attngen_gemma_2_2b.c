@@ -275,17 +275,16 @@ static ATTNGEN_TARGET_AVX2 void attngen_qk_d256_24x4_s96__avx2(const float *rest
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), a5);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), _mm256_broadcast_ss(alpha + 4));
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -303,396 +302,6 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_6x16_s96__avx2(const float *rest
     _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1);
     _mm256_storeu_ps(o + 4 * os, o4_0); _mm256_storeu_ps(o + 4 * os + 8, o4_1);
     _mm256_storeu_ps(o + 5 * os, o5_0); _mm256_storeu_ps(o + 5 * os + 8, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 16), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 24), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 16), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 24), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 16), v1 = _mm256_loadu_ps(vj + 24);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 16, o0_0); _mm256_storeu_ps(o + 24, o0_1);
-    _mm256_storeu_ps(o + os + 16, o1_0); _mm256_storeu_ps(o + os + 24, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 16, o2_0); _mm256_storeu_ps(o + 2 * os + 24, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 16, o3_0); _mm256_storeu_ps(o + 3 * os + 24, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 16, o4_0); _mm256_storeu_ps(o + 4 * os + 24, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 16, o5_0); _mm256_storeu_ps(o + 5 * os + 24, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 32), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 40), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 32), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 40), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 32), v1 = _mm256_loadu_ps(vj + 40);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 32, o0_0); _mm256_storeu_ps(o + 40, o0_1);
-    _mm256_storeu_ps(o + os + 32, o1_0); _mm256_storeu_ps(o + os + 40, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 32, o2_0); _mm256_storeu_ps(o + 2 * os + 40, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 32, o3_0); _mm256_storeu_ps(o + 3 * os + 40, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 32, o4_0); _mm256_storeu_ps(o + 4 * os + 40, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 32, o5_0); _mm256_storeu_ps(o + 5 * os + 40, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 48), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 56), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 48), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 56), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 48), v1 = _mm256_loadu_ps(vj + 56);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 48, o0_0); _mm256_storeu_ps(o + 56, o0_1);
-    _mm256_storeu_ps(o + os + 48, o1_0); _mm256_storeu_ps(o + os + 56, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 48, o2_0); _mm256_storeu_ps(o + 2 * os + 56, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 48, o4_0); _mm256_storeu_ps(o + 4 * os + 56, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 48, o5_0); _mm256_storeu_ps(o + 5 * os + 56, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 64), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 72), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 64), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 72), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1);
-    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 64, o2_0); _mm256_storeu_ps(o + 2 * os + 72, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 64, o3_0); _mm256_storeu_ps(o + 3 * os + 72, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 64, o4_0); _mm256_storeu_ps(o + 4 * os + 72, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 64, o5_0); _mm256_storeu_ps(o + 5 * os + 72, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 80), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 88), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 80), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 88), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 80), v1 = _mm256_loadu_ps(vj + 88);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 80, o0_0); _mm256_storeu_ps(o + 88, o0_1);
-    _mm256_storeu_ps(o + os + 80, o1_0); _mm256_storeu_ps(o + os + 88, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 80, o2_0); _mm256_storeu_ps(o + 2 * os + 88, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 80, o3_0); _mm256_storeu_ps(o + 3 * os + 88, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 80, o4_0); _mm256_storeu_ps(o + 4 * os + 88, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 80, o5_0); _mm256_storeu_ps(o + 5 * os + 88, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 96), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 104), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 96), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 104), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 96), v1 = _mm256_loadu_ps(vj + 104);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1);
-    _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 96, o2_0); _mm256_storeu_ps(o + 2 * os + 104, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 96, o4_0); _mm256_storeu_ps(o + 4 * os + 104, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 96, o5_0); _mm256_storeu_ps(o + 5 * os + 104, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 112), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 120), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 112), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 120), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 112), v1 = _mm256_loadu_ps(vj + 120);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 112, o0_0); _mm256_storeu_ps(o + 120, o0_1);
-    _mm256_storeu_ps(o + os + 112, o1_0); _mm256_storeu_ps(o + os + 120, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 112, o2_0); _mm256_storeu_ps(o + 2 * os + 120, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 112, o3_0); _mm256_storeu_ps(o + 3 * os + 120, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 112, o4_0); _mm256_storeu_ps(o + 4 * os + 120, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 112, o5_0); _mm256_storeu_ps(o + 5 * os + 120, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 128), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 136), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 128), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 136), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 128), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 136), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 128), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 136), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 128), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 136), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 128), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 136), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 128), v1 = _mm256_loadu_ps(vj + 136);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 128, o0_0); _mm256_storeu_ps(o + 136, o0_1);
-    _mm256_storeu_ps(o + os + 128, o1_0); _mm256_storeu_ps(o + os + 136, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 128, o2_0); _mm256_storeu_ps(o + 2 * os + 136, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 128, o3_0); _mm256_storeu_ps(o + 3 * os + 136, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 128, o4_0); _mm256_storeu_ps(o + 4 * os + 136, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 128, o5_0); _mm256_storeu_ps(o + 5 * os + 136, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 144), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 152), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 144), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 152), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 144), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 152), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 144), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 152), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 144), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 152), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 144), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 152), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 144), v1 = _mm256_loadu_ps(vj + 152);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 144, o0_0); _mm256_storeu_ps(o + 152, o0_1);
-    _mm256_storeu_ps(o + os + 144, o1_0); _mm256_storeu_ps(o + os + 152, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 144, o2_0); _mm256_storeu_ps(o + 2 * os + 152, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 144, o3_0); _mm256_storeu_ps(o + 3 * os + 152, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 144, o4_0); _mm256_storeu_ps(o + 4 * os + 152, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 144, o5_0); _mm256_storeu_ps(o + 5 * os + 152, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 160), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 168), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 160), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 168), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 160), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 168), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 160), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 168), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 160), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 168), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 160), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 168), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 160), v1 = _mm256_loadu_ps(vj + 168);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 160, o0_0); _mm256_storeu_ps(o + 168, o0_1);
-    _mm256_storeu_ps(o + os + 160, o1_0); _mm256_storeu_ps(o + os + 168, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 160, o2_0); _mm256_storeu_ps(o + 2 * os + 168, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 160, o3_0); _mm256_storeu_ps(o + 3 * os + 168, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 160, o4_0); _mm256_storeu_ps(o + 4 * os + 168, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 160, o5_0); _mm256_storeu_ps(o + 5 * os + 168, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 176), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 184), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 176), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 184), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 176), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 184), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 176), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 184), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 176), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 184), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 176), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 184), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 176), v1 = _mm256_loadu_ps(vj + 184);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 176, o0_0); _mm256_storeu_ps(o + 184, o0_1);
-    _mm256_storeu_ps(o + os + 176, o1_0); _mm256_storeu_ps(o + os + 184, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 176, o2_0); _mm256_storeu_ps(o + 2 * os + 184, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 176, o3_0); _mm256_storeu_ps(o + 3 * os + 184, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 176, o4_0); _mm256_storeu_ps(o + 4 * os + 184, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 176, o5_0); _mm256_storeu_ps(o + 5 * os + 184, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 192), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 200), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 192), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 200), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 192), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 200), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 192), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 200), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 192), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 200), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 192), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 200), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 192), v1 = _mm256_loadu_ps(vj + 200);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 192, o0_0); _mm256_storeu_ps(o + 200, o0_1);
-    _mm256_storeu_ps(o + os + 192, o1_0); _mm256_storeu_ps(o + os + 200, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 192, o2_0); _mm256_storeu_ps(o + 2 * os + 200, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 192, o3_0); _mm256_storeu_ps(o + 3 * os + 200, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 192, o4_0); _mm256_storeu_ps(o + 4 * os + 200, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 192, o5_0); _mm256_storeu_ps(o + 5 * os + 200, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 208), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 216), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 208), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 216), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 208), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 216), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 208), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 216), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 208), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 216), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 208), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 216), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 208), v1 = _mm256_loadu_ps(vj + 216);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 208, o0_0); _mm256_storeu_ps(o + 216, o0_1);
-    _mm256_storeu_ps(o + os + 208, o1_0); _mm256_storeu_ps(o + os + 216, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 208, o2_0); _mm256_storeu_ps(o + 2 * os + 216, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 208, o3_0); _mm256_storeu_ps(o + 3 * os + 216, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 208, o4_0); _mm256_storeu_ps(o + 4 * os + 216, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 208, o5_0); _mm256_storeu_ps(o + 5 * os + 216, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 224), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 232), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 224), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 232), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 224), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 232), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 224), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 232), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 224), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 232), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 224), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 232), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 224), v1 = _mm256_loadu_ps(vj + 232);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 224, o0_0); _mm256_storeu_ps(o + 232, o0_1);
-    _mm256_storeu_ps(o + os + 224, o1_0); _mm256_storeu_ps(o + os + 232, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 224, o2_0); _mm256_storeu_ps(o + 2 * os + 232, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 224, o3_0); _mm256_storeu_ps(o + 3 * os + 232, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 224, o4_0); _mm256_storeu_ps(o + 4 * os + 232, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 224, o5_0); _mm256_storeu_ps(o + 5 * os + 232, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 240), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 248), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 240), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 248), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 240), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 248), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 240), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 248), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 240), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 248), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 240), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 248), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 240), v1 = _mm256_loadu_ps(vj + 248);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 240, o0_0); _mm256_storeu_ps(o + 248, o0_1);
-    _mm256_storeu_ps(o + os + 240, o1_0); _mm256_storeu_ps(o + os + 248, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 240, o2_0); _mm256_storeu_ps(o + 2 * os + 248, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 240, o3_0); _mm256_storeu_ps(o + 3 * os + 248, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 240, o4_0); _mm256_storeu_ps(o + 4 * os + 248, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 240, o5_0); _mm256_storeu_ps(o + 5 * os + 248, o5_1);
   }
 }
 
@@ -882,9 +491,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), a1), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -896,9 +504,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3);
   }
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), a1), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -910,9 +517,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     _mm256_storeu_ps(o + os + 32, o1_0); _mm256_storeu_ps(o + os + 40, o1_1); _mm256_storeu_ps(o + os + 48, o1_2); _mm256_storeu_ps(o + os + 56, o1_3);
   }
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), a1), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), a1), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), a1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -924,9 +530,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3);
   }
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), a1), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), a1), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), a1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -938,9 +543,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2); _mm256_storeu_ps(o + os + 120, o1_3);
   }
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 128), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 136), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 144), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 152), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 128), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 136), a1), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 144), a1), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 152), a1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 128), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 136), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 144), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 152), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 128), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 136), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 144), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 152), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -952,9 +556,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     _mm256_storeu_ps(o + os + 128, o1_0); _mm256_storeu_ps(o + os + 136, o1_1); _mm256_storeu_ps(o + os + 144, o1_2); _mm256_storeu_ps(o + os + 152, o1_3);
   }
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 160), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 168), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 176), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 184), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 160), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 168), a1), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 176), a1), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 184), a1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 160), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 168), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 176), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 184), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 160), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 168), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 176), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 184), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -966,9 +569,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     _mm256_storeu_ps(o + os + 160, o1_0); _mm256_storeu_ps(o + os + 168, o1_1); _mm256_storeu_ps(o + os + 176, o1_2); _mm256_storeu_ps(o + os + 184, o1_3);
   }
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 192), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 200), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 208), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 216), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 192), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 200), a1), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 208), a1), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 216), a1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 192), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 200), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 208), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 216), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 192), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 200), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 208), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 216), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -980,9 +582,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     _mm256_storeu_ps(o + os + 192, o1_0); _mm256_storeu_ps(o + os + 200, o1_1); _mm256_storeu_ps(o + os + 208, o1_2); _mm256_storeu_ps(o + os + 216, o1_3);
   }
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 224), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 232), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 240), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 248), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 224), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 232), a1), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 240), a1), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 248), a1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 224), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 232), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 240), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 248), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 224), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 232), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 240), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 248), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -1114,9 +715,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d256_6x16_s96__avx2(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
+      /* O = alpha·O + P·V, one panel of 16 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 16 <= 256; c0 += 16)
+        for (int r0 = 0; r0 < rows_pv; r0 += 6)
+          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -1258,9 +861,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d256_6x16_s96__avx2(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
+      /* O = alpha·O + P·V, one panel of 16 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 16 <= 256; c0 += 16)
+        for (int r0 = 0; r0 < rows_pv; r0 += 6)
+          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -1608,55 +1213,53 @@ static void attngen_qk_d256_16x5_s96__neon(const float *restrict qt,
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
- * Column blocks of 12 floats keep 24 accumulators in registers while V streams by. */
-static void attngen_pv_d256_8x12_s96__neon(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
+static void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;
-  for (; c0 + 12 <= 256; c0 += 12)
+  for (; c0 + 8 <= 8; c0 += 8)
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 8), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 8), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 8), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 8), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 8), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 8), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4), v2 = vld1q_f32(vj + c0 + 8);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
+      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); }
     }
-    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2);
-    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2);
-    vst1q_f32(o + 2 * os + c0, o2_0); vst1q_f32(o + 2 * os + c0 + 4, o2_1); vst1q_f32(o + 2 * os + c0 + 8, o2_2);
-    vst1q_f32(o + 3 * os + c0, o3_0); vst1q_f32(o + 3 * os + c0 + 4, o3_1); vst1q_f32(o + 3 * os + c0 + 8, o3_2);
-    vst1q_f32(o + 4 * os + c0, o4_0); vst1q_f32(o + 4 * os + c0 + 4, o4_1); vst1q_f32(o + 4 * os + c0 + 8, o4_2);
-    vst1q_f32(o + 5 * os + c0, o5_0); vst1q_f32(o + 5 * os + c0 + 4, o5_1); vst1q_f32(o + 5 * os + c0 + 8, o5_2);
-    vst1q_f32(o + 6 * os + c0, o6_0); vst1q_f32(o + 6 * os + c0 + 4, o6_1); vst1q_f32(o + 6 * os + c0 + 8, o6_2);
-    vst1q_f32(o + 7 * os + c0, o7_0); vst1q_f32(o + 7 * os + c0 + 4, o7_1); vst1q_f32(o + 7 * os + c0 + 8, o7_2);
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1);
+    vst1q_f32(o + 2 * os + c0, o2_0); vst1q_f32(o + 2 * os + c0 + 4, o2_1);
+    vst1q_f32(o + 3 * os + c0, o3_0); vst1q_f32(o + 3 * os + c0 + 4, o3_1);
+    vst1q_f32(o + 4 * os + c0, o4_0); vst1q_f32(o + 4 * os + c0 + 4, o4_1);
+    vst1q_f32(o + 5 * os + c0, o5_0); vst1q_f32(o + 5 * os + c0 + 4, o5_1);
+    vst1q_f32(o + 6 * os + c0, o6_0); vst1q_f32(o + 6 * os + c0 + 4, o6_1);
+    vst1q_f32(o + 7 * os + c0, o7_0); vst1q_f32(o + 7 * os + c0 + 4, o7_1);
   }
-  for (; c0 + 4 <= 256; c0 += 4)
+  for (; c0 + 4 <= 8; c0 += 4)
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -1680,7 +1283,7 @@ static void attngen_pv_d256_8x12_s96__neon(const float *restrict pt, const float
     vst1q_f32(o + 7 * os + c0, o7_0);
   }
   for (int r = 0; r < 8; ++r)
-    for (int c = c0; c < 256; ++c) {
+    for (int c = c0; c < 8; ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j * 96 + r] * v[j * vs + c];
       o[r * os + c] = acc;
@@ -2295,9 +1898,8 @@ static void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0), o0_1 = vmulq_f32(vld1q_f32(o + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + 8), a0), o0_3 = vmulq_f32(vld1q_f32(o + 12), a0), o0_4 = vmulq_f32(vld1q_f32(o + 16), a0), o0_5 = vmulq_f32(vld1q_f32(o + 20), a0), o0_6 = vmulq_f32(vld1q_f32(o + 24), a0), o0_7 = vmulq_f32(vld1q_f32(o + 28), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), a1), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), a1), o1_4 = vmulq_f32(vld1q_f32(o + os + 16), a1), o1_5 = vmulq_f32(vld1q_f32(o + os + 20), a1), o1_6 = vmulq_f32(vld1q_f32(o + os + 24), a1), o1_7 = vmulq_f32(vld1q_f32(o + os + 28), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -2309,9 +1911,8 @@ static void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float
     vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3); vst1q_f32(o + os + 16, o1_4); vst1q_f32(o + os + 20, o1_5); vst1q_f32(o + os + 24, o1_6); vst1q_f32(o + os + 28, o1_7);
   }
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), a0), o0_1 = vmulq_f32(vld1q_f32(o + 36), a0), o0_2 = vmulq_f32(vld1q_f32(o + 40), a0), o0_3 = vmulq_f32(vld1q_f32(o + 44), a0), o0_4 = vmulq_f32(vld1q_f32(o + 48), a0), o0_5 = vmulq_f32(vld1q_f32(o + 52), a0), o0_6 = vmulq_f32(vld1q_f32(o + 56), a0), o0_7 = vmulq_f32(vld1q_f32(o + 60), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), a1), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), a1), o1_4 = vmulq_f32(vld1q_f32(o + os + 48), a1), o1_5 = vmulq_f32(vld1q_f32(o + os + 52), a1), o1_6 = vmulq_f32(vld1q_f32(o + os + 56), a1), o1_7 = vmulq_f32(vld1q_f32(o + os + 60), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -2323,9 +1924,8 @@ static void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float
     vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3); vst1q_f32(o + os + 48, o1_4); vst1q_f32(o + os + 52, o1_5); vst1q_f32(o + os + 56, o1_6); vst1q_f32(o + os + 60, o1_7);
   }
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), a0), o0_1 = vmulq_f32(vld1q_f32(o + 68), a0), o0_2 = vmulq_f32(vld1q_f32(o + 72), a0), o0_3 = vmulq_f32(vld1q_f32(o + 76), a0), o0_4 = vmulq_f32(vld1q_f32(o + 80), a0), o0_5 = vmulq_f32(vld1q_f32(o + 84), a0), o0_6 = vmulq_f32(vld1q_f32(o + 88), a0), o0_7 = vmulq_f32(vld1q_f32(o + 92), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), a1), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), a1), o1_4 = vmulq_f32(vld1q_f32(o + os + 80), a1), o1_5 = vmulq_f32(vld1q_f32(o + os + 84), a1), o1_6 = vmulq_f32(vld1q_f32(o + os + 88), a1), o1_7 = vmulq_f32(vld1q_f32(o + os + 92), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -2337,9 +1937,8 @@ static void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float
     vst1q_f32(o + os + 64, o1_0); vst1q_f32(o + os + 68, o1_1); vst1q_f32(o + os + 72, o1_2); vst1q_f32(o + os + 76, o1_3); vst1q_f32(o + os + 80, o1_4); vst1q_f32(o + os + 84, o1_5); vst1q_f32(o + os + 88, o1_6); vst1q_f32(o + os + 92, o1_7);
   }
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), a0), o0_1 = vmulq_f32(vld1q_f32(o + 100), a0), o0_2 = vmulq_f32(vld1q_f32(o + 104), a0), o0_3 = vmulq_f32(vld1q_f32(o + 108), a0), o0_4 = vmulq_f32(vld1q_f32(o + 112), a0), o0_5 = vmulq_f32(vld1q_f32(o + 116), a0), o0_6 = vmulq_f32(vld1q_f32(o + 120), a0), o0_7 = vmulq_f32(vld1q_f32(o + 124), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), a1), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), a1), o1_4 = vmulq_f32(vld1q_f32(o + os + 112), a1), o1_5 = vmulq_f32(vld1q_f32(o + os + 116), a1), o1_6 = vmulq_f32(vld1q_f32(o + os + 120), a1), o1_7 = vmulq_f32(vld1q_f32(o + os + 124), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -2351,9 +1950,8 @@ static void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float
     vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2); vst1q_f32(o + os + 108, o1_3); vst1q_f32(o + os + 112, o1_4); vst1q_f32(o + os + 116, o1_5); vst1q_f32(o + os + 120, o1_6); vst1q_f32(o + os + 124, o1_7);
   }
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 128), a0), o0_1 = vmulq_f32(vld1q_f32(o + 132), a0), o0_2 = vmulq_f32(vld1q_f32(o + 136), a0), o0_3 = vmulq_f32(vld1q_f32(o + 140), a0), o0_4 = vmulq_f32(vld1q_f32(o + 144), a0), o0_5 = vmulq_f32(vld1q_f32(o + 148), a0), o0_6 = vmulq_f32(vld1q_f32(o + 152), a0), o0_7 = vmulq_f32(vld1q_f32(o + 156), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 128), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 132), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 136), a1), o1_3 = vmulq_f32(vld1q_f32(o + os + 140), a1), o1_4 = vmulq_f32(vld1q_f32(o + os + 144), a1), o1_5 = vmulq_f32(vld1q_f32(o + os + 148), a1), o1_6 = vmulq_f32(vld1q_f32(o + os + 152), a1), o1_7 = vmulq_f32(vld1q_f32(o + os + 156), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 128), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 132), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 136), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 140), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 144), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 148), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 152), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 156), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 128), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 132), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 136), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 140), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 144), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 148), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 152), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 156), vld1q_dup_f32(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -2365,9 +1963,8 @@ static void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float
     vst1q_f32(o + os + 128, o1_0); vst1q_f32(o + os + 132, o1_1); vst1q_f32(o + os + 136, o1_2); vst1q_f32(o + os + 140, o1_3); vst1q_f32(o + os + 144, o1_4); vst1q_f32(o + os + 148, o1_5); vst1q_f32(o + os + 152, o1_6); vst1q_f32(o + os + 156, o1_7);
   }
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 160), a0), o0_1 = vmulq_f32(vld1q_f32(o + 164), a0), o0_2 = vmulq_f32(vld1q_f32(o + 168), a0), o0_3 = vmulq_f32(vld1q_f32(o + 172), a0), o0_4 = vmulq_f32(vld1q_f32(o + 176), a0), o0_5 = vmulq_f32(vld1q_f32(o + 180), a0), o0_6 = vmulq_f32(vld1q_f32(o + 184), a0), o0_7 = vmulq_f32(vld1q_f32(o + 188), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 160), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 164), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 168), a1), o1_3 = vmulq_f32(vld1q_f32(o + os + 172), a1), o1_4 = vmulq_f32(vld1q_f32(o + os + 176), a1), o1_5 = vmulq_f32(vld1q_f32(o + os + 180), a1), o1_6 = vmulq_f32(vld1q_f32(o + os + 184), a1), o1_7 = vmulq_f32(vld1q_f32(o + os + 188), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 160), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 164), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 168), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 172), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 176), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 180), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 184), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 188), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 160), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 164), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 168), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 172), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 176), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 180), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 184), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 188), vld1q_dup_f32(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -2379,9 +1976,8 @@ static void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float
     vst1q_f32(o + os + 160, o1_0); vst1q_f32(o + os + 164, o1_1); vst1q_f32(o + os + 168, o1_2); vst1q_f32(o + os + 172, o1_3); vst1q_f32(o + os + 176, o1_4); vst1q_f32(o + os + 180, o1_5); vst1q_f32(o + os + 184, o1_6); vst1q_f32(o + os + 188, o1_7);
   }
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 192), a0), o0_1 = vmulq_f32(vld1q_f32(o + 196), a0), o0_2 = vmulq_f32(vld1q_f32(o + 200), a0), o0_3 = vmulq_f32(vld1q_f32(o + 204), a0), o0_4 = vmulq_f32(vld1q_f32(o + 208), a0), o0_5 = vmulq_f32(vld1q_f32(o + 212), a0), o0_6 = vmulq_f32(vld1q_f32(o + 216), a0), o0_7 = vmulq_f32(vld1q_f32(o + 220), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 192), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 196), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 200), a1), o1_3 = vmulq_f32(vld1q_f32(o + os + 204), a1), o1_4 = vmulq_f32(vld1q_f32(o + os + 208), a1), o1_5 = vmulq_f32(vld1q_f32(o + os + 212), a1), o1_6 = vmulq_f32(vld1q_f32(o + os + 216), a1), o1_7 = vmulq_f32(vld1q_f32(o + os + 220), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 192), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 196), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 200), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 204), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 208), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 212), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 216), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 220), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 192), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 196), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 200), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 204), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 208), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 212), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 216), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 220), vld1q_dup_f32(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -2393,9 +1989,8 @@ static void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float
     vst1q_f32(o + os + 192, o1_0); vst1q_f32(o + os + 196, o1_1); vst1q_f32(o + os + 200, o1_2); vst1q_f32(o + os + 204, o1_3); vst1q_f32(o + os + 208, o1_4); vst1q_f32(o + os + 212, o1_5); vst1q_f32(o + os + 216, o1_6); vst1q_f32(o + os + 220, o1_7);
   }
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 224), a0), o0_1 = vmulq_f32(vld1q_f32(o + 228), a0), o0_2 = vmulq_f32(vld1q_f32(o + 232), a0), o0_3 = vmulq_f32(vld1q_f32(o + 236), a0), o0_4 = vmulq_f32(vld1q_f32(o + 240), a0), o0_5 = vmulq_f32(vld1q_f32(o + 244), a0), o0_6 = vmulq_f32(vld1q_f32(o + 248), a0), o0_7 = vmulq_f32(vld1q_f32(o + 252), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 224), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + 228), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + 232), a1), o1_3 = vmulq_f32(vld1q_f32(o + os + 236), a1), o1_4 = vmulq_f32(vld1q_f32(o + os + 240), a1), o1_5 = vmulq_f32(vld1q_f32(o + os + 244), a1), o1_6 = vmulq_f32(vld1q_f32(o + os + 248), a1), o1_7 = vmulq_f32(vld1q_f32(o + os + 252), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 224), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 228), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 232), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 236), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 240), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 244), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 248), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 252), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 224), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 228), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 232), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 236), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + 240), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + 244), vld1q_dup_f32(alpha + 1)), o1_6 = vmulq_f32(vld1q_f32(o + os + 248), vld1q_dup_f32(alpha + 1)), o1_7 = vmulq_f32(vld1q_f32(o + os + 252), vld1q_dup_f32(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -2408,7 +2003,7 @@ static void attngen_pv_d256_2x32_p64__neon(const float *restrict pt, const float
   }
 }
 
-/* attn_h8_kv4_d256_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 32 keys per tile, head_dim loops */
+/* attn_h8_kv4_d256_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 32 keys per tile, head_dim loops */
 static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2527,9 +2122,11 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d256_8x12_s96__neon(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
+      /* O = alpha·O + P·V, one panel of 8 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 8 <= 256; c0 += 8)
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -2551,7 +2148,7 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 32 keys per tile, head_dim loops */
+/* attn_h8_kv4_d256_causal_padding_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 32 keys per tile, head_dim loops */
 static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2671,9 +2268,11 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d256_8x12_s96__neon(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
+      /* O = alpha·O + P·V, one panel of 8 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 8 <= 256; c0 += 8)
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -2974,17 +2573,16 @@ static void attngen_qk_d256_4x4_s64__scalar(const float *restrict qt,
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_d256_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
+static void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;
-  for (; c0 + 4 <= 256; c0 += 4)
+  for (; c0 + 4 <= 4; c0 += 4)
   {
-    const float a0 = (*(alpha)), a1 = (*(alpha + 1)), a2 = (*(alpha + 2)), a3 = (*(alpha + 3));
-    float o0_0 = ((*(o + c0)) * a0), o0_1 = ((*(o + c0 + 1)) * a0), o0_2 = ((*(o + c0 + 2)) * a0), o0_3 = ((*(o + c0 + 3)) * a0);
-    float o1_0 = ((*(o + os + c0)) * a1), o1_1 = ((*(o + os + c0 + 1)) * a1), o1_2 = ((*(o + os + c0 + 2)) * a1), o1_3 = ((*(o + os + c0 + 3)) * a1);
-    float o2_0 = ((*(o + 2 * os + c0)) * a2), o2_1 = ((*(o + 2 * os + c0 + 1)) * a2), o2_2 = ((*(o + 2 * os + c0 + 2)) * a2), o2_3 = ((*(o + 2 * os + c0 + 3)) * a2);
-    float o3_0 = ((*(o + 3 * os + c0)) * a3), o3_1 = ((*(o + 3 * os + c0 + 1)) * a3), o3_2 = ((*(o + 3 * os + c0 + 2)) * a3), o3_3 = ((*(o + 3 * os + c0 + 3)) * a3);
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -2999,13 +2597,12 @@ static void attngen_pv_d256_4x4_s64__scalar(const float *restrict pt, const floa
     *(o + 2 * os + c0) = o2_0; *(o + 2 * os + c0 + 1) = o2_1; *(o + 2 * os + c0 + 2) = o2_2; *(o + 2 * os + c0 + 3) = o2_3;
     *(o + 3 * os + c0) = o3_0; *(o + 3 * os + c0 + 1) = o3_1; *(o + 3 * os + c0 + 2) = o3_2; *(o + 3 * os + c0 + 3) = o3_3;
   }
-  for (; c0 + 1 <= 256; c0 += 1)
+  for (; c0 + 1 <= 4; c0 += 1)
   {
-    const float a0 = (*(alpha)), a1 = (*(alpha + 1)), a2 = (*(alpha + 2)), a3 = (*(alpha + 3));
-    float o0_0 = ((*(o + c0)) * a0);
-    float o1_0 = ((*(o + os + c0)) * a1);
-    float o2_0 = ((*(o + 2 * os + c0)) * a2);
-    float o3_0 = ((*(o + 3 * os + c0)) * a3);
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -3021,7 +2618,7 @@ static void attngen_pv_d256_4x4_s64__scalar(const float *restrict pt, const floa
     *(o + 3 * os + c0) = o3_0;
   }
   for (int r = 0; r < 4; ++r)
-    for (int c = c0; c < 256; ++c) {
+    for (int c = c0; c < 4; ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j * 64 + r] * v[j * vs + c];
       o[r * os + c] = acc;
@@ -3080,8 +2677,7 @@ static void attngen_pv_d256_1x8_p64__scalar(const float *restrict pt, const floa
   int c0 = 0;
   for (; c0 + 8 <= 256; c0 += 8)
   {
-    const float a0 = (*(alpha));
-    float o0_0 = ((*(o + c0)) * a0), o0_1 = ((*(o + c0 + 1)) * a0), o0_2 = ((*(o + c0 + 2)) * a0), o0_3 = ((*(o + c0 + 3)) * a0), o0_4 = ((*(o + c0 + 4)) * a0), o0_5 = ((*(o + c0 + 5)) * a0), o0_6 = ((*(o + c0 + 6)) * a0), o0_7 = ((*(o + c0 + 7)) * a0);
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha))), o0_4 = ((*(o + c0 + 4)) * (*(alpha))), o0_5 = ((*(o + c0 + 5)) * (*(alpha))), o0_6 = ((*(o + c0 + 6)) * (*(alpha))), o0_7 = ((*(o + c0 + 7)) * (*(alpha)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -3092,8 +2688,7 @@ static void attngen_pv_d256_1x8_p64__scalar(const float *restrict pt, const floa
   }
   for (; c0 + 1 <= 256; c0 += 1)
   {
-    const float a0 = (*(alpha));
-    float o0_0 = ((*(o + c0)) * a0);
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -3229,9 +2824,11 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d256_4x4_s64__scalar(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
+      /* O = alpha·O + P·V, one panel of 4 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 4 <= 256; c0 += 4)
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -3373,9 +2970,11 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d256_4x4_s64__scalar(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
+      /* O = alpha·O + P·V, one panel of 4 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 4 <= 256; c0 += 4)
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 

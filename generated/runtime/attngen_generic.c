@@ -138,19 +138,51 @@ static ATTNGEN_TARGET_AVX2 void attngen_qk_dany_24x4__avx2(const float *restrict
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_dany_6x16__avx2(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16__avx2(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), _mm256_broadcast_ss(alpha + 4));
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * qs;
+      const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1);
+    _mm256_storeu_ps(o + 2 * os, o2_0); _mm256_storeu_ps(o + 2 * os + 8, o2_1);
+    _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1);
+    _mm256_storeu_ps(o + 4 * os, o4_0); _mm256_storeu_ps(o + 4 * os + 8, o4_1);
+    _mm256_storeu_ps(o + 5 * os, o5_0); _mm256_storeu_ps(o + 5 * os + 8, o5_1);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_TARGET_AVX2 void attngen_pv_tail_dany_6x16__avx2(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
   for (; c0 + 16 <= d; c0 += 16)
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0 + 8), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0 + 8), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0 + 8), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0 + 8), a5);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0 + 8), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0 + 8), _mm256_broadcast_ss(alpha + 3));
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0 + 8), _mm256_broadcast_ss(alpha + 4));
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0 + 8), _mm256_broadcast_ss(alpha + 5));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -171,13 +203,12 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_dany_6x16__avx2(const float *restrict
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0), a5);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + c0), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + c0), _mm256_broadcast_ss(alpha + 3));
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + c0), _mm256_broadcast_ss(alpha + 4));
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + c0), _mm256_broadcast_ss(alpha + 5));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -249,9 +280,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(const float *rest
   int c0 = 0;
   for (; c0 + 32 <= d; c0 += 32)
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), a1), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), a1), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), a1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -264,9 +294,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(const float *rest
   }
   for (; c0 + 8 <= d; c0 += 8)
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), a1);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -425,9 +454,16 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_dany_6x16__avx2(st + r0, mp, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp, d);
+      /* O = alpha·O + P·V, one panel of 16 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 16 <= d; c0 += 16)
+        for (int r0 = 0; r0 < rows_pv; r0 += 6)
+          attngen_pv_panel_6x16__avx2(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+      if (d % 16 != 0) { /* the last columns */
+        const int c0 = d - d % 16;
+        for (int r0 = 0; r0 < rows_pv; r0 += 6)
+          attngen_pv_tail_dany_6x16__avx2(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp, d - c0);
+      }
     }
   }
 
@@ -700,55 +736,132 @@ static void attngen_qk_dany_16x5__neon(const float *restrict qt, ptrdiff_t qs,
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
- * Column blocks of 12 floats keep 24 accumulators in registers while V streams by. */
-static void attngen_pv_dany_8x12__neon(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
-    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+ * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
+static void attngen_pv_panel_8x8__neon(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;
-  for (; c0 + 12 <= d; c0 += 12)
+  for (; c0 + 8 <= 8; c0 += 8)
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 8), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 8), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 8), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 8), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 8), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 8), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
-      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4), v2 = vld1q_f32(vj + c0 + 8);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
+      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); }
     }
-    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2);
-    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2);
-    vst1q_f32(o + 2 * os + c0, o2_0); vst1q_f32(o + 2 * os + c0 + 4, o2_1); vst1q_f32(o + 2 * os + c0 + 8, o2_2);
-    vst1q_f32(o + 3 * os + c0, o3_0); vst1q_f32(o + 3 * os + c0 + 4, o3_1); vst1q_f32(o + 3 * os + c0 + 8, o3_2);
-    vst1q_f32(o + 4 * os + c0, o4_0); vst1q_f32(o + 4 * os + c0 + 4, o4_1); vst1q_f32(o + 4 * os + c0 + 8, o4_2);
-    vst1q_f32(o + 5 * os + c0, o5_0); vst1q_f32(o + 5 * os + c0 + 4, o5_1); vst1q_f32(o + 5 * os + c0 + 8, o5_2);
-    vst1q_f32(o + 6 * os + c0, o6_0); vst1q_f32(o + 6 * os + c0 + 4, o6_1); vst1q_f32(o + 6 * os + c0 + 8, o6_2);
-    vst1q_f32(o + 7 * os + c0, o7_0); vst1q_f32(o + 7 * os + c0 + 4, o7_1); vst1q_f32(o + 7 * os + c0 + 8, o7_2);
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1);
+    vst1q_f32(o + 2 * os + c0, o2_0); vst1q_f32(o + 2 * os + c0 + 4, o2_1);
+    vst1q_f32(o + 3 * os + c0, o3_0); vst1q_f32(o + 3 * os + c0 + 4, o3_1);
+    vst1q_f32(o + 4 * os + c0, o4_0); vst1q_f32(o + 4 * os + c0 + 4, o4_1);
+    vst1q_f32(o + 5 * os + c0, o5_0); vst1q_f32(o + 5 * os + c0 + 4, o5_1);
+    vst1q_f32(o + 6 * os + c0, o6_0); vst1q_f32(o + 6 * os + c0 + 4, o6_1);
+    vst1q_f32(o + 7 * os + c0, o7_0); vst1q_f32(o + 7 * os + c0 + 4, o7_1);
+  }
+  for (; c0 + 4 <= 8; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * qs;
+      const float32x4_t v0 = vld1q_f32(vj + c0);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + os + c0, o1_0);
+    vst1q_f32(o + 2 * os + c0, o2_0);
+    vst1q_f32(o + 3 * os + c0, o3_0);
+    vst1q_f32(o + 4 * os + c0, o4_0);
+    vst1q_f32(o + 5 * os + c0, o5_0);
+    vst1q_f32(o + 6 * os + c0, o6_0);
+    vst1q_f32(o + 7 * os + c0, o7_0);
+  }
+  for (int r = 0; r < 8; ++r)
+    for (int c = c0; c < 8; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j * qs + r] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
+static void attngen_pv_tail_dany_8x8__neon(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * qs;
+      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1);
+    vst1q_f32(o + 2 * os + c0, o2_0); vst1q_f32(o + 2 * os + c0 + 4, o2_1);
+    vst1q_f32(o + 3 * os + c0, o3_0); vst1q_f32(o + 3 * os + c0 + 4, o3_1);
+    vst1q_f32(o + 4 * os + c0, o4_0); vst1q_f32(o + 4 * os + c0 + 4, o4_1);
+    vst1q_f32(o + 5 * os + c0, o5_0); vst1q_f32(o + 5 * os + c0 + 4, o5_1);
+    vst1q_f32(o + 6 * os + c0, o6_0); vst1q_f32(o + 6 * os + c0 + 4, o6_1);
+    vst1q_f32(o + 7 * os + c0, o7_0); vst1q_f32(o + 7 * os + c0 + 4, o7_1);
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -824,9 +937,8 @@ static void attngen_pv_dany_2x24_p64__neon(const float *restrict pt, const float
   int c0 = 0;
   for (; c0 + 24 <= d; c0 += 24)
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), a0), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), a0), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), a0), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), a1), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), a1), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), a1), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -839,9 +951,8 @@ static void attngen_pv_dany_2x24_p64__neon(const float *restrict pt, const float
   }
   for (; c0 + 4 <= d; c0 += 4)
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -877,7 +988,7 @@ static void attn_generic_prefill__neon__work(const attngen_shape *shape, attngen
   (void)kvh; /* a prefill item covers one kv head */
 }
 
-/* attn_generic_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 64 keys per tile, head_dim at run time */
+/* attn_generic_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 64 keys per tile, head_dim at run time */
 static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -1000,9 +1111,16 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_dany_8x12__neon(st + r0, mp, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp, d);
+      /* O = alpha·O + P·V, one panel of 8 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 8 <= d; c0 += 8)
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_panel_8x8__neon(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+      if (d % 8 != 0) { /* the last columns */
+        const int c0 = d - d % 8;
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_tail_dany_8x8__neon(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp, d - c0);
+      }
     }
   }
 
@@ -1224,17 +1342,71 @@ static void attngen_qk_dany_4x4__scalar(const float *restrict qt, ptrdiff_t qs,
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+static void attngen_pv_panel_4x4__scalar(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= 4; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * qs;
+      const float v0 = (*(vj + c0)), v1 = (*(vj + c0 + 1)), v2 = (*(vj + c0 + 2)), v3 = (*(vj + c0 + 3));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 1)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+      { const float p = (*(pj + 2)); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
+      { const float p = (*(pj + 3)); o3_0 = o3_0 + p * v0; o3_1 = o3_1 + p * v1; o3_2 = o3_2 + p * v2; o3_3 = o3_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+    *(o + 2 * os + c0) = o2_0; *(o + 2 * os + c0 + 1) = o2_1; *(o + 2 * os + c0 + 2) = o2_2; *(o + 2 * os + c0 + 3) = o2_3;
+    *(o + 3 * os + c0) = o3_0; *(o + 3 * os + c0 + 1) = o3_1; *(o + 3 * os + c0 + 2) = o3_2; *(o + 3 * os + c0 + 3) = o3_3;
+  }
+  for (; c0 + 1 <= 4; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * qs;
+      const float v0 = (*(vj + c0));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 1)); o1_0 = o1_0 + p * v0; }
+      { const float p = (*(pj + 2)); o2_0 = o2_0 + p * v0; }
+      { const float p = (*(pj + 3)); o3_0 = o3_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+    *(o + 2 * os + c0) = o2_0;
+    *(o + 3 * os + c0) = o3_0;
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = c0; c < 4; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j * qs + r] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
+static void attngen_pv_tail_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    const float a0 = (*(alpha)), a1 = (*(alpha + 1)), a2 = (*(alpha + 2)), a3 = (*(alpha + 3));
-    float o0_0 = ((*(o + c0)) * a0), o0_1 = ((*(o + c0 + 1)) * a0), o0_2 = ((*(o + c0 + 2)) * a0), o0_3 = ((*(o + c0 + 3)) * a0);
-    float o1_0 = ((*(o + os + c0)) * a1), o1_1 = ((*(o + os + c0 + 1)) * a1), o1_2 = ((*(o + os + c0 + 2)) * a1), o1_3 = ((*(o + os + c0 + 3)) * a1);
-    float o2_0 = ((*(o + 2 * os + c0)) * a2), o2_1 = ((*(o + 2 * os + c0 + 1)) * a2), o2_2 = ((*(o + 2 * os + c0 + 2)) * a2), o2_3 = ((*(o + 2 * os + c0 + 3)) * a2);
-    float o3_0 = ((*(o + 3 * os + c0)) * a3), o3_1 = ((*(o + 3 * os + c0 + 1)) * a3), o3_2 = ((*(o + 3 * os + c0 + 2)) * a3), o3_3 = ((*(o + 3 * os + c0 + 3)) * a3);
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -1251,11 +1423,10 @@ static void attngen_pv_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs, 
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    const float a0 = (*(alpha)), a1 = (*(alpha + 1)), a2 = (*(alpha + 2)), a3 = (*(alpha + 3));
-    float o0_0 = ((*(o + c0)) * a0);
-    float o1_0 = ((*(o + os + c0)) * a1);
-    float o2_0 = ((*(o + 2 * os + c0)) * a2);
-    float o3_0 = ((*(o + 3 * os + c0)) * a3);
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
@@ -1323,9 +1494,8 @@ static void attngen_pv_dany_2x4_p64__scalar(const float *restrict pt, const floa
   int c0 = 0;
   for (; c0 + 4 <= d; c0 += 4)
   {
-    const float a0 = (*(alpha)), a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + c0)) * a0), o0_1 = ((*(o + c0 + 1)) * a0), o0_2 = ((*(o + c0 + 2)) * a0), o0_3 = ((*(o + c0 + 3)) * a0);
-    float o1_0 = ((*(o + os + c0)) * a1), o1_1 = ((*(o + os + c0 + 1)) * a1), o1_2 = ((*(o + os + c0 + 2)) * a1), o1_3 = ((*(o + os + c0 + 3)) * a1);
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -1338,9 +1508,8 @@ static void attngen_pv_dany_2x4_p64__scalar(const float *restrict pt, const floa
   }
   for (; c0 + 1 <= d; c0 += 1)
   {
-    const float a0 = (*(alpha)), a1 = (*(alpha + 1));
-    float o0_0 = ((*(o + c0)) * a0);
-    float o1_0 = ((*(o + os + c0)) * a1);
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -1499,9 +1668,16 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_dany_4x4__scalar(st + r0, mp, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp, d);
+      /* O = alpha·O + P·V, one panel of 4 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 4 <= d; c0 += 4)
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_pv_panel_4x4__scalar(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+      if (d % 4 != 0) { /* the last columns */
+        const int c0 = d - d % 4;
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_pv_tail_dany_4x4__scalar(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp, d - c0);
+      }
     }
   }
 

@@ -274,17 +274,16 @@ static ATTNGEN_TARGET_AVX2 void attngen_qk_d64_24x4_s96__avx2(const float *restr
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), a5);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
+    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os), _mm256_broadcast_ss(alpha + 4)), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 8), _mm256_broadcast_ss(alpha + 4));
+    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -302,84 +301,6 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_6x16_s96__avx2(const float *restr
     _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1);
     _mm256_storeu_ps(o + 4 * os, o4_0); _mm256_storeu_ps(o + 4 * os + 8, o4_1);
     _mm256_storeu_ps(o + 5 * os, o5_0); _mm256_storeu_ps(o + 5 * os + 8, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 16), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 24), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 16), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 24), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 16), v1 = _mm256_loadu_ps(vj + 24);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 16, o0_0); _mm256_storeu_ps(o + 24, o0_1);
-    _mm256_storeu_ps(o + os + 16, o1_0); _mm256_storeu_ps(o + os + 24, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 16, o2_0); _mm256_storeu_ps(o + 2 * os + 24, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 16, o3_0); _mm256_storeu_ps(o + 3 * os + 24, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 16, o4_0); _mm256_storeu_ps(o + 4 * os + 24, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 16, o5_0); _mm256_storeu_ps(o + 5 * os + 24, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 32), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 40), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 32), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 40), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 32), v1 = _mm256_loadu_ps(vj + 40);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 32, o0_0); _mm256_storeu_ps(o + 40, o0_1);
-    _mm256_storeu_ps(o + os + 32, o1_0); _mm256_storeu_ps(o + os + 40, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 32, o2_0); _mm256_storeu_ps(o + 2 * os + 40, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 32, o3_0); _mm256_storeu_ps(o + 3 * os + 40, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 32, o4_0); _mm256_storeu_ps(o + 4 * os + 40, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 32, o5_0); _mm256_storeu_ps(o + 5 * os + 40, o5_1);
-  }
-  {
-    const __m256 a0 = _mm256_broadcast_ss(alpha), a1 = _mm256_broadcast_ss(alpha + 1), a2 = _mm256_broadcast_ss(alpha + 2), a3 = _mm256_broadcast_ss(alpha + 3), a4 = _mm256_broadcast_ss(alpha + 4), a5 = _mm256_broadcast_ss(alpha + 5);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), a1), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), a1);
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), a2), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), a2);
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), a3), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), a3);
-    __m256 o4_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 48), a4), o4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4 * os + 56), a4);
-    __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 48), a5), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 56), a5);
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj + 48), v1 = _mm256_loadu_ps(vj + 56);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 4); o4_0 = _mm256_fmadd_ps(p, v0, o4_0); o4_1 = _mm256_fmadd_ps(p, v1, o4_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 5); o5_0 = _mm256_fmadd_ps(p, v0, o5_0); o5_1 = _mm256_fmadd_ps(p, v1, o5_1); }
-    }
-    _mm256_storeu_ps(o + 48, o0_0); _mm256_storeu_ps(o + 56, o0_1);
-    _mm256_storeu_ps(o + os + 48, o1_0); _mm256_storeu_ps(o + os + 56, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 48, o2_0); _mm256_storeu_ps(o + 2 * os + 56, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1);
-    _mm256_storeu_ps(o + 4 * os + 48, o4_0); _mm256_storeu_ps(o + 4 * os + 56, o4_1);
-    _mm256_storeu_ps(o + 5 * os + 48, o5_0); _mm256_storeu_ps(o + 5 * os + 56, o5_1);
   }
 }
 
@@ -484,8 +405,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_p8__avx2(const float *restri
 {
   (void)os; /* one row per block */
   {
-    const __m256 a0 = _mm256_broadcast_ss(alpha);
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), a0), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), a0), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), a0), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), a0), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), a0), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), a0), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), a0), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), a0);
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -597,9 +517,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_prefill__avx2(const attnge
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 6)
-        attngen_pv_d64_6x16_s96__avx2(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
+      /* O = alpha·O + P·V, one panel of 16 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 16 <= 64; c0 += 16)
+        for (int r0 = 0; r0 < rows_pv; r0 += 6)
+          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -810,55 +732,53 @@ static void attngen_qk_d64_16x5_s96__neon(const float *restrict qt,
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
- * Column blocks of 12 floats keep 24 accumulators in registers while V streams by. */
-static void attngen_pv_d64_8x12_s96__neon(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
+static void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;
-  for (; c0 + 12 <= 64; c0 += 12)
+  for (; c0 + 8 <= 8; c0 += 8)
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), a1), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), a2), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 8), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), a3), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 8), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), a4), o4_2 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 8), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), a5), o5_2 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 8), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), a6), o6_2 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 8), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), a7), o7_2 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 8), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + c0 + 4), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + c0 + 4), vld1q_dup_f32(alpha + 3));
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4)), o4_1 = vmulq_f32(vld1q_f32(o + 4 * os + c0 + 4), vld1q_dup_f32(alpha + 4));
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5)), o5_1 = vmulq_f32(vld1q_f32(o + 5 * os + c0 + 4), vld1q_dup_f32(alpha + 5));
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6)), o6_1 = vmulq_f32(vld1q_f32(o + 6 * os + c0 + 4), vld1q_dup_f32(alpha + 6));
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7)), o7_1 = vmulq_f32(vld1q_f32(o + 7 * os + c0 + 4), vld1q_dup_f32(alpha + 7));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
-      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4), v2 = vld1q_f32(vj + c0 + 8);
-      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); o4_2 = vfmaq_f32(o4_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); o5_2 = vfmaq_f32(o5_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); o6_2 = vfmaq_f32(o6_2, p, v2); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); o7_2 = vfmaq_f32(o7_2, p, v2); }
+      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 4); o4_0 = vfmaq_f32(o4_0, p, v0); o4_1 = vfmaq_f32(o4_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 5); o5_0 = vfmaq_f32(o5_0, p, v0); o5_1 = vfmaq_f32(o5_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 6); o6_0 = vfmaq_f32(o6_0, p, v0); o6_1 = vfmaq_f32(o6_1, p, v1); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 7); o7_0 = vfmaq_f32(o7_0, p, v0); o7_1 = vfmaq_f32(o7_1, p, v1); }
     }
-    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2);
-    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2);
-    vst1q_f32(o + 2 * os + c0, o2_0); vst1q_f32(o + 2 * os + c0 + 4, o2_1); vst1q_f32(o + 2 * os + c0 + 8, o2_2);
-    vst1q_f32(o + 3 * os + c0, o3_0); vst1q_f32(o + 3 * os + c0 + 4, o3_1); vst1q_f32(o + 3 * os + c0 + 8, o3_2);
-    vst1q_f32(o + 4 * os + c0, o4_0); vst1q_f32(o + 4 * os + c0 + 4, o4_1); vst1q_f32(o + 4 * os + c0 + 8, o4_2);
-    vst1q_f32(o + 5 * os + c0, o5_0); vst1q_f32(o + 5 * os + c0 + 4, o5_1); vst1q_f32(o + 5 * os + c0 + 8, o5_2);
-    vst1q_f32(o + 6 * os + c0, o6_0); vst1q_f32(o + 6 * os + c0 + 4, o6_1); vst1q_f32(o + 6 * os + c0 + 8, o6_2);
-    vst1q_f32(o + 7 * os + c0, o7_0); vst1q_f32(o + 7 * os + c0 + 4, o7_1); vst1q_f32(o + 7 * os + c0 + 8, o7_2);
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1);
+    vst1q_f32(o + 2 * os + c0, o2_0); vst1q_f32(o + 2 * os + c0 + 4, o2_1);
+    vst1q_f32(o + 3 * os + c0, o3_0); vst1q_f32(o + 3 * os + c0 + 4, o3_1);
+    vst1q_f32(o + 4 * os + c0, o4_0); vst1q_f32(o + 4 * os + c0 + 4, o4_1);
+    vst1q_f32(o + 5 * os + c0, o5_0); vst1q_f32(o + 5 * os + c0 + 4, o5_1);
+    vst1q_f32(o + 6 * os + c0, o6_0); vst1q_f32(o + 6 * os + c0 + 4, o6_1);
+    vst1q_f32(o + 7 * os + c0, o7_0); vst1q_f32(o + 7 * os + c0 + 4, o7_1);
   }
-  for (; c0 + 4 <= 64; c0 += 4)
+  for (; c0 + 4 <= 8; c0 += 4)
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha), a1 = vld1q_dup_f32(alpha + 1), a2 = vld1q_dup_f32(alpha + 2), a3 = vld1q_dup_f32(alpha + 3), a4 = vld1q_dup_f32(alpha + 4), a5 = vld1q_dup_f32(alpha + 5), a6 = vld1q_dup_f32(alpha + 6), a7 = vld1q_dup_f32(alpha + 7);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), a0);
-    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), a1);
-    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), a2);
-    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), a3);
-    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), a4);
-    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), a5);
-    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), a6);
-    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), a7);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + c0), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + c0), vld1q_dup_f32(alpha + 3));
+    float32x4_t o4_0 = vmulq_f32(vld1q_f32(o + 4 * os + c0), vld1q_dup_f32(alpha + 4));
+    float32x4_t o5_0 = vmulq_f32(vld1q_f32(o + 5 * os + c0), vld1q_dup_f32(alpha + 5));
+    float32x4_t o6_0 = vmulq_f32(vld1q_f32(o + 6 * os + c0), vld1q_dup_f32(alpha + 6));
+    float32x4_t o7_0 = vmulq_f32(vld1q_f32(o + 7 * os + c0), vld1q_dup_f32(alpha + 7));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
@@ -882,7 +802,7 @@ static void attngen_pv_d64_8x12_s96__neon(const float *restrict pt, const float 
     vst1q_f32(o + 7 * os + c0, o7_0);
   }
   for (int r = 0; r < 8; ++r)
-    for (int c = c0; c < 64; ++c) {
+    for (int c = c0; c < 8; ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j * 96 + r] * v[j * vs + c];
       o[r * os + c] = acc;
@@ -1131,8 +1051,7 @@ static void attngen_pv_d64_1x48_p72__neon(const float *restrict pt, const float 
 {
   (void)os; /* one row per block */
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), a0), o0_1 = vmulq_f32(vld1q_f32(o + 4), a0), o0_2 = vmulq_f32(vld1q_f32(o + 8), a0), o0_3 = vmulq_f32(vld1q_f32(o + 12), a0), o0_4 = vmulq_f32(vld1q_f32(o + 16), a0), o0_5 = vmulq_f32(vld1q_f32(o + 20), a0), o0_6 = vmulq_f32(vld1q_f32(o + 24), a0), o0_7 = vmulq_f32(vld1q_f32(o + 28), a0), o0_8 = vmulq_f32(vld1q_f32(o + 32), a0), o0_9 = vmulq_f32(vld1q_f32(o + 36), a0), o0_10 = vmulq_f32(vld1q_f32(o + 40), a0), o0_11 = vmulq_f32(vld1q_f32(o + 44), a0);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_6 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_7 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha)), o0_8 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_9 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_10 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_11 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -1142,8 +1061,7 @@ static void attngen_pv_d64_1x48_p72__neon(const float *restrict pt, const float 
     vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3); vst1q_f32(o + 16, o0_4); vst1q_f32(o + 20, o0_5); vst1q_f32(o + 24, o0_6); vst1q_f32(o + 28, o0_7); vst1q_f32(o + 32, o0_8); vst1q_f32(o + 36, o0_9); vst1q_f32(o + 40, o0_10); vst1q_f32(o + 44, o0_11);
   }
   {
-    const float32x4_t a0 = vld1q_dup_f32(alpha);
-    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), a0), o0_1 = vmulq_f32(vld1q_f32(o + 52), a0), o0_2 = vmulq_f32(vld1q_f32(o + 56), a0), o0_3 = vmulq_f32(vld1q_f32(o + 60), a0);
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -1154,7 +1072,7 @@ static void attngen_pv_d64_1x48_p72__neon(const float *restrict pt, const float 
   }
 }
 
-/* attn_h8_kv8_d64_cross_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x12, 128 keys per tile, head_dim loops */
+/* attn_h8_kv8_d64_cross_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 128 keys per tile, head_dim loops */
 static void attn_h8_kv8_d64_cross_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1255,9 +1173,11 @@ static void attn_h8_kv8_d64_cross_prefill__neon(const attngen_kernel *kernel, co
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 8)
-        attngen_pv_d64_8x12_s96__neon(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
+      /* O = alpha·O + P·V, one panel of 8 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 8 <= 64; c0 += 8)
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -1421,17 +1341,16 @@ static void attngen_qk_d64_4x4_s64__scalar(const float *restrict qt,
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_d64_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
+static void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;
-  for (; c0 + 4 <= 64; c0 += 4)
+  for (; c0 + 4 <= 4; c0 += 4)
   {
-    const float a0 = (*(alpha)), a1 = (*(alpha + 1)), a2 = (*(alpha + 2)), a3 = (*(alpha + 3));
-    float o0_0 = ((*(o + c0)) * a0), o0_1 = ((*(o + c0 + 1)) * a0), o0_2 = ((*(o + c0 + 2)) * a0), o0_3 = ((*(o + c0 + 3)) * a0);
-    float o1_0 = ((*(o + os + c0)) * a1), o1_1 = ((*(o + os + c0 + 1)) * a1), o1_2 = ((*(o + os + c0 + 2)) * a1), o1_3 = ((*(o + os + c0 + 3)) * a1);
-    float o2_0 = ((*(o + 2 * os + c0)) * a2), o2_1 = ((*(o + 2 * os + c0 + 1)) * a2), o2_2 = ((*(o + 2 * os + c0 + 2)) * a2), o2_3 = ((*(o + 2 * os + c0 + 3)) * a2);
-    float o3_0 = ((*(o + 3 * os + c0)) * a3), o3_1 = ((*(o + 3 * os + c0 + 1)) * a3), o3_2 = ((*(o + 3 * os + c0 + 2)) * a3), o3_3 = ((*(o + 3 * os + c0 + 3)) * a3);
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -1446,13 +1365,12 @@ static void attngen_pv_d64_4x4_s64__scalar(const float *restrict pt, const float
     *(o + 2 * os + c0) = o2_0; *(o + 2 * os + c0 + 1) = o2_1; *(o + 2 * os + c0 + 2) = o2_2; *(o + 2 * os + c0 + 3) = o2_3;
     *(o + 3 * os + c0) = o3_0; *(o + 3 * os + c0 + 1) = o3_1; *(o + 3 * os + c0 + 2) = o3_2; *(o + 3 * os + c0 + 3) = o3_3;
   }
-  for (; c0 + 1 <= 64; c0 += 1)
+  for (; c0 + 1 <= 4; c0 += 1)
   {
-    const float a0 = (*(alpha)), a1 = (*(alpha + 1)), a2 = (*(alpha + 2)), a3 = (*(alpha + 3));
-    float o0_0 = ((*(o + c0)) * a0);
-    float o1_0 = ((*(o + os + c0)) * a1);
-    float o2_0 = ((*(o + 2 * os + c0)) * a2);
-    float o3_0 = ((*(o + 3 * os + c0)) * a3);
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 64;
@@ -1468,7 +1386,7 @@ static void attngen_pv_d64_4x4_s64__scalar(const float *restrict pt, const float
     *(o + 3 * os + c0) = o3_0;
   }
   for (int r = 0; r < 4; ++r)
-    for (int c = c0; c < 64; ++c) {
+    for (int c = c0; c < 4; ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j * 64 + r] * v[j * vs + c];
       o[r * os + c] = acc;
@@ -1527,8 +1445,7 @@ static void attngen_pv_d64_1x8_p64__scalar(const float *restrict pt, const float
   int c0 = 0;
   for (; c0 + 8 <= 64; c0 += 8)
   {
-    const float a0 = (*(alpha));
-    float o0_0 = ((*(o + c0)) * a0), o0_1 = ((*(o + c0 + 1)) * a0), o0_2 = ((*(o + c0 + 2)) * a0), o0_3 = ((*(o + c0 + 3)) * a0), o0_4 = ((*(o + c0 + 4)) * a0), o0_5 = ((*(o + c0 + 5)) * a0), o0_6 = ((*(o + c0 + 6)) * a0), o0_7 = ((*(o + c0 + 7)) * a0);
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha))), o0_4 = ((*(o + c0 + 4)) * (*(alpha))), o0_5 = ((*(o + c0 + 5)) * (*(alpha))), o0_6 = ((*(o + c0 + 6)) * (*(alpha))), o0_7 = ((*(o + c0 + 7)) * (*(alpha)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -1539,8 +1456,7 @@ static void attngen_pv_d64_1x8_p64__scalar(const float *restrict pt, const float
   }
   for (; c0 + 1 <= 64; c0 += 1)
   {
-    const float a0 = (*(alpha));
-    float o0_0 = ((*(o + c0)) * a0);
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
@@ -1658,9 +1574,11 @@ static void attn_h8_kv8_d64_cross_prefill__scalar(const attngen_kernel *kernel, 
         vtile_stride = dp;
       }
 
-      /* O = alpha·O + P·V */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_s64__scalar(st + r0, alpha + r0, n, vtile, vtile_stride, ot + r0 * dp, dp);
+      /* O = alpha·O + P·V, one panel of 4 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 4 <= 64; c0 += 4)
+        for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
