@@ -5,6 +5,9 @@
  *   name = "gpt2", heads = 12, kv_heads = 12, head_dim = 64,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   tuned = {
+ *     avx2 = { prefill = { rv = 3, kb = 4, pr = 6, pvv = 2, rows = 48, keys = 128 } },
+ *   },
  *   source = https://huggingface.co/openai-community/gpt2/blob/main/config.json
  */
 #include "attngen_gpt2.h"
@@ -92,7 +95,7 @@ static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 24 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_TARGET_AVX2 void attngen_qk_d64_24x4_s96__avx2(const float *restrict qt,
+static ATTNGEN_TARGET_AVX2 void attngen_qk_d64_24x4_s48__avx2(const float *restrict qt,
     const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
@@ -104,177 +107,177 @@ static ATTNGEN_TARGET_AVX2 void attngen_qk_d64_24x4_s96__avx2(const float *restr
   __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps(), acc2_2 = _mm256_setzero_ps();
   __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(), acc3_2 = _mm256_setzero_ps();
   for (int k = 0; k < 64; k += 32) {
-    { const __m256 q0 = _mm256_loadu_ps(qt + k * 96); const __m256 q1 = _mm256_loadu_ps(qt + k * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + k * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + k * 48); const __m256 q1 = _mm256_loadu_ps(qt + k * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + k * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 1) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 1) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 1) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 1) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 1) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 1) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 1); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 1); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 1); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 1); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 2) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 2) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 2) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 2) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 2) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 2); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 2); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 2); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 2); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 3) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 3) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 3) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 3) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 3) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 3) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 3); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 3); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 3); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 3); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 4) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 4) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 4) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 4) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 4) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 4) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 4); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 4); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 4); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 4); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 5) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 5) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 5) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 5) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 5) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 5) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 5); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 5); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 5); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 5); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 6) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 6) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 6) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 6) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 6) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 6) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 6); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 6); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 6); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 6); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 7) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 7) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 7) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 7) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 7) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 7) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 7); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 7); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 7); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 7); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 8) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 8) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 8) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 8) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 8) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 8) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 8); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 8); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 8); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 8); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 9) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 9) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 9) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 9) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 9) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 9) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 9); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 9); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 9); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 9); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 10) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 10) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 10) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 10) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 10) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 10) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 10); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 10); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 10); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 10); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 11) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 11) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 11) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 11) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 11) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 11) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 11); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 11); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 11); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 11); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 12) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 12) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 12) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 12) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 12) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 12) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 12); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 12); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 12); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 12); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 13) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 13) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 13) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 13) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 13) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 13) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 13); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 13); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 13); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 13); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 14) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 14) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 14) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 14) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 14) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 14) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 14); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 14); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 14); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 14); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 15) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 15) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 15) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 15) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 15) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 15) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 15); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 15); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 15); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 15); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 16) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 16) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 16) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 16) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 16) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 16) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 16); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 16); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 16); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 16); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 17) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 17) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 17) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 17) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 17) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 17) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 17); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 17); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 17); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 17); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 18) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 18) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 18) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 18) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 18) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 18) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 18); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 18); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 18); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 18); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 19) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 19) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 19) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 19) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 19) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 19) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 19); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 19); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 19); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 19); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 20) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 20) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 20) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 20) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 20) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 20) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 20); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 20); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 20); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 20); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 21) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 21) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 21) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 21) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 21) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 21) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 21); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 21); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 21); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 21); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 22) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 22) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 22) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 22) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 22) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 22) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 22); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 22); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 22); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 22); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 23) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 23) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 23) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 23) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 23) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 23) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 23); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 23); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 23); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 23); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 24) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 24) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 24) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 24) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 24) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 24) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 24); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 24); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 24); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 24); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 25) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 25) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 25) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 25) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 25) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 25) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 25); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 25); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 25); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 25); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 26) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 26) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 26) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 26) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 26) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 26) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 26); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 26); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 26); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 26); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 27) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 27) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 27) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 27) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 27) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 27) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 27); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 27); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 27); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 27); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 28) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 28) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 28) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 28) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 28) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 28) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 28); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 28); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 28); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 28); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 29) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 29) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 29) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 29) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 29) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 29) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 29); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 29); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 29); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 29); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 30) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 30) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 30) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 30) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 30) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 30) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 30); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 30); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 30); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 30); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
-    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 31) * 96); const __m256 q1 = _mm256_loadu_ps(qt + (k + 31) * 96 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 31) * 96 + 16);
+    { const __m256 q0 = _mm256_loadu_ps(qt + (k + 31) * 48); const __m256 q1 = _mm256_loadu_ps(qt + (k + 31) * 48 + 8); const __m256 q2 = _mm256_loadu_ps(qt + (k + 31) * 48 + 16);
       { const __m256 kb = _mm256_broadcast_ss(k0 + k + 31); acc0_0 = _mm256_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm256_fmadd_ps(q1, kb, acc0_1); acc0_2 = _mm256_fmadd_ps(q2, kb, acc0_2); }
       { const __m256 kb = _mm256_broadcast_ss(k1 + k + 31); acc1_0 = _mm256_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm256_fmadd_ps(q1, kb, acc1_1); acc1_2 = _mm256_fmadd_ps(q2, kb, acc1_2); }
       { const __m256 kb = _mm256_broadcast_ss(k2 + k + 31); acc2_0 = _mm256_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm256_fmadd_ps(q1, kb, acc2_1); acc2_2 = _mm256_fmadd_ps(q2, kb, acc2_2); }
       { const __m256 kb = _mm256_broadcast_ss(k3 + k + 31); acc3_0 = _mm256_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm256_fmadd_ps(q1, kb, acc3_1); acc3_2 = _mm256_fmadd_ps(q2, kb, acc3_2); } }
   }
   _mm256_storeu_ps(st, acc0_0); _mm256_storeu_ps(st + 8, acc0_1); _mm256_storeu_ps(st + 16, acc0_2);
-  _mm256_storeu_ps(st + 96, acc1_0); _mm256_storeu_ps(st + 104, acc1_1); _mm256_storeu_ps(st + 112, acc1_2);
-  _mm256_storeu_ps(st + 192, acc2_0); _mm256_storeu_ps(st + 200, acc2_1); _mm256_storeu_ps(st + 208, acc2_2);
-  _mm256_storeu_ps(st + 288, acc3_0); _mm256_storeu_ps(st + 296, acc3_1); _mm256_storeu_ps(st + 304, acc3_2);
+  _mm256_storeu_ps(st + 48, acc1_0); _mm256_storeu_ps(st + 56, acc1_1); _mm256_storeu_ps(st + 64, acc1_2);
+  _mm256_storeu_ps(st + 96, acc2_0); _mm256_storeu_ps(st + 104, acc2_1); _mm256_storeu_ps(st + 112, acc2_2);
+  _mm256_storeu_ps(st + 144, acc3_0); _mm256_storeu_ps(st + 152, acc3_1); _mm256_storeu_ps(st + 160, acc3_2);
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 48 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s48__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -286,7 +289,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *res
     __m256 o5_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os), _mm256_broadcast_ss(alpha + 5)), o5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5 * os + 8), _mm256_broadcast_ss(alpha + 5));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
+      const float *restrict pj = pt + j * 48;
       const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
@@ -416,11 +419,11 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_p8__avx2(const float *restri
   }
 }
 
-/* attn_h12_kv12_d64_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h12_kv12_d64_causal_prefill__avx2: about 48 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 128 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 48; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -428,13 +431,13 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const att
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
-  float *restrict alpha = scratch + 20480; /* rescale per row */
+  float *restrict vt = scratch + 6144; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 14336; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 12480;
-  const ptrdiff_t q_floats = 6144;
+  float *restrict state = scratch + 14528; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 6240;
+  const ptrdiff_t q_floats = 3072;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -486,7 +489,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const att
         for (int j0 = 0; j0 < n; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          attngen_qk_d64_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
+          attngen_qk_d64_24x4_s48__avx2(qt + r0, krow, st + j0 * mp + r0);
         }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -535,7 +538,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const att
        * block passes over them */
       for (int c0 = 0; c0 + 16 <= 64; c0 += 16)
         for (int r0 = 0; r0 < rows_pv; r0 += 6)
-          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_6x16_s48__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -557,11 +560,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const att
   }
 }
 
-/* attn_h12_kv12_d64_causal_padding_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h12_kv12_d64_causal_padding_prefill__avx2: about 48 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 128 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 48; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -569,13 +572,13 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(c
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
-  float *restrict alpha = scratch + 20480; /* rescale per row */
+  float *restrict vt = scratch + 6144; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 14336; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 12480;
-  const ptrdiff_t q_floats = 6144;
+  float *restrict state = scratch + 14528; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 6240;
+  const ptrdiff_t q_floats = 3072;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -628,7 +631,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(c
         for (int j0 = 0; j0 < n; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          attngen_qk_d64_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
+          attngen_qk_d64_24x4_s48__avx2(qt + r0, krow, st + j0 * mp + r0);
         }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -677,7 +680,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(c
        * block passes over them */
       for (int c0 = 0; c0 + 16 <= 64; c0 += 16)
         for (int r0 = 0; r0 < rows_pv; r0 += 6)
-          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_6x16_s48__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -2566,9 +2569,9 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
 static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h12_kv12_d64_causal_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, { 48, 1, 48, 128, 20768, 1, 0, 1, 0, 49 }, NULL, attn_h12_kv12_d64_causal_prefill__avx2 },
   { "attn_h12_kv12_d64_causal_padding_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, { 48, 1, 48, 128, 20768, 1, 0, 1, 0, 49 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__avx2 },
   { "attn_h12_kv12_d64_causal_decode__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 12576, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__avx2 },
   { "attn_h12_kv12_d64_causal_padding_decode__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,

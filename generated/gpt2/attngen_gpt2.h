@@ -5,6 +5,9 @@
  *   name = "gpt2", heads = 12, kv_heads = 12, head_dim = 64,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
+ *   tuned = {
+ *     avx2 = { prefill = { rv = 3, kb = 4, pr = 6, pvv = 2, rows = 48, keys = 128 } },
+ *   },
  *   source = https://huggingface.co/openai-community/gpt2/blob/main/config.json
  */
 #ifndef ATTNGEN_GPT2_H
