@@ -181,13 +181,17 @@ function plan.microkernels(isa, p, D)
     -- P·V by column panels of pvv*W: the kernel loops panels outside and row blocks inside, so one panel of V
     -- (keys x pvv*W floats) stays in L1 while every row block passes over it (row blocks outside streamed the
     -- whole V tile from L2 once per row block). A head_dim that is not a multiple of the panel gets a tail.
+    -- A panel keeps the ISA's form (NEON's rolled one: written out, gcc spilled 8 registers); a tail of constant
+    -- width (less than one panel) is written out, since its loop form would be dead loops that gcc warns about.
     local pw = p.pvv * W
-    mk.pv_panel = { name = string.format("attngen_pv_panel_%dx%d%s__%s", p.pr, pw, stride, isa.name), D = pw }
+    mk.pv_panel = { name = string.format("attngen_pv_panel_%dx%d%s__%s", p.pr, pw, stride, isa.name), D = pw,
+                    unroll = p.unroll }
     if not D then
-      mk.pv_tail = { name = string.format("attngen_pv_tail_dany_%dx%d%s__%s", p.pr, pw, stride, isa.name) }
+      mk.pv_tail = { name = string.format("attngen_pv_tail_dany_%dx%d%s__%s", p.pr, pw, stride, isa.name),
+                     unroll = p.unroll }
     elseif D % pw ~= 0 then
       mk.pv_tail = { name = string.format("attngen_pv_tail_c%d_%dx%d%s__%s", D % pw, p.pr, pw, stride, isa.name),
-                     D = D % pw }
+                     D = D % pw, unroll = p.unroll or true }
     end
     mk.pvs = { mk.pv_panel, mk.pv_tail }
   else
@@ -196,6 +200,7 @@ function plan.microkernels(isa, p, D)
     mk.p_key_stride, mk.p_row_stride = 1, p.keys_padded -- P row-major: P[r][j] at r * keys + j
     mk.qk_name = string.format("attngen_qkdot_%s_%dx%d_s%d__%s", dim, p.rb, p.kb, p.keys_padded, isa.name)
     mk.pv_name = string.format("attngen_pv_%s_%dx%d_p%d__%s", dim, p.pr, p.pvv * W, p.keys_padded, isa.name)
+    mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
   end
   return mk
 end

@@ -158,14 +158,11 @@ local function section(root, isa, kernels)
   local parts, seen = {}, {}
   for _, k in ipairs(kernels) do
     local mk = k.plan.mk
-    -- Q·Kᵀ, then P·V: one microkernel for the whole head_dim (decode), or prefill's column panel and tail, each
-    -- rendered from the same template with its own column count
+    -- Q·Kᵀ, then each P·V microkernel of the plan (decode: one for the whole head_dim; prefill: the column panel
+    -- and its tail), rendered from the same template with its own column count and form
     local list = { { mk.qk_name, mk.template, mk } }
-    for _, pv in ipairs(mk.pvs or { { name = mk.pv_name, D = mk.D } }) do
-      -- a prefill tail of constant width (less than one panel) is written out: its loop form would be dead loops
-      -- that gcc warns about; a panel keeps the ISA's form (NEON's rolled one: written out, gcc spilled 8 registers)
-      local sub = setmetatable({ pv_name = pv.name, D = pv.D,
-        unroll = mk.unroll or (pv == mk.pv_tail and pv.D ~= nil) or nil }, { __index = mk })
+    for _, pv in ipairs(mk.pvs) do
+      local sub = setmetatable({ pv_name = pv.name, D = pv.D, unroll = pv.unroll }, { __index = mk })
       list[#list + 1] = { pv.name, "pv_microkernel.c.tpl", sub }
     end
     for _, which in ipairs(list) do

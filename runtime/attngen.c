@@ -656,14 +656,12 @@ void attngen_plan_destroy(attngen_plan *p)
 #define ATTNGEN_LAZY_PACK 0 /* no atomics: everything is copied when the plan is made */
 #endif
 
-/* Rows of sequence b that any item reads: kv_len, or fewer when the mask reads kv_lens. */
+/* Rows of sequence b that any item reads: kv_len, or kv_lens[b] (checked to lie in [0, kv_len]) when the mask
+ * reads kv_lens. */
 static int kv_pack_rows(const attngen_plan *p, int b)
 {
   const attngen_args *a = &p->args;
-  int n = a->kv_len;
-  if ((attngen_mask_features(p->kernel.shape.mask) & ATTNGEN_FEATURE_KV_LENS) && a->kv_lens[b] < n)
-    n = a->kv_lens[b] < 0 ? 0 : a->kv_lens[b];
-  return n;
+  return (attngen_mask_features(p->kernel.shape.mask) & ATTNGEN_FEATURE_KV_LENS) ? a->kv_lens[b] : a->kv_len;
 }
 
 static void kv_pack_copy(const attngen_plan *p, int b, int h)
