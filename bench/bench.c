@@ -111,7 +111,7 @@ static double visible_pairs(attngen_mask mask, int q_len, int kv_len) {
 
 /* ------------------------------------------------------------------------------------------------ */
 
-typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP } run_kind;
+typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP, RUN_READ } run_kind;
 
 typedef struct {
   run_kind kind;
@@ -120,6 +120,7 @@ typedef struct {
   const attngen_args *args;
   int threads;
   const attngen_step_args *step; /* RUN_STEP */
+  bench_reader *reader;           /* RUN_READ: a streaming read of the case's K and V (machine.h) */
 } job;
 
 static int job_run(const job *j) {
@@ -128,6 +129,7 @@ static int job_run(const job *j) {
   case RUN_PARALLEL: return attngen_run_parallel(j->kernel, j->args, j->threads);
   case RUN_NAIVE: return naive_attention(j->shape, j->args) == 0 ? ATTNGEN_OK : ATTNGEN_ERR_NOMEM;
   case RUN_STEP: return attngen_step(j->kernel, j->step);
+  case RUN_READ: bench_reader_pass(j->reader); return ATTNGEN_OK;
   }
   return ATTNGEN_ERR_UNSUPPORTED;
 }
@@ -218,6 +220,10 @@ typedef struct {
   int fallbacks;
   int errors;
   double worst_err_naive, worst_err_generic, worst_err_parallel;
+  /* decode: the read of the case's own K/V bytes timed in the same interleaved rounds (index = threads);
+   * %bw is the median of per-round (read time / kernel time), GB/s the read's median. 0: not measured */
+  double win_pct_bw[3], win_read_gbs[3];
+  int min_rounds; /* interleaved rounds per case at least (a ratio needs more than one sample) */
 } bench_state;
 
 static const char *short_mask(attngen_mask m) { return attngen_mask_name(m); }
@@ -250,7 +256,10 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
   const double pct_peak = (ok && peak > 0) ? 100.0 * gflops / peak : 0.0;
   const double gbs = (ok && decode) ? bytes / t->sec * 1e-9 : 0.0;
   const double bw = threads >= 2 ? st->m.bw2_gbs : st->m.bw1_gbs;
-  const double pct_bw = (decode && bw > 0) ? 100.0 * gbs / bw : 0.0;
+  const int ti = threads >= 2 ? 2 : 1;
+  /* against the read of these very bytes in the same rounds when measured, else the start-of-run figure */
+  const double pct_bw_start = (decode && bw > 0) ? 100.0 * gbs / bw : 0.0;
+  const double pct_bw = st->win_pct_bw[ti] > 0 ? st->win_pct_bw[ti] : pct_bw_start;
 
   char sg[16] = "", par[16] = "", gb[16] = "-", pb[16] = "-", er[16] = "-";
   if (ratio_sg > 0) snprintf(sg, sizeof sg, "%.2fx", ratio_sg);
@@ -284,7 +293,11 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
     if (ratio_par > 0) fprintf(st->csv, "%.4f", ratio_par);
     fprintf(st->csv, ",");
     if (err >= 0) fprintf(st->csv, "%.3e", err);
-    fprintf(st->csv, ",%s,%s\n", err >= 0 ? err_ref : "", note ? note : "");
+    fprintf(st->csv, ",%s,%s,", err >= 0 ? err_ref : "", note ? note : "");
+    if (decode && ok && st->win_read_gbs[ti] > 0) fprintf(st->csv, "%.3f", st->win_read_gbs[ti]);
+    fprintf(st->csv, ",");
+    if (decode && ok) fprintf(st->csv, "%.2f", pct_bw_start);
+    fprintf(st->csv, "\n");
     fflush(st->csv);
   }
   st->rows++;
@@ -375,14 +388,38 @@ static void run_case(bench_state *st, const bcase *c0) {
   ag.o = og;
   a2.o = o2;
   const int gen_separate = rcg == ATTNGEN_OK && !sel_generic;
-  job jobs[3];
-  int nj = 0, i1, ig = -1, i2;
-  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL};
-  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL};
-  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL};
-  static double samples[3][MAX_SAMPLES];
-  timing tt[3];
-  measure_set(jobs, nj, st->budget, 3, tt, samples);
+  job jobs[5];
+  int nj = 0, i1, ig = -1, i2, ir1 = -1, ir2 = -1;
+  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL, NULL};
+  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL, NULL};
+  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL, NULL};
+  /* decode is bounded by the memory: the same K/V bytes read plainly, 1 and 2 threads, in the same rounds */
+  bench_reader *rd1 = NULL, *rd2 = NULL;
+  if (sh->phase == ATTNGEN_PHASE_DECODE && st->m.have_avx2_fma) {
+    rd1 = bench_reader_new(k, v, nkv, 1);
+    rd2 = bench_reader_new(k, v, nkv, 2);
+    if (rd1) jobs[ir1 = nj++] = (job){RUN_READ, NULL, sh, NULL, 1, NULL, rd1};
+    if (rd2) jobs[ir2 = nj++] = (job){RUN_READ, NULL, sh, NULL, 2, NULL, rd2};
+  }
+  static double samples[5][MAX_SAMPLES];
+  timing tt[5];
+  measure_set(jobs, nj, st->budget, st->min_rounds, tt, samples);
+  bench_reader_free(rd1);
+  bench_reader_free(rd2);
+  memset(st->win_pct_bw, 0, sizeof st->win_pct_bw);
+  memset(st->win_read_gbs, 0, sizeof st->win_read_gbs);
+  const double kv_bytes = 2.0 * (double)nkv * sizeof(float);
+  double pct_sel1 = 0, pct_gen1 = 0, pct_sel2 = 0; /* %bw against the read in the same rounds */
+  if (ir1 >= 0) {
+    st->win_read_gbs[1] = kv_bytes / tt[ir1].sec * 1e-9;
+    if (tt[i1].status == ATTNGEN_OK) pct_sel1 = 100.0 * paired_ratio(samples[ir1], samples[i1], tt[i1].samples);
+    if (ig >= 0 && tt[ig].status == ATTNGEN_OK)
+      pct_gen1 = 100.0 * paired_ratio(samples[ir1], samples[ig], tt[ig].samples);
+  }
+  if (ir2 >= 0) {
+    st->win_read_gbs[2] = kv_bytes / tt[ir2].sec * 1e-9;
+    if (tt[i2].status == ATTNGEN_OK) pct_sel2 = 100.0 * paired_ratio(samples[ir2], samples[i2], tt[i2].samples);
+  }
   timing t1 = tt[i1], t2 = tt[i2], tg = none;
   if (gen_separate)
     tg = tt[ig];
@@ -400,7 +437,7 @@ static void run_case(bench_state *st, const bcase *c0) {
     attngen_args an = a;
     on = alloc_floats(nq);
     an.o = on;
-    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL};
+    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL, NULL};
     static double nsamples[1][MAX_SAMPLES];
     measure_set(&jn, 1, st->budget, 1, &tn, nsamples);
   }
@@ -438,8 +475,10 @@ static void run_case(bench_state *st, const bcase *c0) {
   }
   if (t1.status == ATTNGEN_OK && t2.status == ATTNGEN_OK) ratio_par = paired_ratio(samples[i1], samples[i2], t1.samples);
 
+  st->win_pct_bw[1] = pct_sel1;
   emit(st, c, label, variant, kernel_name(&ksel), !sel_generic, isa_sel, 1, &t1, ratio_sg, -1, err_ref, ref_name,
        note);
+  st->win_pct_bw[1] = gen_separate ? pct_gen1 : pct_sel1;
   if (rcg == ATTNGEN_OK)
     emit(st, c, label, "generic", kernel_name(&kgen), 0, attngen_isa_name(kgen.info->isa), 1, &tg, -1, -1,
          gen_separate ? err_gen : 0.0, gen_separate ? "select" : "same kernel",
@@ -447,10 +486,17 @@ static void run_case(bench_state *st, const bcase *c0) {
   else {
     printf("%-38s %-9s generic avx2 unavailable: %s\n", label, "generic", attngen_last_error());
   }
+  st->win_pct_bw[2] = pct_sel2;
   emit(st, c, label, variant, kernel_name(&ksel), !sel_generic, isa_sel, 2, &t2, -1, ratio_par, err_par, "1 thread",
        "attngen_run_parallel(2)");
+  memset(st->win_pct_bw, 0, sizeof st->win_pct_bw); /* naive runs on its own: against the start of the run */
+  memset(st->win_read_gbs, 0, sizeof st->win_read_gbs);
   if (do_naive)
     emit(st, c, label, "naive", "naive C triple loop (bench/naive.c)", 0, "c", 1, &tn, -1, -1, strcmp(ref_name, "naive") == 0 ? err_ref : -1, "select", "");
+  if (ir1 >= 0 || ir2 >= 0)
+    printf("%-38s   %%bw: against the read of these K/V bytes in the same rounds: 1 thread %.1f GB/s, 2 threads "
+           "%.1f GB/s (start of run: %.1f, %.1f)\n", "", ir1 >= 0 ? kv_bytes / tt[ir1].sec * 1e-9 : 0.0,
+           ir2 >= 0 ? kv_bytes / tt[ir2].sec * 1e-9 : 0.0, st->m.bw1_gbs, st->m.bw2_gbs);
   if (note[0]) printf("%-38s   note: %s\n", "", note);
   printf("\n");
 
@@ -539,11 +585,11 @@ static void run_rope(bench_state *st, const char *outdir) {
       s.kv.batch = 1, s.kv.n_new = 1, s.kv.kv_capacity = KV, s.kv.cache_len = &len;
       s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
       s.q = q, s.o = o2;
-      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s};
+      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL};
       rope_pair(st, "decode h32/kv8/d128 kv=4096: attention alone vs fused step", &plain, &step, 1.05, csv);
       attngen_args ar = a;
       ar.o = o2;
-      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL};
+      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL};
       rope_pair(st, "decode h32/kv8/d128 kv=4096: attention alone vs with q rotated", &plain, &rot, 0, csv);
       free(q), free(kc), free(vc), free(kn), free(vn), free(o1), free(o2);
     }
@@ -570,7 +616,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     a.batch = 1, a.q_len = S, a.kv_len = S, a.q = q, a.k = kc, a.v = vc, a.o = o1;
     attngen_args ar = a;
     ar.o = o2;
-    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL};
+    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL};
     char label[120];
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: without vs with RoPE", S);
     rope_pair(st, label, &plain, &rot, 1.03, csv);
@@ -580,7 +626,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     s.kv.batch = 1, s.kv.n_new = S, s.kv.kv_capacity = S, s.kv.cache_len = &zero;
     s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
     s.q = q, s.o = o2;
-    job step = {RUN_STEP, &k, &sh, NULL, 1, &s};
+    job step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL};
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: attention alone vs step", S);
     rope_pair(st, label, &plain, &step, 0, csv);
     free(q), free(kc), free(vc), free(kn), free(vn), free(o1), free(o2);
@@ -699,6 +745,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   st.budget = st.quick ? 0.07 : 0.3;
+  st.min_rounds = st.quick ? 3 : 7; /* S=2048 takes ~0.5 s a call: the budget alone gave 3 rounds */
   const char *cs = getenv("BENCH_CASE_SECONDS");
   if (cs && atof(cs) > 0) st.budget = atof(cs) / 3.0;
   st.naive_max_flop = st.quick ? 0.6e9 : 5e9;
@@ -743,7 +790,7 @@ int main(int argc, char **argv) {
   }
   fprintf(st.csv, "case,model,phase,mask,heads,kv_heads,head_dim,q_len,kv_len,batch,variant,kernel,specialized,isa,"
                   "threads,calls,status,median_ms,gflops,pct_peak,gbs,pct_bw,spec_over_generic,speedup_2t_over_1t,"
-                  "max_abs_err,err_vs,note\n");
+                  "max_abs_err,err_vs,note,read_gbs_same_rounds,pct_bw_vs_start_of_run\n");
 
   /* ---- cases ---- */
   bcase cases[64];

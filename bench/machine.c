@@ -13,6 +13,7 @@
 #include "machine.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +202,105 @@ static double read_time_threads(const float *buf, size_t n, int nthreads, int ro
   return med * (double)n / (double)(per * (size_t)nthreads);
 }
 #endif /* BENCH_X86 */
+
+/* ---- the interleaved reader (machine.h) ---- */
+
+/* Sum of n floats: the AVX2 loop on the 64-float aligned body where the CPU has it, plain C elsewhere. */
+static float read_any(const float *p, size_t n) {
+  float acc = 0.0f;
+  size_t i = 0;
+#if BENCH_X86
+  static int avx2 = -1;
+  if (avx2 < 0) avx2 = have_avx2_fma();
+  if (avx2 && ((uintptr_t)p & 63) == 0) {
+    i = n & ~(size_t)63;
+    acc = read_sum(p, i);
+  }
+#endif
+  float s[8] = {0};
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; k++) s[k] += p[i + k];
+  for (; i < n; i++) s[0] += p[i];
+  for (int k = 0; k < 8; k++) acc += s[k];
+  return acc;
+}
+
+struct bench_reader {
+  const float *a, *b;
+  size_t n;
+  int nthreads, quit;
+  pthread_barrier_t start, stop;
+  pthread_t tid[8];
+  struct reader_share {
+    struct bench_reader *r;
+    size_t lo, hi;
+    float sum;
+  } share[8];
+};
+
+static void reader_share_pass(struct reader_share *s) {
+  s->sum += read_any(s->r->a + s->lo, s->hi - s->lo) + read_any(s->r->b + s->lo, s->hi - s->lo);
+}
+
+static void *reader_thread(void *arg) {
+  struct reader_share *s = (struct reader_share *)arg;
+  for (;;) {
+    pthread_barrier_wait(&s->r->start);
+    if (s->r->quit) return NULL;
+    reader_share_pass(s);
+    pthread_barrier_wait(&s->r->stop);
+  }
+}
+
+bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nthreads) {
+  bench_reader *r = (bench_reader *)calloc(1, sizeof *r);
+  if (!r) return NULL;
+  if (nthreads < 1) nthreads = 1;
+  if (nthreads > 8) nthreads = 8;
+  r->a = a;
+  r->b = b;
+  r->n = n;
+  r->nthreads = nthreads;
+  /* shares of whole 64-float blocks (aligned buffers stay aligned per share); the last takes the rest */
+  const size_t per = (n / (size_t)nthreads) & ~(size_t)63;
+  for (int i = 0; i < nthreads; i++) {
+    r->share[i].r = r;
+    r->share[i].lo = (size_t)i * per;
+    r->share[i].hi = i == nthreads - 1 ? n : (size_t)(i + 1) * per;
+  }
+  if (nthreads > 1) {
+    pthread_barrier_init(&r->start, NULL, (unsigned)nthreads);
+    pthread_barrier_init(&r->stop, NULL, (unsigned)nthreads);
+    for (int i = 1; i < nthreads; i++) /* share 0 is read by the caller */
+      if (pthread_create(&r->tid[i], NULL, reader_thread, &r->share[i]) != 0) {
+        /* the parked threads wait on barriers sized for all of them: no partial reader */
+        fprintf(stderr, "bench: cannot start a reader thread\n");
+        exit(2);
+      }
+  }
+  return r;
+}
+
+void bench_reader_pass(bench_reader *r) {
+  if (r->nthreads > 1) pthread_barrier_wait(&r->start);
+  reader_share_pass(&r->share[0]);
+  if (r->nthreads > 1) pthread_barrier_wait(&r->stop);
+}
+
+void bench_reader_free(bench_reader *r) {
+  if (!r) return;
+  float acc = 0.0f;
+  if (r->nthreads > 1) {
+    r->quit = 1;
+    pthread_barrier_wait(&r->start);
+    for (int i = 1; i < r->nthreads; i++) pthread_join(r->tid[i], NULL);
+    pthread_barrier_destroy(&r->start);
+    pthread_barrier_destroy(&r->stop);
+  }
+  for (int i = 0; i < r->nthreads; i++) acc += r->share[i].sum;
+  g_sink = acc;
+  free(r);
+}
 
 int bench_machine_measure(bench_machine *m, int quick) {
   memset(m, 0, sizeof *m);

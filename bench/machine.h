@@ -5,6 +5,8 @@
 #ifndef BENCH_MACHINE_H
 #define BENCH_MACHINE_H
 
+#include <stddef.h>
+
 typedef struct {
   int have_avx2_fma;   /* 0: the CPU lacks AVX2+FMA; the numbers below are then 0 */
   double fma_gflops;   /* one core, fp32, 256-bit FMA: 16 flop per FMA instruction */
@@ -21,6 +23,15 @@ typedef struct {
 int bench_machine_measure(bench_machine *m, int quick);
 double bench_now(void);                 /* CLOCK_MONOTONIC seconds */
 double bench_median(double *v, int n);  /* sorts v */
+/* A streaming reader of two fixed buffers (a decode case's K and V), for a bandwidth measured in the same
+ * interleaved rounds as the kernel that reads them: this host's bandwidth drifts with its neighbours, so a
+ * figure from the start of the run is a poor denominator for a case timed a minute later.
+ * nthreads 1 reads in the caller; 2..8 keep threads parked between passes (woken per pass, ~microseconds).
+ * Each pass reads every float of a[0..n) and b[0..n) once, split evenly across the threads. */
+typedef struct bench_reader bench_reader;
+bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nthreads); /* NULL: no memory */
+void bench_reader_pass(bench_reader *r);
+void bench_reader_free(bench_reader *r);
 /* Human-readable summary to stdout. */
 void bench_machine_print(const bench_machine *m);
 
