@@ -278,7 +278,7 @@ def compile_model(cc, model, src, src_text, names, outdir):
 
 def kind_of(name):
     return {"qk": "prefill Q.K^T", "qkdot": "decode Q.K^T", "pv": None}[name.split("_")[1]] or \
-        ("decode P.V" if re.search(r"_p\d+__neon$", name) else "prefill P.V")
+        ("decode P.V" if re.search(r"_(p|t)\d+__neon$", name) else "prefill P.V")
 
 
 def classify(cycles, fmla, pipes, groups):

@@ -27,7 +27,8 @@ function plan.isa(name)
     error(setmetatable({ msg = string.format("spec: isa '%s' has no vocabulary (gen/isa/%s.lua): %s", name, name,
       (tostring(v):match("^[^\n]*"))) }, require("config").UserError), 0)
   end
-  -- every word the templates use (hsum4_store is optional: hsum serves without it)
+  -- every word the templates use (hsum4_store and pin are optional: hsum serves without the one, nothing is
+  -- pinned without the other)
   for _, field in ipairs({ "width", "vtype", "prefill", "decode", "zero", "set1", "load", "store", "bcast", "fma", "mul",
                            "add", "sub", "max", "hsum", "hmax", "mask_lanes", "exp", "mask_keys",
                            "select_zero_if_neginf" }) do
@@ -66,17 +67,23 @@ end
 -- validated `tuned.<isa>.<phase>`, specialized kernels only). D and G nil: a generic kernel (no tuning; `keys` then
 -- stays the vocabulary's number). gen/config.lua checks register budgets on this, gen/tune.lua starts from it.
 -- kvh: kv heads (nil for generic kernels), for the decode tile's row-length rule.
+-- A decode step has G query rows per kv head (x q_len): the vocabulary's entry made for that many rows (its
+-- blocking, and whether the softmax runs down the columns), or its generic one (G nil).
+function plan.decode_choice(isa, G)
+  local blk = isa.decode
+  if G then
+    for _, c in ipairs(blk.by_group) do
+      if G >= c.min_g then return c end
+    end
+  end
+  return blk.generic
+end
+
 function plan.blocking(isa, phase, D, G, tuned, kvh)
   local blk = isa[phase]
   local b = {}
   if phase == "decode" then
-    -- a decode step has G query rows per kv head (x q_len): pick the blocking made for that many rows
-    local choice = blk.generic
-    if G then
-      for _, c in ipairs(blk.by_group) do
-        if G >= c.min_g then choice = c break end
-      end
-    end
+    local choice = plan.decode_choice(isa, G)
     b.rb, b.kb, b.pr, b.pvv, b.keys = choice.rb, choice.kb, choice.pr, choice.pvv, blk.keys
     if D and kvh and blk.keys_long_rows and kvh * D * spec.kv_dtype.f32.bytes >= blk.long_row_bytes then
       b.keys = blk.keys_long_rows
@@ -115,6 +122,9 @@ function plan.for_kernel(k)
     p.keys_padded = round_up(p.keys, lcm(p.kb, W))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(p.rb, p.pr)
+    -- softmax down the columns of a transposed S (groups of 4+ rows): the per-row arrays are read a vector of
+    -- rows at a time, so the row stride covers whole vectors; the rows computed stay as above
+    p.columns = plan.decode_choice(isa, G).columns or false
     p.q_tile = spec.phase.decode.max_q        -- every query of a step in one item ...
     p.kv_heads_per_item = 0                   -- ... and every kv head: K/V rows are read page after page
   else
@@ -135,7 +145,7 @@ function plan.for_kernel(k)
   end
   if k.phase == "decode" and isa.unroll_head_dim ~= false then p.unroll = D end
   -- the row stride of the Q, S and O tiles: rows of the largest item, padded to the blocking
-  p.mp = round_up(E.mul(g, p.q_tile), lcm(p.row_align, 4)) -- a multiple of 4 keeps the per-row arrays aligned
+  p.mp = round_up(E.mul(g, p.q_tile), lcm(p.columns and lcm(p.row_align, W) or p.row_align, 4)) -- a multiple of 4 keeps the per-row arrays aligned
   p.dp = round_up(d, W)
   local heads = p.kv_heads_per_item == 0 and (k.D and k.kv_heads or "kvh") or 1 -- generic: kvh at run time
   p.scratch = scratch_layout(p.mp, p.dp, p.keys_padded, heads, k.phase == "prefill")
@@ -157,7 +167,8 @@ function plan.for_kernel(k)
         or string.format(", head_dim unrolled by %d", p.unroll))
   else
     p.describe = string.format("every kv head and all queries of a step per item, Q·Kᵀ as %dx%d dot products, " ..
-      "P·V %dx%d, %d keys per tile%s", p.rb, p.kb, p.pr, p.pvv * W, p.keys,
+      "%sP·V %dx%d, %d keys per tile%s", p.rb, p.kb, p.columns and "softmax down the columns of Sᵀ, " or "",
+      p.pr, p.pvv * W, p.keys,
       not D and ", head_dim at run time" or p.unroll and ", fully unrolled over head_dim" or ", head_dim loops")
   end
   if p.tuned then p.describe = p.describe .. " (blocking from the config's `tuned`)" end
@@ -197,9 +208,19 @@ function plan.microkernels(isa, p, D)
   else
     mk.template = "qkdot_microkernel.c.tpl"
     mk.rb, mk.ss = p.rb, p.keys_padded
-    mk.p_key_stride, mk.p_row_stride = 1, p.keys_padded -- P row-major: P[r][j] at r * keys + j
-    mk.qk_name = string.format("attngen_qkdot_%s_%dx%d_s%d__%s", dim, p.rb, p.kb, p.keys_padded, isa.name)
-    mk.pv_name = string.format("attngen_pv_%s_%dx%d_p%d__%s", dim, p.pr, p.pvv * W, p.keys_padded, isa.name)
+    if p.columns then
+      -- S and P transposed (S[r][j] at j * mp + r), as in prefill: mp is a constant, or the argument qs
+      local qs = type(p.mp) == "number" and p.mp or nil
+      local stride = qs and string.format("_t%d", qs) or "_tany"
+      mk.columns, mk.qs = true, qs
+      mk.p_key_stride, mk.p_row_stride = qs, 1
+      mk.qk_name = string.format("attngen_qkdot_%s_%dx%d%s__%s", dim, p.rb, p.kb, stride, isa.name)
+      mk.pv_name = string.format("attngen_pv_%s_%dx%d%s__%s", dim, p.pr, p.pvv * W, stride, isa.name)
+    else
+      mk.p_key_stride, mk.p_row_stride = 1, p.keys_padded -- P row-major: P[r][j] at r * keys + j
+      mk.qk_name = string.format("attngen_qkdot_%s_%dx%d_s%d__%s", dim, p.rb, p.kb, p.keys_padded, isa.name)
+      mk.pv_name = string.format("attngen_pv_%s_%dx%d_p%d__%s", dim, p.pr, p.pvv * W, p.keys_padded, isa.name)
+    end
     mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
   end
   return mk

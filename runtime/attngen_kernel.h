@@ -11,6 +11,15 @@
 
 #include "attngen.h"
 
+/* The ISA preludes (templates/isa/) define their helpers in the generated .c file. A model whose kernels need only
+ * some of them (e.g. only GQA decode, whose softmax runs down the columns with no horizontal reduction) must still
+ * build warning-free under -Wall -Werror. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNGEN_HELPER static inline __attribute__((unused))
+#else
+#define ATTNGEN_HELPER static inline
+#endif
+
 static inline size_t attngen_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static inline float attngen_maxf_(float a, float b) { return a > b ? a : b; }
 

@@ -9,6 +9,7 @@
 @ local PW = (plan.pvv or 0) * W -- prefill P·V panel width
 @ local causal, padded = feature("causal"), feature("kv_lens") -- true/false, or nil when decided at run time
 @ local decode = kern.phase == "decode"
+@ local columns = not decode or plan.columns -- the softmax runs down the columns of a transposed S
 @ local attr = isa.attr and (isa.attr .. " ") or ""
 @ local generic = not kern.D
 @ if generic then
@@ -47,7 +48,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const int rows = $(G) * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
 @ if decode then
   const int rows_pv = (int)attngen_round_up((size_t)rows, $(I(plan.row_align))); /* rows computed (zero-padded) */
+@   if columns then
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, $(I(W))); /* the softmax's rows: whole vectors */
+@   else
   const ptrdiff_t ss = $(I(plan.keys_padded));        /* S/P row stride: keys of a tile, padded */
+@   end
 @ else
   const int rows_pv = (int)attngen_round_up((size_t)rows, $(I(PR)));     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, $(I(RQK))); /* Q·Kᵀ row blocks cover them */
@@ -55,7 +60,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const ptrdiff_t dp = $(I(plan.dp));
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: $(decode and "[mp][keys]" or "[keys][mp]") */
+  float *restrict st = scratch;                       /* scores, then P: $(columns and "[keys][mp]" or "[mp][keys]") */
 @ if not decode then
   float *restrict vt = scratch + $(I(plan.scratch.vt_offset)); /* packed V tile [keys][dp] */
 @ end
@@ -74,7 +79,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 @ end
 
-@ local rows_used = decode and "rows_pv" or "rows_qk"
+@ local rows_used = columns and "rows_qk" or "rows_pv"
   /* Pack Q·scale per kv head ($(decode and "row-major, for dot products" or "transposed: rows along the lanes")). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
@@ -103,6 +108,10 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ if causal ~= false then
   for (int r = 0; r < $(rows_used); ++r) lim_abs[r] = r < rows ? q0 + r / $(G) + offset + 1 : INT_MAX;
 @ end
+@ if decode and columns then
+  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)$(I(plan.keys_padded)) * (size_t)mp);
+@ end
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -128,7 +137,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ end
 @ if causal ~= false then
     if (masked)
-      for (int r = 0; r < $(decode and "rows_pv" or "rows_qk"); ++r) {
+      for (int r = 0; r < $(rows_used); ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -146,8 +155,24 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         const float *krow[$(I(plan.kb))];
         for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += $(I(plan.rb)))
+@   if columns then
+          $(mk.qk_name)(qt + r0 * dp, krow, st + j0 * mp + r0$(kern.D and "" or ", d, dp")$(mk.qs and "" or ", mp"));
+@   else
           $(mk.qk_name)(qt + r0 * dp, krow, st + r0 * ss + j0$(kern.D and "" or ", d, dp"));
+@   end
       }
+@ else
+      /* S = Q·Kᵀ: blocks of $(I(RQK)) rows (their Qᵀ slice stays in L1) x $(I(plan.kb)) keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += $(I(RQK)))
+        for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
+          const float *krow[$(I(plan.kb))];
+          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          $(mk.qk_name)(qt + r0$(mk.qs and "" or ", mp"), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
+        }
+@ end
+
+@ if not columns then
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
       for (int r = 0; r < rows_pv; ++r) {
@@ -178,15 +203,6 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         m[r] = m_new;
       }
 @ else
-      /* S = Q·Kᵀ: blocks of $(I(RQK)) rows (their Qᵀ slice stays in L1) x $(I(plan.kb)) keys; a short last block
-       * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += $(I(RQK)))
-        for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
-          const float *krow[$(I(plan.kb))];
-          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          $(mk.qk_name)(qt + r0$(mk.qs and "" or ", mp"), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
-        }
-
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += $(I(W))) {
         const $(V) m_old = $(isa.load("m + r0"));
@@ -223,7 +239,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ if decode then
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
+@   if columns then
+        $(mk.pv_name)(st + r0$(mk.qs and "" or ", mp"), alpha + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
+@   else
         $(mk.pv_name)(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
+@   end
 @ else
       /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
        * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */

@@ -21,7 +21,14 @@
       const float *restrict pj = pt + $(mul("j", PKS));
 @   local vs = {}
 @   for vv = 0, nv - 1 do vs[#vs + 1] = string.format("v%d = %s", vv, isa.load(add("vj", c0, vv * W))) end
+@   if isa.pin and PR > 1 then
+@     local pins = {}
+@     for vv = 0, nv - 1 do pins[#pins + 1] = isa.pin("v" .. I(vv)) end
+      $(V) $(table.concat(vs, ", ")); /* in registers: each is used by $(I(PR)) rows */
+      $(table.concat(pins, " "))
+@   else
       const $(V) $(table.concat(vs, ", "));
+@   end
 @   for r = 0, PR - 1 do
 @     local fm = {}
 @     for vv = 0, nv - 1 do fm[#fm + 1] = string.format("o%d_%d = %s;", r, vv, isa.fma("o" .. I(r) .. "_" .. I(vv), "p", "v" .. I(vv))) end

@@ -6,10 +6,13 @@
 @ local DV = mk.D and I(mk.D) or "d" -- head_dim in the loop form: a constant, or the generic kernel's argument
 @ local attr = isa.attr and (isa.attr .. " ") or ""
 @ local function acc(r, j) return string.format("acc%d_%d", r, j) end
+@ -- where S[r][j] goes: row-major (row stride ss), or transposed for the softmax down the columns (key stride qs)
+@ local QS = mk.qs or "qs"
+@ local function sidx(rr, j) if mk.columns then return add(mul(j, QS), rr) end return add(mul(rr, mk.ss), j) end
 /* S[r][j] = Q_r · K_j for $(I(RB)) query rows and KB=$(I(KB)) keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored $(mk.columns and "transposed (S[r][j] at s[j * " .. QS .. " + r])" or "row-major"). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static $(attr)void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp"))
+static $(attr)void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp")$(mk.columns and not mk.qs and ", ptrdiff_t qs" or ""))
 {
 @ if RB == 1 and not mk.D then
   (void)dp; /* one row per block */
@@ -34,18 +37,27 @@ $(indent){ $(table.concat(qs, " "))
 @   for j = 0, KB - 1 do
 @     local fm = {}
 @     for rr = 0, RB - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), "qv" .. I(rr), "kv")) end
+@     if isa.pin and RB > 1 then
+$(indent)  { $(V) kv = $(isa.load(add("k" .. I(j), c))); $(isa.pin("kv")) $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
+@     else
 $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
+@     end
 @   end
 @ end
 @ -- row rr's KB dot products: reduced four at a time in one transposing step where the ISA has it
 @ local function store_sums(rr)
 @   local j = 0
 @   while j < KB do
-@     if isa.hsum4_store and j + 4 <= KB then
-    $(isa.hsum4_store("s + " .. I(add(mul(rr, mk.ss), j)), acc(rr, j), acc(rr, j + 1), acc(rr, j + 2), acc(rr, j + 3)))
+@     if isa.hsum4_store and j + 4 <= KB and not mk.columns then
+    $(isa.hsum4_store("s + " .. I(sidx(rr, j)), acc(rr, j), acc(rr, j + 1), acc(rr, j + 2), acc(rr, j + 3)))
+@       j = j + 4
+@     elseif isa.hsum4_store and j + 4 <= KB then
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      $(isa.hsum4_store("t4", acc(rr, j), acc(rr, j + 1), acc(rr, j + 2), acc(rr, j + 3)))
+      s[$(sidx(rr, j))] = t4[0]; s[$(sidx(rr, j + 1))] = t4[1]; s[$(sidx(rr, j + 2))] = t4[2]; s[$(sidx(rr, j + 3))] = t4[3]; }
 @       j = j + 4
 @     else
-    s[$(add(mul(rr, mk.ss), j))] = $(isa.hsum(acc(rr, j)));
+    s[$(sidx(rr, j))] = $(isa.hsum(acc(rr, j)));
 @       j = j + 1
 @     end
 @   end
@@ -61,7 +73,7 @@ $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm
 @       local tail = {}
 @       for c = full, mk.D - 1 do tail[#tail + 1] = string.format(" + q%d[%d] * k%d[%d]", rr, c, j, c) end
 @       if #tail > 0 then
-    s[$(add(mul(rr, mk.ss), j))] += $(table.concat(tail):sub(4));
+    s[$(sidx(rr, j))] += $(table.concat(tail):sub(4));
 @       end
 @     end
 @   end
@@ -74,7 +86,7 @@ $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm
 @   end
     for (; c < $(DV); ++c) { /* head_dim past the last full vector */
 @   for rr = 0, RB - 1 do for j = 0, KB - 1 do
-      s[$(add(mul(rr, mk.ss), j))] += q$(I(rr))[c] * k$(I(j))[c];
+      s[$(sidx(rr, j))] += q$(I(rr))[c] * k$(I(j))[c];
 @   end end
     }
 @ end

@@ -21,7 +21,12 @@ return {
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
     keys = 32,
     -- (4 rows x 2 keys measured slower than 2 x 4 once K/V leave L2: fewer K rows in flight at once)
-    by_group = { { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4 },   -- 8 + 8 ymm accumulators
+    -- columns: S is stored transposed (a key's scores of all rows in one vector) and the softmax runs down the
+    -- columns like prefill's, a lane per row: per-row horizontal max/sum and a scalar exp per row cost more than
+    -- the dot products themselves once a tile holds 4+ rows (h64/kv8 decode: ~1,400 of 5,200 instructions per
+    -- tile and head, callgrind)
+    by_group = { { min_g = 4, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
+                 { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4 },   -- 8 + 8 ymm accumulators
                  { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8 } },  -- MHA: one row, 8 keys in flight
     generic = { rb = 2, kb = 4, pr = 2, pvv = 4 } },
   zero = function() return "_mm256_setzero_ps()" end,
@@ -41,6 +46,8 @@ return {
   -- keys along the lanes: lane k (key j0 + k) of v becomes -inf unless j0 + k < lim
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_avx2(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_avx2(" .. x .. ")" end,
+  -- a statement keeping a loaded vector in a register (optional word: gcc folds loads into FMA operands)
+  pin = function(v) return "ATTNGEN_PIN_AVX2(" .. v .. ");" end,
   -- lanes of v whose row limit (int vector as float) is <= j become -inf
   mask_keys = function(v, j, lim) return "attngen_mask_avx2(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
   select_zero_if_neginf = function(v) return "attngen_finite_or_zero_avx2(" .. v .. ")" end,

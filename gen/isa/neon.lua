@@ -14,7 +14,8 @@ return {
   -- aligned to `align`, so both threads share one sequence's stream (the cut never depends on the thread count)
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 },
     keys = 64,
-    by_group = { { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 4 },   -- 16 + 16 q accumulators
+    -- columns: the softmax down S's columns, a lane per row (see gen/isa/avx2.lua)
+    by_group = { { min_g = 4, rb = 4, kb = 4, pr = 4, pvv = 4, columns = true },   -- 16 + 16 q accumulators
                  { min_g = 2, rb = 2, kb = 8, pr = 2, pvv = 8 },  -- 16 accumulators: V1 needs 16 in flight
                  { min_g = 1, rb = 1, kb = 12, pr = 1, pvv = 12 } },
     generic = { rb = 2, kb = 4, pr = 2, pvv = 6 } },

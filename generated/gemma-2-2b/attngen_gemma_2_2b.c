@@ -24,10 +24,19 @@
 #define ATTNGEN_TARGET_AVX2
 #endif
 
+/* Keeps a loaded vector in a register. gcc otherwise folds the load into every FMA that uses it: decode's
+ * 2-row dot-product block then loaded each K vector twice (1.45 loads per FMA, bound by the load ports; pinned:
+ * h64/kv8 decode 1.12x in cache). An empty asm the value passes through; nothing is emitted for it. */
+#if defined(__GNUC__)
+#define ATTNGEN_PIN_AVX2(v) __asm__("" : "+x"(v))
+#else
+#define ATTNGEN_PIN_AVX2(v) ((void)0)
+#endif
+
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 {
   const __m256 lo = _mm256_set1_ps(-87.33654f);
   const __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
@@ -48,19 +57,19 @@ static inline ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
 {
   __m256 visible = _mm256_cmp_ps(_mm256_set1_ps((float)j), lim, _CMP_LT_OQ);
   return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, visible);
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
 {
   return _mm256_andnot_ps(_mm256_cmp_ps(m, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ), m);
 }
 
-static inline ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
 {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -68,7 +77,7 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
-static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
 {
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
@@ -77,14 +86,14 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
 }
 
 /* p[0..3] = the horizontal sums of a, b, c, d: two levels of hadd transpose the four reductions into one vector. */
-static inline ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
 {
   const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* per 128-bit half: a b c d */
   _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
@@ -288,7 +297,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *res
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8);
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8); /* in registers: each is used by 6 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
@@ -306,7 +316,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *res
 }
 
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_2x4_s8__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
@@ -320,165 +330,165 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_2x4_s8__avx2(const float *res
     __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
     __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
     { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1);
-      { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 8); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 8); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 24); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 24); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 40); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 40); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 56); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 56); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 64); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 64); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 72); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 72); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 72); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 72); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 80); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 80); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 88); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 88); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 88); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 88); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 96); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 96); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 104); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 104); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 104); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 104); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 112); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 112); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 120); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 120); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 128); const __m256 qv1 = _mm256_loadu_ps(q1 + 128);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 128); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 128); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 128); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 128); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 128); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 128); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 128); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 128); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 136); const __m256 qv1 = _mm256_loadu_ps(q1 + 136);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 136); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 136); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 136); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 136); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 136); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 136); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 136); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 136); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 144); const __m256 qv1 = _mm256_loadu_ps(q1 + 144);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 144); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 144); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 144); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 144); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 144); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 144); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 144); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 144); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 152); const __m256 qv1 = _mm256_loadu_ps(q1 + 152);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 152); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 152); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 152); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 152); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 152); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 152); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 152); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 152); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 160); const __m256 qv1 = _mm256_loadu_ps(q1 + 160);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 160); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 160); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 160); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 160); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 160); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 160); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 160); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 160); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 168); const __m256 qv1 = _mm256_loadu_ps(q1 + 168);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 168); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 168); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 168); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 168); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 168); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 168); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 168); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 168); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 176); const __m256 qv1 = _mm256_loadu_ps(q1 + 176);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 176); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 176); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 176); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 176); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 176); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 176); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 176); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 176); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 184); const __m256 qv1 = _mm256_loadu_ps(q1 + 184);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 184); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 184); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 184); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 184); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 184); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 184); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 184); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 184); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 192); const __m256 qv1 = _mm256_loadu_ps(q1 + 192);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 192); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 192); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 192); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 192); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 192); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 192); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 192); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 192); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 200); const __m256 qv1 = _mm256_loadu_ps(q1 + 200);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 200); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 200); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 200); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 200); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 200); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 200); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 200); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 200); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 208); const __m256 qv1 = _mm256_loadu_ps(q1 + 208);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 208); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 208); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 208); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 208); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 208); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 208); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 208); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 208); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 216); const __m256 qv1 = _mm256_loadu_ps(q1 + 216);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 216); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 216); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 216); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 216); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 216); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 216); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 216); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 216); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 224); const __m256 qv1 = _mm256_loadu_ps(q1 + 224);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 224); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 224); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 224); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 224); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 224); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 224); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 224); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 224); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 232); const __m256 qv1 = _mm256_loadu_ps(q1 + 232);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 232); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 232); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 232); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 232); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 232); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 232); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 232); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 232); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 240); const __m256 qv1 = _mm256_loadu_ps(q1 + 240);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 240); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 240); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 240); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 240); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 240); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 240); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 240); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 240); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 248); const __m256 qv1 = _mm256_loadu_ps(q1 + 248);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 248); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 248); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 248); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 248); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 248); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 248); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 248); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 248); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 8, acc1_0, acc1_1, acc1_2, acc1_3);
   }
@@ -496,7 +506,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24);
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
       { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
@@ -509,7 +520,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 32), v1 = _mm256_loadu_ps(vj + 40), v2 = _mm256_loadu_ps(vj + 48), v3 = _mm256_loadu_ps(vj + 56);
+      __m256 v0 = _mm256_loadu_ps(vj + 32), v1 = _mm256_loadu_ps(vj + 40), v2 = _mm256_loadu_ps(vj + 48), v3 = _mm256_loadu_ps(vj + 56); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
       { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
@@ -522,7 +534,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72), v2 = _mm256_loadu_ps(vj + 80), v3 = _mm256_loadu_ps(vj + 88);
+      __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72), v2 = _mm256_loadu_ps(vj + 80), v3 = _mm256_loadu_ps(vj + 88); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
       { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
@@ -535,7 +548,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 96), v1 = _mm256_loadu_ps(vj + 104), v2 = _mm256_loadu_ps(vj + 112), v3 = _mm256_loadu_ps(vj + 120);
+      __m256 v0 = _mm256_loadu_ps(vj + 96), v1 = _mm256_loadu_ps(vj + 104), v2 = _mm256_loadu_ps(vj + 112), v3 = _mm256_loadu_ps(vj + 120); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
       { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
@@ -548,7 +562,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 128), v1 = _mm256_loadu_ps(vj + 136), v2 = _mm256_loadu_ps(vj + 144), v3 = _mm256_loadu_ps(vj + 152);
+      __m256 v0 = _mm256_loadu_ps(vj + 128), v1 = _mm256_loadu_ps(vj + 136), v2 = _mm256_loadu_ps(vj + 144), v3 = _mm256_loadu_ps(vj + 152); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
       { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
@@ -561,7 +576,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 160), v1 = _mm256_loadu_ps(vj + 168), v2 = _mm256_loadu_ps(vj + 176), v3 = _mm256_loadu_ps(vj + 184);
+      __m256 v0 = _mm256_loadu_ps(vj + 160), v1 = _mm256_loadu_ps(vj + 168), v2 = _mm256_loadu_ps(vj + 176), v3 = _mm256_loadu_ps(vj + 184); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
       { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
@@ -574,7 +590,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 192), v1 = _mm256_loadu_ps(vj + 200), v2 = _mm256_loadu_ps(vj + 208), v3 = _mm256_loadu_ps(vj + 216);
+      __m256 v0 = _mm256_loadu_ps(vj + 192), v1 = _mm256_loadu_ps(vj + 200), v2 = _mm256_loadu_ps(vj + 208), v3 = _mm256_loadu_ps(vj + 216); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
       { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
@@ -587,7 +604,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(const float *restr
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 224), v1 = _mm256_loadu_ps(vj + 232), v2 = _mm256_loadu_ps(vj + 240), v3 = _mm256_loadu_ps(vj + 248);
+      __m256 v0 = _mm256_loadu_ps(vj + 224), v1 = _mm256_loadu_ps(vj + 232), v2 = _mm256_loadu_ps(vj + 240), v3 = _mm256_loadu_ps(vj + 248); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
       { const __m256 p = _mm256_broadcast_ss(pj + 8); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
@@ -1140,7 +1158,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static inline float32x4_t attngen_exp_neon(float32x4_t x)
+ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
 {
   const float32x4_t lo = vdupq_n_f32(-87.33654f);
   const uint32x4_t keep = vcgeq_f32(x, lo);
@@ -1161,21 +1179,21 @@ static inline float32x4_t attngen_exp_neon(float32x4_t x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static inline float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
+ATTNGEN_HELPER float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
 {
   uint32x4_t visible = vcltq_f32(vdupq_n_f32((float)j), lim);
   return vbslq_f32(visible, v, vdupq_n_f32(-INFINITY));
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static inline float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
+ATTNGEN_HELPER float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
 {
   uint32x4_t is_inf = vceqq_f32(m, vdupq_n_f32(-INFINITY));
   return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(m), is_inf));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static inline float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
+ATTNGEN_HELPER float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
 {
   static const int32_t lanes[4] = { 0, 1, 2, 3 };
   uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
@@ -1291,7 +1309,7 @@ static void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float
 }
 
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static void attngen_qkdot_d256_2x8_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
@@ -2542,8 +2560,8 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
 /* ==== scalar ==== */
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
-static inline float attngen_exp_scalar(float x) { return expf(x); }
-static inline float attngen_maxf(float a, float b) { return a > b ? a : b; }
+ATTNGEN_HELPER float attngen_exp_scalar(float x) { return expf(x); }
+ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
@@ -2626,7 +2644,7 @@ static void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const flo
 }
 
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static void attngen_qkdot_d256_1x8_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {

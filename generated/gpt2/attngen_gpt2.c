@@ -26,10 +26,19 @@
 #define ATTNGEN_TARGET_AVX2
 #endif
 
+/* Keeps a loaded vector in a register. gcc otherwise folds the load into every FMA that uses it: decode's
+ * 2-row dot-product block then loaded each K vector twice (1.45 loads per FMA, bound by the load ports; pinned:
+ * h64/kv8 decode 1.12x in cache). An empty asm the value passes through; nothing is emitted for it. */
+#if defined(__GNUC__)
+#define ATTNGEN_PIN_AVX2(v) __asm__("" : "+x"(v))
+#else
+#define ATTNGEN_PIN_AVX2(v) ((void)0)
+#endif
+
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 {
   const __m256 lo = _mm256_set1_ps(-87.33654f);
   const __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
@@ -50,19 +59,19 @@ static inline ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
 {
   __m256 visible = _mm256_cmp_ps(_mm256_set1_ps((float)j), lim, _CMP_LT_OQ);
   return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, visible);
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
 {
   return _mm256_andnot_ps(_mm256_cmp_ps(m, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ), m);
 }
 
-static inline ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
 {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -70,7 +79,7 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
-static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
 {
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
@@ -79,14 +88,14 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
 }
 
 /* p[0..3] = the horizontal sums of a, b, c, d: two levels of hadd transpose the four reductions into one vector. */
-static inline ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
 {
   const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* per 128-bit half: a b c d */
   _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
@@ -290,7 +299,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s48__avx2(const float *res
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 48;
-      const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8);
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8); /* in registers: each is used by 6 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
@@ -308,7 +318,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s48__avx2(const float *res
 }
 
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1x8_s8__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
@@ -947,7 +957,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static inline float32x4_t attngen_exp_neon(float32x4_t x)
+ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
 {
   const float32x4_t lo = vdupq_n_f32(-87.33654f);
   const uint32x4_t keep = vcgeq_f32(x, lo);
@@ -968,21 +978,21 @@ static inline float32x4_t attngen_exp_neon(float32x4_t x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static inline float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
+ATTNGEN_HELPER float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
 {
   uint32x4_t visible = vcltq_f32(vdupq_n_f32((float)j), lim);
   return vbslq_f32(visible, v, vdupq_n_f32(-INFINITY));
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static inline float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
+ATTNGEN_HELPER float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
 {
   uint32x4_t is_inf = vceqq_f32(m, vdupq_n_f32(-INFINITY));
   return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(m), is_inf));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static inline float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
+ATTNGEN_HELPER float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
 {
   static const int32_t lanes[4] = { 0, 1, 2, 3 };
   uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
@@ -1098,7 +1108,7 @@ static void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float
 }
 
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=12 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static void attngen_qkdot_d64_1x12_s72__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
@@ -1883,8 +1893,8 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
 /* ==== scalar ==== */
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
-static inline float attngen_exp_scalar(float x) { return expf(x); }
-static inline float attngen_maxf(float a, float b) { return a > b ? a : b; }
+ATTNGEN_HELPER float attngen_exp_scalar(float x) { return expf(x); }
+ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
@@ -1967,7 +1977,7 @@ static void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const flo
 }
 
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static void attngen_qkdot_d64_1x8_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {

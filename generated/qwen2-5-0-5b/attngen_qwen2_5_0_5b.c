@@ -24,10 +24,19 @@
 #define ATTNGEN_TARGET_AVX2
 #endif
 
+/* Keeps a loaded vector in a register. gcc otherwise folds the load into every FMA that uses it: decode's
+ * 2-row dot-product block then loaded each K vector twice (1.45 loads per FMA, bound by the load ports; pinned:
+ * h64/kv8 decode 1.12x in cache). An empty asm the value passes through; nothing is emitted for it. */
+#if defined(__GNUC__)
+#define ATTNGEN_PIN_AVX2(v) __asm__("" : "+x"(v))
+#else
+#define ATTNGEN_PIN_AVX2(v) ((void)0)
+#endif
+
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 {
   const __m256 lo = _mm256_set1_ps(-87.33654f);
   const __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
@@ -48,19 +57,19 @@ static inline ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
 {
   __m256 visible = _mm256_cmp_ps(_mm256_set1_ps((float)j), lim, _CMP_LT_OQ);
   return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, visible);
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
 {
   return _mm256_andnot_ps(_mm256_cmp_ps(m, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ), m);
 }
 
-static inline ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
 {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -68,7 +77,7 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
-static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
 {
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
@@ -77,14 +86,14 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
 }
 
 /* p[0..3] = the horizontal sums of a, b, c, d: two levels of hadd transpose the four reductions into one vector. */
-static inline ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
 {
   const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* per 128-bit half: a b c d */
   _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
@@ -288,7 +297,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *res
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 96;
-      const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8);
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8); /* in registers: each is used by 6 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
@@ -306,9 +316,9 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *res
 }
 
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 56 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_2x4_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_2x4_t56__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -320,54 +330,58 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_2x4_s32__avx2(const float *res
     __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
     __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
     { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1);
-      { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 8); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 8); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 24); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 24); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 40); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 40); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
-    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
-    attngen_hsum4_avx2(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
+      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 56); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 56); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[56] = t4[1]; s[112] = t4[2]; s[168] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[57] = t4[1]; s[113] = t4[2]; s[169] = t4[3]; }
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 56 + r * 1].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_2x32_p32__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_2x32_t56__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -375,10 +389,11 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_2x32_p32__avx2(const float *restr
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24);
+      const float *restrict pj = pt + j * 56;
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 32); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
     _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3);
     _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3);
@@ -388,10 +403,11 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_d64_2x32_p32__avx2(const float *restr
     __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + 32), v1 = _mm256_loadu_ps(vj + 40), v2 = _mm256_loadu_ps(vj + 48), v3 = _mm256_loadu_ps(vj + 56);
+      const float *restrict pj = pt + j * 56;
+      __m256 v0 = _mm256_loadu_ps(vj + 32), v1 = _mm256_loadu_ps(vj + 40), v2 = _mm256_loadu_ps(vj + 48), v3 = _mm256_loadu_ps(vj + 56); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 32); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
     _mm256_storeu_ps(o + 32, o0_0); _mm256_storeu_ps(o + 40, o0_1); _mm256_storeu_ps(o + 48, o0_2); _mm256_storeu_ps(o + 56, o0_3);
     _mm256_storeu_ps(o + os + 32, o1_0); _mm256_storeu_ps(o + os + 40, o1_1); _mm256_storeu_ps(o + os + 48, o1_2); _mm256_storeu_ps(o + os + 56, o1_3);
@@ -689,18 +705,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(co
   }
 }
 
-/* attn_h14_kv2_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h14_kv2_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 32 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict alpha = scratch + 1792; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
@@ -718,7 +734,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
-    for (int r = 0; r < rows_pv; ++r) {
+    for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
@@ -734,7 +750,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)mp);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -745,7 +763,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
     const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_qk; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -761,34 +779,38 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d64_2x4_t56__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
       }
 
-      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
-        float *restrict srow = st + r * ss;
-        const int vis = masked ? (int)lim[r] : n;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
         __m256 s_max = _mm256_set1_ps(-INFINITY);
-        for (int j = 0; j < n; j += 8) {
-          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
           s_max = _mm256_max_ps(s_max, s);
         }
-        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
-        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        const __m256 m_vec = _mm256_set1_ps(m_use);
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
         __m256 sum = _mm256_setzero_ps();
-        for (int j = 0; j < n; j += 8) {
-          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
-          _mm256_storeu_ps(srow + j, p);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * mp + r0, p);
           sum = _mm256_add_ps(sum, p);
         }
-        alpha[r] = expf(m[r] - m_use);
-        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
-        m[r] = m_new;
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
       }
+
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x32_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_2x32_t56__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -810,18 +832,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
   }
 }
 
-/* attn_h14_kv2_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h14_kv2_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 32 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict alpha = scratch + 1792; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
@@ -839,7 +861,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
-    for (int r = 0; r < rows_pv; ++r) {
+    for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
@@ -855,7 +877,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)mp);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -867,7 +891,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
     const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_qk; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -883,34 +907,38 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d64_2x4_t56__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
       }
 
-      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
-        float *restrict srow = st + r * ss;
-        const int vis = masked ? (int)lim[r] : n;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
         __m256 s_max = _mm256_set1_ps(-INFINITY);
-        for (int j = 0; j < n; j += 8) {
-          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
           s_max = _mm256_max_ps(s_max, s);
         }
-        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
-        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        const __m256 m_vec = _mm256_set1_ps(m_use);
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
         __m256 sum = _mm256_setzero_ps();
-        for (int j = 0; j < n; j += 8) {
-          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
-          _mm256_storeu_ps(srow + j, p);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * mp + r0, p);
           sum = _mm256_add_ps(sum, p);
         }
-        alpha[r] = expf(m[r] - m_use);
-        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
-        m[r] = m_new;
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
       }
+
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d64_2x32_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_2x32_t56__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -942,7 +970,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static inline float32x4_t attngen_exp_neon(float32x4_t x)
+ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
 {
   const float32x4_t lo = vdupq_n_f32(-87.33654f);
   const uint32x4_t keep = vcgeq_f32(x, lo);
@@ -963,21 +991,21 @@ static inline float32x4_t attngen_exp_neon(float32x4_t x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static inline float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
+ATTNGEN_HELPER float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
 {
   uint32x4_t visible = vcltq_f32(vdupq_n_f32((float)j), lim);
   return vbslq_f32(visible, v, vdupq_n_f32(-INFINITY));
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static inline float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
+ATTNGEN_HELPER float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
 {
   uint32x4_t is_inf = vceqq_f32(m, vdupq_n_f32(-INFINITY));
   return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(m), is_inf));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static inline float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
+ATTNGEN_HELPER float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
 {
   static const int32_t lanes[4] = { 0, 1, 2, 3 };
   uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
@@ -1093,9 +1121,9 @@ static void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float
 }
 
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 56 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static void attngen_qkdot_d64_4x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static void attngen_qkdot_d64_4x4_t56__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -1190,17 +1218,25 @@ static void attngen_qkdot_d64_4x4_s64__neon(const float *restrict qp, const floa
       { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
-    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
-    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
-    vst1q_f32(s + 128, vpaddq_f32(vpaddq_f32(acc2_0, acc2_1), vpaddq_f32(acc2_2, acc2_3)));
-    vst1q_f32(s + 192, vpaddq_f32(vpaddq_f32(acc3_0, acc3_1), vpaddq_f32(acc3_2, acc3_3)));
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      vst1q_f32(t4, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+      s[0] = t4[0]; s[56] = t4[1]; s[112] = t4[2]; s[168] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      vst1q_f32(t4, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+      s[1] = t4[0]; s[57] = t4[1]; s[113] = t4[2]; s[169] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      vst1q_f32(t4, vpaddq_f32(vpaddq_f32(acc2_0, acc2_1), vpaddq_f32(acc2_2, acc2_3)));
+      s[2] = t4[0]; s[58] = t4[1]; s[114] = t4[2]; s[170] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      vst1q_f32(t4, vpaddq_f32(vpaddq_f32(acc3_0, acc3_1), vpaddq_f32(acc3_2, acc3_3)));
+      s[3] = t4[0]; s[59] = t4[1]; s[115] = t4[2]; s[171] = t4[3]; }
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 56 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_d64_4x16_p64__neon(const float *restrict pt, const float *restrict alpha,
+static void attngen_pv_d64_4x16_t56__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -1210,12 +1246,12 @@ static void attngen_pv_d64_4x16_p64__neon(const float *restrict pt, const float 
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
+      const float *restrict pj = pt + j * 56;
       const float32x4_t v0 = vld1q_f32(vj), v1 = vld1q_f32(vj + 4), v2 = vld1q_f32(vj + 8), v3 = vld1q_f32(vj + 12);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 128); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 192); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3);
     vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3);
@@ -1229,12 +1265,12 @@ static void attngen_pv_d64_4x16_p64__neon(const float *restrict pt, const float 
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
+      const float *restrict pj = pt + j * 56;
       const float32x4_t v0 = vld1q_f32(vj + 16), v1 = vld1q_f32(vj + 20), v2 = vld1q_f32(vj + 24), v3 = vld1q_f32(vj + 28);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 128); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 192); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 16, o0_0); vst1q_f32(o + 20, o0_1); vst1q_f32(o + 24, o0_2); vst1q_f32(o + 28, o0_3);
     vst1q_f32(o + os + 16, o1_0); vst1q_f32(o + os + 20, o1_1); vst1q_f32(o + os + 24, o1_2); vst1q_f32(o + os + 28, o1_3);
@@ -1248,12 +1284,12 @@ static void attngen_pv_d64_4x16_p64__neon(const float *restrict pt, const float 
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
+      const float *restrict pj = pt + j * 56;
       const float32x4_t v0 = vld1q_f32(vj + 32), v1 = vld1q_f32(vj + 36), v2 = vld1q_f32(vj + 40), v3 = vld1q_f32(vj + 44);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 128); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 192); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 32, o0_0); vst1q_f32(o + 36, o0_1); vst1q_f32(o + 40, o0_2); vst1q_f32(o + 44, o0_3);
     vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3);
@@ -1267,12 +1303,12 @@ static void attngen_pv_d64_4x16_p64__neon(const float *restrict pt, const float 
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
+      const float *restrict pj = pt + j * 56;
       const float32x4_t v0 = vld1q_f32(vj + 48), v1 = vld1q_f32(vj + 52), v2 = vld1q_f32(vj + 56), v3 = vld1q_f32(vj + 60);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 128); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
-      { const float32x4_t p = vld1q_dup_f32(pj + 192); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
     }
     vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2); vst1q_f32(o + 60, o0_3);
     vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2); vst1q_f32(o + os + 60, o1_3);
@@ -1572,18 +1608,18 @@ static void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_kernel *
   }
 }
 
-/* attn_h14_kv2_d64_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+/* attn_h14_kv2_d64_causal_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict alpha = scratch + 3584; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
@@ -1601,7 +1637,7 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
-    for (int r = 0; r < rows_pv; ++r) {
+    for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
@@ -1617,7 +1653,9 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)mp);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1628,7 +1666,7 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_qk; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1644,34 +1682,38 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_qkdot_d64_4x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d64_4x4_t56__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
       }
 
-      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
-        float *restrict srow = st + r * ss;
-        const int vis = masked ? (int)lim[r] : n;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
-        for (int j = 0; j < n; j += 4) {
-          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
           s_max = vmaxq_f32(s_max, s);
         }
-        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
-        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
         float32x4_t sum = vdupq_n_f32(0.0f);
-        for (int j = 0; j < n; j += 4) {
-          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
-          vst1q_f32(srow + j, p);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * mp + r0, p);
           sum = vaddq_f32(sum, p);
         }
-        alpha[r] = expf(m[r] - m_use);
-        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
-        m[r] = m_new;
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
       }
+
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x16_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_4x16_t56__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1693,18 +1735,18 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
   }
 }
 
-/* attn_h14_kv2_d64_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+/* attn_h14_kv2_d64_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict alpha = scratch + 3584; /* rescale per row */
   float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
@@ -1722,7 +1764,7 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
-    for (int r = 0; r < rows_pv; ++r) {
+    for (int r = 0; r < rows_qk; ++r) {
       if (r < rows) {
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
@@ -1738,7 +1780,9 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)mp);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1750,7 +1794,7 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_qk; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1766,34 +1810,38 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_qkdot_d64_4x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+          attngen_qkdot_d64_4x4_t56__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
       }
 
-      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
-        float *restrict srow = st + r * ss;
-        const int vis = masked ? (int)lim[r] : n;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
-        for (int j = 0; j < n; j += 4) {
-          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
           s_max = vmaxq_f32(s_max, s);
         }
-        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
-        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
         float32x4_t sum = vdupq_n_f32(0.0f);
-        for (int j = 0; j < n; j += 4) {
-          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
-          vst1q_f32(srow + j, p);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * mp + r0, p);
           sum = vaddq_f32(sum, p);
         }
-        alpha[r] = expf(m[r] - m_use);
-        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
-        m[r] = m_new;
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
       }
+
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x16_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_4x16_t56__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1820,8 +1868,8 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
 /* ==== scalar ==== */
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
-static inline float attngen_exp_scalar(float x) { return expf(x); }
-static inline float attngen_maxf(float a, float b) { return a > b ? a : b; }
+ATTNGEN_HELPER float attngen_exp_scalar(float x) { return expf(x); }
+ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
@@ -1904,7 +1952,7 @@ static void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const flo
 }
 
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static void attngen_qkdot_d64_4x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {

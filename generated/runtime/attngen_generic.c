@@ -20,10 +20,19 @@
 #define ATTNGEN_TARGET_AVX2
 #endif
 
+/* Keeps a loaded vector in a register. gcc otherwise folds the load into every FMA that uses it: decode's
+ * 2-row dot-product block then loaded each K vector twice (1.45 loads per FMA, bound by the load ports; pinned:
+ * h64/kv8 decode 1.12x in cache). An empty asm the value passes through; nothing is emitted for it. */
+#if defined(__GNUC__)
+#define ATTNGEN_PIN_AVX2(v) __asm__("" : "+x"(v))
+#else
+#define ATTNGEN_PIN_AVX2(v) ((void)0)
+#endif
+
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 {
   const __m256 lo = _mm256_set1_ps(-87.33654f);
   const __m256 keep = _mm256_cmp_ps(x, lo, _CMP_GE_OQ);
@@ -44,19 +53,19 @@ static inline ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_avx2(__m256 v, int j, __m256 lim)
 {
   __m256 visible = _mm256_cmp_ps(_mm256_set1_ps((float)j), lim, _CMP_LT_OQ);
   return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, visible);
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_finite_or_zero_avx2(__m256 m)
 {
   return _mm256_andnot_ps(_mm256_cmp_ps(m, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ), m);
 }
 
-static inline ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
 {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -64,7 +73,7 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hsum_avx2(__m256 v)
   return _mm_cvtss_f32(s);
 }
 
-static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
 {
   __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
@@ -73,14 +82,14 @@ static inline ATTNGEN_TARGET_AVX2 float attngen_hmax_avx2(__m256 v)
 }
 
 /* p[0..3] = the horizontal sums of a, b, c, d: two levels of hadd transpose the four reductions into one vector. */
-static inline ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 void attngen_hsum4_avx2(float *p, __m256 a, __m256 b, __m256 c, __m256 d)
 {
   const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d)); /* per 128-bit half: a b c d */
   _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static inline ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int j0, int lim)
 {
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
@@ -151,7 +160,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16__avx2(const float *restric
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
-      const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8);
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8); /* in registers: each is used by 6 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
@@ -186,7 +196,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_tail_dany_6x16__avx2(const float *res
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
-      const __m256 v0 = _mm256_loadu_ps(vj + c0), v1 = _mm256_loadu_ps(vj + c0 + 8);
+      __m256 v0 = _mm256_loadu_ps(vj + c0), v1 = _mm256_loadu_ps(vj + c0 + 8); /* in registers: each is used by 6 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
       { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
@@ -212,7 +223,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_tail_dany_6x16__avx2(const float *res
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * qs;
-      const __m256 v0 = _mm256_loadu_ps(vj + c0);
+      __m256 v0 = _mm256_loadu_ps(vj + c0); /* in registers: each is used by 6 rows */
+      ATTNGEN_PIN_AVX2(v0);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
       { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
       { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); }
@@ -236,7 +248,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_tail_dany_6x16__avx2(const float *res
 }
 
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
@@ -252,10 +264,10 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s32__avx2(const float *re
     int c = 0;
     for (; c + 8 <= d; c += 8)
       { const __m256 qv0 = _mm256_loadu_ps(q0 + c); const __m256 qv1 = _mm256_loadu_ps(q1 + c);
-        { const __m256 kv = _mm256_loadu_ps(k0 + c); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
-        { const __m256 kv = _mm256_loadu_ps(k1 + c); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
-        { const __m256 kv = _mm256_loadu_ps(k2 + c); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
-        { const __m256 kv = _mm256_loadu_ps(k3 + c); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+        { __m256 kv = _mm256_loadu_ps(k0 + c); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+        { __m256 kv = _mm256_loadu_ps(k1 + c); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+        { __m256 kv = _mm256_loadu_ps(k2 + c); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+        { __m256 kv = _mm256_loadu_ps(k3 + c); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
     attngen_hsum4_avx2(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
@@ -285,7 +297,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(const float *rest
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + c0), v1 = _mm256_loadu_ps(vj + c0 + 8), v2 = _mm256_loadu_ps(vj + c0 + 16), v3 = _mm256_loadu_ps(vj + c0 + 24);
+      __m256 v0 = _mm256_loadu_ps(vj + c0), v1 = _mm256_loadu_ps(vj + c0 + 8), v2 = _mm256_loadu_ps(vj + c0 + 16), v3 = _mm256_loadu_ps(vj + c0 + 24); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
       { const __m256 p = _mm256_broadcast_ss(pj + 32); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
@@ -299,7 +312,8 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(const float *rest
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j;
-      const __m256 v0 = _mm256_loadu_ps(vj + c0);
+      __m256 v0 = _mm256_loadu_ps(vj + c0); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
       { const __m256 p = _mm256_broadcast_ss(pj + 32); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
     }
@@ -636,7 +650,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static inline float32x4_t attngen_exp_neon(float32x4_t x)
+ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
 {
   const float32x4_t lo = vdupq_n_f32(-87.33654f);
   const uint32x4_t keep = vcgeq_f32(x, lo);
@@ -657,21 +671,21 @@ static inline float32x4_t attngen_exp_neon(float32x4_t x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static inline float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
+ATTNGEN_HELPER float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
 {
   uint32x4_t visible = vcltq_f32(vdupq_n_f32((float)j), lim);
   return vbslq_f32(visible, v, vdupq_n_f32(-INFINITY));
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static inline float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
+ATTNGEN_HELPER float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
 {
   uint32x4_t is_inf = vceqq_f32(m, vdupq_n_f32(-INFINITY));
   return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(m), is_inf));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static inline float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
+ATTNGEN_HELPER float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
 {
   static const int32_t lanes[4] = { 0, 1, 2, 3 };
   uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
@@ -893,7 +907,7 @@ static void attngen_pv_tail_dany_8x8__neon(const float *restrict pt, ptrdiff_t q
 }
 
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static void attngen_qkdot_dany_2x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
@@ -1288,8 +1302,8 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
 /* ==== scalar ==== */
 
 /* libm expf (correctly rounded to ~1 ulp); expf(-inf) is exactly 0. */
-static inline float attngen_exp_scalar(float x) { return expf(x); }
-static inline float attngen_maxf(float a, float b) { return a > b ? a : b; }
+ATTNGEN_HELPER float attngen_exp_scalar(float x) { return expf(x); }
+ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
@@ -1450,7 +1464,7 @@ static void attngen_pv_tail_dany_4x4__scalar(const float *restrict pt, ptrdiff_t
 }
 
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static void attngen_qkdot_dany_2x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {

@@ -4,7 +4,7 @@
 /* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
  * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
  * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
-static inline float32x4_t attngen_exp_neon(float32x4_t x)
+ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
 {
   const float32x4_t lo = vdupq_n_f32(-87.33654f);
   const uint32x4_t keep = vcgeq_f32(x, lo);
@@ -25,21 +25,21 @@ static inline float32x4_t attngen_exp_neon(float32x4_t x)
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
-static inline float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
+ATTNGEN_HELPER float32x4_t attngen_mask_neon(float32x4_t v, int j, float32x4_t lim)
 {
   uint32x4_t visible = vcltq_f32(vdupq_n_f32((float)j), lim);
   return vbslq_f32(visible, v, vdupq_n_f32(-INFINITY));
 }
 
 /* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
-static inline float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
+ATTNGEN_HELPER float32x4_t attngen_finite_or_zero_neon(float32x4_t m)
 {
   uint32x4_t is_inf = vceqq_f32(m, vdupq_n_f32(-INFINITY));
   return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(m), is_inf));
 }
 
 /* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
-static inline float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
+ATTNGEN_HELPER float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int lim)
 {
   static const int32_t lanes[4] = { 0, 1, 2, 3 };
   uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
