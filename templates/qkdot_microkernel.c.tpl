@@ -62,13 +62,25 @@ $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm
 @     end
 @   end
 @ end
+@ -- every row's sums; transposed with rows in fours, one reduction stores four rows of one key side by side
+@ local function store_all()
+@   if mk.columns and isa.hsum4_store and RB % 4 == 0 then
+@     for j = 0, KB - 1 do
+@       for rr = 0, RB - 1, 4 do
+    $(isa.hsum4_store("s + " .. I(sidx(rr, j)), acc(rr, j), acc(rr + 1, j), acc(rr + 2, j), acc(rr + 3, j)))
+@       end
+@     end
+@   else
+@     for rr = 0, RB - 1 do store_sums(rr) end
+@   end
+@ end
 @ if mk.D and mk.unroll then
 @   local full = math.floor(mk.D / W) * W
 @   for c = 0, full - 1, W do
 @     step(c, "    ")
 @   end
+@   store_all()
 @   for rr = 0, RB - 1 do
-@     store_sums(rr)
 @     for j = 0, KB - 1 do
 @       local tail = {}
 @       for c = full, mk.D - 1 do tail[#tail + 1] = string.format(" + q%d[%d] * k%d[%d]", rr, c, j, c) end
@@ -81,9 +93,7 @@ $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm
     int c = 0;
     for (; c + $(I(W)) <= $(DV); c += $(I(W)))
 @   step("c", "      ")
-@   for rr = 0, RB - 1 do
-@     store_sums(rr)
-@   end
+@   store_all()
     for (; c < $(DV); ++c) { /* head_dim past the last full vector */
 @   for rr = 0, RB - 1 do for j = 0, KB - 1 do
       s[$(sidx(rr, j))] += q$(I(rr))[c] * k$(I(j))[c];

@@ -1366,18 +1366,10 @@ static void attngen_qkdot_d128_4x4_t56__neon(const float *restrict qp, const flo
       { const float32x4_t kv = vld1q_f32(k1 + 124); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 124); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 124); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      vst1q_f32(t4, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
-      s[0] = t4[0]; s[56] = t4[1]; s[112] = t4[2]; s[168] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      vst1q_f32(t4, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
-      s[1] = t4[0]; s[57] = t4[1]; s[113] = t4[2]; s[169] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      vst1q_f32(t4, vpaddq_f32(vpaddq_f32(acc2_0, acc2_1), vpaddq_f32(acc2_2, acc2_3)));
-      s[2] = t4[0]; s[58] = t4[1]; s[114] = t4[2]; s[170] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      vst1q_f32(t4, vpaddq_f32(vpaddq_f32(acc3_0, acc3_1), vpaddq_f32(acc3_2, acc3_3)));
-      s[3] = t4[0]; s[59] = t4[1]; s[115] = t4[2]; s[171] = t4[3]; }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
+    vst1q_f32(s + 56, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 112, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 168, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
   }
 }
 
