@@ -13,11 +13,16 @@
 
 /* The ISA preludes (templates/isa/) define their helpers in the generated .c file. A model whose kernels need only
  * some of them (e.g. only GQA decode, whose softmax runs down the columns with no horizontal reduction) must still
- * build warning-free under -Wall -Werror. */
+ * build warning-free under -Wall -Werror.
+ * Microkernels are never inlined: gcc inlines a microkernel that only one kernel of the file calls, and the same
+ * decode kernel then ran 0.80x (h64/kv8/d128, a config with one mask and phase vs the catalog's two masks);
+ * kept out of line, the code no longer depends on what else the file holds (prefill: no difference either way). */
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTNGEN_HELPER static inline __attribute__((unused))
+#define ATTNGEN_NOINLINE __attribute__((noinline))
 #else
 #define ATTNGEN_HELPER static inline
+#define ATTNGEN_NOINLINE
 #endif
 
 static inline size_t attngen_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }

@@ -45,7 +45,7 @@
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for $(I(PR)) rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * $(I(PKS)) + r * $(I(PRS))].
  * Column blocks of $(I(PVV * W)) floats keep $(I(PR * PVV)) accumulators in registers while V streams by. */
-static $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
+static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
 {
 @ if PR == 1 then

@@ -7,7 +7,7 @@
 @ local attr = isa.attr and (isa.attr .. " ") or ""
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=$(I(KB)) keys j and $(I(RV * W)) query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static $(attr)void $(mk.qk_name)(const float *restrict qt$(mk.qs and "" or ", ptrdiff_t qs"),
+static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qt$(mk.qs and "" or ", ptrdiff_t qs"),
     const float *const *restrict krow, float *restrict st$(mk.D and "" or ", int d"))
 {
 @ for j = 0, KB - 1 do

@@ -12,7 +12,7 @@
 /* S[r][j] = Q_r · K_j for $(I(RB)) query rows and KB=$(I(KB)) keys: vector dot products along head_dim, then one
  * horizontal sum each, stored $(mk.columns and "transposed (S[r][j] at s[j * " .. QS .. " + r])" or "row-major"). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static $(attr)void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp")$(mk.columns and not mk.qs and ", ptrdiff_t qs" or ""))
+static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp")$(mk.columns and not mk.qs and ", ptrdiff_t qs" or ""))
 {
 @ if RB == 1 and not mk.D then
   (void)dp; /* one row per block */

@@ -101,7 +101,7 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int 
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 24 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_TARGET_AVX2 void attngen_qk_d64_24x4_s96__avx2(const float *restrict qt,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d64_24x4_s96__avx2(const float *restrict qt,
     const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
@@ -283,7 +283,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_qk_d64_24x4_s96__avx2(const float *restr
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -621,7 +621,7 @@ ATTNGEN_HELPER float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int li
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=5 keys j and 16 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static void attngen_qk_d64_16x5_s96__neon(const float *restrict qt,
+static ATTNGEN_NOINLINE void attngen_qk_d64_16x5_s96__neon(const float *restrict qt,
     const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
@@ -651,7 +651,7 @@ static void attngen_qk_d64_16x5_s96__neon(const float *restrict qt,
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;
@@ -990,7 +990,7 @@ ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static void attngen_qk_d64_4x4_s64__scalar(const float *restrict qt,
+static ATTNGEN_NOINLINE void attngen_qk_d64_4x4_s64__scalar(const float *restrict qt,
     const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
@@ -1016,7 +1016,7 @@ static void attngen_qk_d64_4x4_s64__scalar(const float *restrict qt,
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;

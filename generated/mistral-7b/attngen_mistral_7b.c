@@ -102,7 +102,7 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int 
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 24 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_TARGET_AVX2 void attngen_qk_d128_24x4_s96__avx2(const float *restrict qt,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d128_24x4_s96__avx2(const float *restrict qt,
     const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
@@ -284,7 +284,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_qk_d128_24x4_s96__avx2(const float *rest
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -318,7 +318,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2(const float *res
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -421,7 +421,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t32__avx2(const float *re
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 32 + r * 1].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x32_t32__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x32_t32__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -1082,7 +1082,7 @@ ATTNGEN_HELPER float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int li
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=5 keys j and 16 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static void attngen_qk_d128_16x5_s96__neon(const float *restrict qt,
+static ATTNGEN_NOINLINE void attngen_qk_d128_16x5_s96__neon(const float *restrict qt,
     const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
@@ -1112,7 +1112,7 @@ static void attngen_qk_d128_16x5_s96__neon(const float *restrict qt,
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;
@@ -1191,7 +1191,7 @@ static void attngen_pv_panel_8x8_s96__neon(const float *restrict pt, const float
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static void attngen_qkdot_d128_4x4_t32__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t32__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -1376,7 +1376,7 @@ static void attngen_qkdot_d128_4x4_t32__neon(const float *restrict qp, const flo
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 32 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_d128_4x16_t32__neon(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -2089,7 +2089,7 @@ ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static void attngen_qk_d128_4x4_s64__scalar(const float *restrict qt,
+static ATTNGEN_NOINLINE void attngen_qk_d128_4x4_s64__scalar(const float *restrict qt,
     const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
@@ -2115,7 +2115,7 @@ static void attngen_qk_d128_4x4_s64__scalar(const float *restrict qt,
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;
@@ -2170,7 +2170,7 @@ static void attngen_pv_panel_4x4_s64__scalar(const float *restrict pt, const flo
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static void attngen_qkdot_d128_4x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -2220,7 +2220,7 @@ static void attngen_qkdot_d128_4x4_s64__scalar(const float *restrict qp, const f
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_d128_4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;

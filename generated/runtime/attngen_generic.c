@@ -98,7 +98,7 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int 
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 24 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_TARGET_AVX2 void attngen_qk_dany_24x4__avx2(const float *restrict qt, ptrdiff_t qs,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_dany_24x4__avx2(const float *restrict qt, ptrdiff_t qs,
     const float *const *restrict krow, float *restrict st, int d)
 {
   const float *restrict k0 = krow[0];
@@ -147,7 +147,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_qk_dany_24x4__avx2(const float *restrict
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16__avx2(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16__avx2(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -181,7 +181,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16__avx2(const float *restric
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 6 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_tail_dany_6x16__avx2(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_tail_dany_6x16__avx2(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
@@ -250,7 +250,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_pv_tail_dany_6x16__avx2(const float *res
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -286,7 +286,7 @@ static ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s32__avx2(const float *re
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
@@ -694,7 +694,7 @@ ATTNGEN_HELPER float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int li
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=5 keys j and 16 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static void attngen_qk_dany_16x5__neon(const float *restrict qt, ptrdiff_t qs,
+static ATTNGEN_NOINLINE void attngen_qk_dany_16x5__neon(const float *restrict qt, ptrdiff_t qs,
     const float *const *restrict krow, float *restrict st, int d)
 {
   const float *restrict k0 = krow[0];
@@ -751,7 +751,7 @@ static void attngen_qk_dany_16x5__neon(const float *restrict qt, ptrdiff_t qs,
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_panel_8x8__neon(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_panel_8x8__neon(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;
@@ -830,7 +830,7 @@ static void attngen_pv_panel_8x8__neon(const float *restrict pt, ptrdiff_t qs, c
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 8 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_tail_dany_8x8__neon(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_tail_dany_8x8__neon(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
@@ -909,7 +909,7 @@ static void attngen_pv_tail_dany_8x8__neon(const float *restrict pt, ptrdiff_t q
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static void attngen_qkdot_dany_2x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -945,7 +945,7 @@ static void attngen_qkdot_dany_2x4_s64__neon(const float *restrict qp, const flo
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static void attngen_pv_dany_2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
@@ -1307,7 +1307,7 @@ ATTNGEN_HELPER float attngen_maxf(float a, float b) { return a > b ? a : b; }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 4 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static void attngen_qk_dany_4x4__scalar(const float *restrict qt, ptrdiff_t qs,
+static ATTNGEN_NOINLINE void attngen_qk_dany_4x4__scalar(const float *restrict qt, ptrdiff_t qs,
     const float *const *restrict krow, float *restrict st, int d)
 {
   const float *restrict k0 = krow[0];
@@ -1356,7 +1356,7 @@ static void attngen_qk_dany_4x4__scalar(const float *restrict qt, ptrdiff_t qs,
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_panel_4x4__scalar(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_panel_4x4__scalar(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   int c0 = 0;
@@ -1411,7 +1411,7 @@ static void attngen_pv_panel_4x4__scalar(const float *restrict pt, ptrdiff_t qs,
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
-static void attngen_pv_tail_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_tail_dany_4x4__scalar(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
@@ -1466,7 +1466,7 @@ static void attngen_pv_tail_dany_4x4__scalar(const float *restrict pt, ptrdiff_t
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static void attngen_qkdot_dany_2x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -1502,7 +1502,7 @@ static void attngen_qkdot_dany_2x4_s64__scalar(const float *restrict qp, const f
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
-static void attngen_pv_dany_2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
