@@ -6,9 +6,6 @@
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 500000, rotary_dim = 128 },
- *   tuned = {
- *     avx2 = { decode = { rb = 1, kb = 8, pr = 4, pvv = 2, keys = 8 } },
- *   },
  *   source = https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json
  */
 #include "attngen_llama_3_8b.h"
@@ -318,340 +315,170 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   const float *restrict k2 = krow[2];
   const float *restrict k3 = krow[3];
-  const float *restrict k4 = krow[4];
-  const float *restrict k5 = krow[5];
-  const float *restrict k6 = krow[6];
-  const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0);
-      { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 8); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 8); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 8); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 8); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 16); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 16); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 16); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 16); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 24); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 24); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 24); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 24); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 32); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 32); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 32); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 32); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 40); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 40); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 40); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 40); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 48); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 48); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 48); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 48); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 56); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 56); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 56); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 56); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 64); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 64); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 64); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 64); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 64); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 64); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 72); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 72); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 72); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 72); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 72); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 72); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 80); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 80); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 80); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 80); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 80); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 80); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 88); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 88); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 88); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 88); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 88); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 88); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 96); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 96); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 96); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 96); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 96); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 96); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 104); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 104); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 104); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 104); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 104); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 104); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 112); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 112); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 112); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 112); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 112); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 112); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120);
-      { const __m256 kv = _mm256_loadu_ps(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_loadu_ps(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_loadu_ps(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_loadu_ps(k4 + 120); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_loadu_ps(k5 + 120); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_loadu_ps(k6 + 120); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_loadu_ps(k7 + 120); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    const float *restrict q1 = qp + 128;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1);
+      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8);
+      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 8); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 8); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16);
+      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24);
+      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 24); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 24); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32);
+      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40);
+      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 40); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 40); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48);
+      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56);
+      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 56); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 56); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64);
+      { __m256 kv = _mm256_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72);
+      { __m256 kv = _mm256_loadu_ps(k0 + 72); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 72); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 72); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 72); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80);
+      { __m256 kv = _mm256_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88);
+      { __m256 kv = _mm256_loadu_ps(k0 + 88); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 88); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 88); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 88); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96);
+      { __m256 kv = _mm256_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104);
+      { __m256 kv = _mm256_loadu_ps(k0 + 104); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 104); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 104); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 104); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112);
+      { __m256 kv = _mm256_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120);
+      { __m256 kv = _mm256_loadu_ps(k0 + 120); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 120); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+      { __m256 kv = _mm256_loadu_ps(k2 + 120); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+      { __m256 kv = _mm256_loadu_ps(k3 + 120); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
       s[0] = t4[0]; s[32] = t4[1]; s[64] = t4[2]; s[96] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[128] = t4[0]; s[160] = t4[1]; s[192] = t4[2]; s[224] = t4[3]; }
+      attngen_hsum4_avx2(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[33] = t4[1]; s[65] = t4[2]; s[97] = t4[3]; }
   }
 }
 
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 32 + r * 1].
- * Column blocks of 16 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x16_t32__avx2(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_2x32_t32__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
-      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8); /* in registers: each is used by 4 rows */
-      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
-    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1);
-    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1);
-    _mm256_storeu_ps(o + 2 * os, o2_0); _mm256_storeu_ps(o + 2 * os + 8, o2_1);
-    _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1);
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2); _mm256_storeu_ps(o + 24, o0_3);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2); _mm256_storeu_ps(o + os + 24, o1_3);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
-      __m256 v0 = _mm256_loadu_ps(vj + 16), v1 = _mm256_loadu_ps(vj + 24); /* in registers: each is used by 4 rows */
-      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+      __m256 v0 = _mm256_loadu_ps(vj + 32), v1 = _mm256_loadu_ps(vj + 40), v2 = _mm256_loadu_ps(vj + 48), v3 = _mm256_loadu_ps(vj + 56); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
-    _mm256_storeu_ps(o + 16, o0_0); _mm256_storeu_ps(o + 24, o0_1);
-    _mm256_storeu_ps(o + os + 16, o1_0); _mm256_storeu_ps(o + os + 24, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 16, o2_0); _mm256_storeu_ps(o + 2 * os + 24, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 16, o3_0); _mm256_storeu_ps(o + 3 * os + 24, o3_1);
+    _mm256_storeu_ps(o + 32, o0_0); _mm256_storeu_ps(o + 40, o0_1); _mm256_storeu_ps(o + 48, o0_2); _mm256_storeu_ps(o + 56, o0_3);
+    _mm256_storeu_ps(o + os + 32, o1_0); _mm256_storeu_ps(o + os + 40, o1_1); _mm256_storeu_ps(o + os + 48, o1_2); _mm256_storeu_ps(o + os + 56, o1_3);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
-      __m256 v0 = _mm256_loadu_ps(vj + 32), v1 = _mm256_loadu_ps(vj + 40); /* in registers: each is used by 4 rows */
-      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+      __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72), v2 = _mm256_loadu_ps(vj + 80), v3 = _mm256_loadu_ps(vj + 88); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
-    _mm256_storeu_ps(o + 32, o0_0); _mm256_storeu_ps(o + 40, o0_1);
-    _mm256_storeu_ps(o + os + 32, o1_0); _mm256_storeu_ps(o + os + 40, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 32, o2_0); _mm256_storeu_ps(o + 2 * os + 40, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 32, o3_0); _mm256_storeu_ps(o + 3 * os + 40, o3_1);
+    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1); _mm256_storeu_ps(o + 80, o0_2); _mm256_storeu_ps(o + 88, o0_3);
+    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1); _mm256_storeu_ps(o + os + 80, o1_2); _mm256_storeu_ps(o + os + 88, o1_3);
   }
   {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3));
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 32;
-      __m256 v0 = _mm256_loadu_ps(vj + 48), v1 = _mm256_loadu_ps(vj + 56); /* in registers: each is used by 4 rows */
-      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
+      __m256 v0 = _mm256_loadu_ps(vj + 96), v1 = _mm256_loadu_ps(vj + 104), v2 = _mm256_loadu_ps(vj + 112), v3 = _mm256_loadu_ps(vj + 120); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
-    _mm256_storeu_ps(o + 48, o0_0); _mm256_storeu_ps(o + 56, o0_1);
-    _mm256_storeu_ps(o + os + 48, o1_0); _mm256_storeu_ps(o + os + 56, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 48, o2_0); _mm256_storeu_ps(o + 2 * os + 56, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1);
-  }
-  {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3));
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
-      __m256 v0 = _mm256_loadu_ps(vj + 64), v1 = _mm256_loadu_ps(vj + 72); /* in registers: each is used by 4 rows */
-      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-    }
-    _mm256_storeu_ps(o + 64, o0_0); _mm256_storeu_ps(o + 72, o0_1);
-    _mm256_storeu_ps(o + os + 64, o1_0); _mm256_storeu_ps(o + os + 72, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 64, o2_0); _mm256_storeu_ps(o + 2 * os + 72, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 64, o3_0); _mm256_storeu_ps(o + 3 * os + 72, o3_1);
-  }
-  {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
-      __m256 v0 = _mm256_loadu_ps(vj + 80), v1 = _mm256_loadu_ps(vj + 88); /* in registers: each is used by 4 rows */
-      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-    }
-    _mm256_storeu_ps(o + 80, o0_0); _mm256_storeu_ps(o + 88, o0_1);
-    _mm256_storeu_ps(o + os + 80, o1_0); _mm256_storeu_ps(o + os + 88, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 80, o2_0); _mm256_storeu_ps(o + 2 * os + 88, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 80, o3_0); _mm256_storeu_ps(o + 3 * os + 88, o3_1);
-  }
-  {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3));
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
-      __m256 v0 = _mm256_loadu_ps(vj + 96), v1 = _mm256_loadu_ps(vj + 104); /* in registers: each is used by 4 rows */
-      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-    }
-    _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1);
-    _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 96, o2_0); _mm256_storeu_ps(o + 2 * os + 104, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1);
-  }
-  {
-    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
-    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
-    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
-    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3));
-    for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
-      __m256 v0 = _mm256_loadu_ps(vj + 112), v1 = _mm256_loadu_ps(vj + 120); /* in registers: each is used by 4 rows */
-      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
-      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); }
-    }
-    _mm256_storeu_ps(o + 112, o0_0); _mm256_storeu_ps(o + 120, o0_1);
-    _mm256_storeu_ps(o + os + 112, o1_0); _mm256_storeu_ps(o + os + 120, o1_1);
-    _mm256_storeu_ps(o + 2 * os + 112, o2_0); _mm256_storeu_ps(o + 2 * os + 120, o2_1);
-    _mm256_storeu_ps(o + 3 * os + 112, o3_0); _mm256_storeu_ps(o + 3 * os + 120, o3_1);
+    _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1); _mm256_storeu_ps(o + 112, o0_2); _mm256_storeu_ps(o + 120, o0_3);
+    _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2); _mm256_storeu_ps(o + os + 120, o1_3);
   }
 }
 
@@ -946,13 +773,13 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x16, 8 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
+/* attn_h32_kv8_d128_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -1015,12 +842,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        const float *krow[8];
-        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 1)
-          attngen_qkdot_d128_1x8_t32__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_d128_2x4_t32__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
       }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -1050,8 +877,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
       }
 
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x16_t32__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_d128_2x32_t32__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1073,13 +900,13 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x16, 8 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
+/* attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
-  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
@@ -1143,12 +970,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
-      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        const float *krow[8];
-        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 1)
-          attngen_qkdot_d128_1x8_t32__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          attngen_qkdot_d128_2x4_t32__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
       }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
@@ -1178,8 +1005,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
       }
 
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x16_t32__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+        attngen_pv_d128_2x32_t32__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 

@@ -6,9 +6,6 @@
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 500000, rotary_dim = 128 },
- *   tuned = {
- *     avx2 = { decode = { rb = 1, kb = 8, pr = 4, pvv = 2, keys = 8 } },
- *   },
  *   source = https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json
  */
 #ifndef ATTNGEN_LLAMA_3_8B_H
