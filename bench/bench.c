@@ -142,6 +142,9 @@ typedef struct {
   double sec;    /* median seconds per call */
   int calls;     /* timed calls behind the median */
   int samples;
+  /* decode beyond the last-level cache: the plain read of the case's K/V bytes timed in the same rounds (same
+   * thread count): its GB/s, and the median of per-round (read time / this job's time) in %. 0: not measured */
+  double read_gbs, pct_bw_read;
 } timing;
 
 #define MAX_SAMPLES 301
@@ -160,6 +163,7 @@ static void measure_set(const job *jobs, int n, double budget, int min_samples, 
     out[j].status = ATTNGEN_OK;
     out[j].sec = 0.0;
     out[j].calls = out[j].samples = 0;
+    out[j].read_gbs = out[j].pct_bw_read = 0.0;
     double t0 = bench_now();
     out[j].status = job_run(&jobs[j]);
     tw[j] = bench_now() - t0;
@@ -223,9 +227,7 @@ typedef struct {
   int fallbacks;
   int errors;
   double worst_err_naive, worst_err_generic, worst_err_parallel;
-  /* decode: the read of the case's own K/V bytes timed in the same interleaved rounds (index = threads);
-   * %bw is the median of per-round (read time / kernel time), GB/s the read's median. 0: not measured */
-  double win_pct_bw[3], win_read_gbs[3];
+  double llc; /* bytes of the last-level cache, read once (llc_bytes); 0 if unknown */
   int min_rounds; /* interleaved rounds per case at least (a ratio needs more than one sample) */
 } bench_state;
 
@@ -259,10 +261,9 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
   const double pct_peak = (ok && peak > 0) ? 100.0 * gflops / peak : 0.0;
   const double gbs = (ok && decode) ? bytes / t->sec * 1e-9 : 0.0;
   const double bw = threads >= 2 ? st->m.bw2_gbs : st->m.bw1_gbs;
-  const int ti = threads >= 2 ? 2 : 1;
   /* against the read of these very bytes in the same rounds when measured, else the start-of-run figure */
   const double pct_bw_start = (decode && bw > 0) ? 100.0 * gbs / bw : 0.0;
-  const double pct_bw = st->win_pct_bw[ti] > 0 ? st->win_pct_bw[ti] : pct_bw_start;
+  const double pct_bw = t->pct_bw_read > 0 ? t->pct_bw_read : pct_bw_start;
 
   char sg[16] = "", par[16] = "", gb[16] = "-", pb[16] = "-", er[16] = "-";
   if (ratio_sg > 0) snprintf(sg, sizeof sg, "%.2fx", ratio_sg);
@@ -297,7 +298,7 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
     fprintf(st->csv, ",");
     if (err >= 0) fprintf(st->csv, "%.3e", err);
     fprintf(st->csv, ",%s,%s,", err >= 0 ? err_ref : "", note ? note : "");
-    if (decode && ok && st->win_read_gbs[ti] > 0) fprintf(st->csv, "%.3f", st->win_read_gbs[ti]);
+    if (decode && ok && t->read_gbs > 0) fprintf(st->csv, "%.3f", t->read_gbs);
     fprintf(st->csv, ",");
     if (decode && ok) fprintf(st->csv, "%.2f", pct_bw_start);
     fprintf(st->csv, "\n");
@@ -306,8 +307,6 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
   st->rows++;
   if (!ok) st->errors++;
 }
-
-static double llc_bytes(void);
 
 static const char *kernel_name(const attngen_kernel *k) { return k->info && k->info->name ? k->info->name : "?"; }
 static int kernel_is_generic(const attngen_kernel *k) { return k->info && k->info->heads == 0; }
@@ -335,7 +334,7 @@ static void run_case(bench_state *st, const bcase *c0) {
   const attngen_shape *sh = &c->shape;
   const int H = sh->heads, KVH = sh->kv_heads, D = sh->head_dim;
   const size_t nq = (size_t)c->batch * c->q_len * H * D, nkv = (size_t)c->batch * c->kv_len * KVH * D;
-  const timing none = {ATTNGEN_OK, 0, 0, 0};
+  const timing none = {ATTNGEN_OK, 0, 0, 0, 0, 0};
 
   attngen_kernel ksel, kgen;
   int rc = attngen_select(c->table, sh, &ksel);
@@ -401,8 +400,9 @@ static void run_case(bench_state *st, const bcase *c0) {
   /* decode beyond the last-level cache is bounded by the memory: the same K/V bytes read plainly, 1 and 2
    * threads, in the same rounds (in the cache, a read of a few MiB is dominated by waking the reader threads, and
    * %bw stays against the start-of-run figure) */
+  const double kv_bytes = 2.0 * (double)nkv * sizeof(float);
   bench_reader *rd1 = NULL, *rd2 = NULL;
-  if (sh->phase == ATTNGEN_PHASE_DECODE && st->m.have_avx2_fma && 2.0 * (double)nkv * sizeof(float) > llc_bytes()) {
+  if (sh->phase == ATTNGEN_PHASE_DECODE && st->m.have_avx2_fma && kv_bytes > st->llc) {
     rd1 = bench_reader_new(k, v, nkv, 1);
     rd2 = bench_reader_new(k, v, nkv, 2);
     if (rd1) jobs[ir1 = nj++] = (job){RUN_READ, NULL, sh, NULL, 1, NULL, rd1};
@@ -413,19 +413,13 @@ static void run_case(bench_state *st, const bcase *c0) {
   measure_set(jobs, nj, st->budget, st->min_rounds, tt, samples);
   bench_reader_free(rd1);
   bench_reader_free(rd2);
-  memset(st->win_pct_bw, 0, sizeof st->win_pct_bw);
-  memset(st->win_read_gbs, 0, sizeof st->win_read_gbs);
-  const double kv_bytes = 2.0 * (double)nkv * sizeof(float);
-  double pct_sel1 = 0, pct_gen1 = 0, pct_sel2 = 0; /* %bw against the read in the same rounds */
-  if (ir1 >= 0) {
-    st->win_read_gbs[1] = kv_bytes / tt[ir1].sec * 1e-9;
-    if (tt[i1].status == ATTNGEN_OK) pct_sel1 = 100.0 * paired_ratio(samples[ir1], samples[i1], tt[i1].samples);
-    if (ig >= 0 && tt[ig].status == ATTNGEN_OK)
-      pct_gen1 = 100.0 * paired_ratio(samples[ir1], samples[ig], tt[ig].samples);
-  }
-  if (ir2 >= 0) {
-    st->win_read_gbs[2] = kv_bytes / tt[ir2].sec * 1e-9;
-    if (tt[i2].status == ATTNGEN_OK) pct_sel2 = 100.0 * paired_ratio(samples[ir2], samples[i2], tt[i2].samples);
+  /* each kernel job against the read with its thread count */
+  const int kernel_jobs[] = {i1, ig, i2}, read_of[] = {ir1, ir1, ir2};
+  for (int x = 0; x < 3; x++) {
+    const int j = kernel_jobs[x], r = read_of[x];
+    if (j < 0 || r < 0) continue;
+    tt[j].read_gbs = kv_bytes / tt[r].sec * 1e-9;
+    if (tt[j].status == ATTNGEN_OK) tt[j].pct_bw_read = 100.0 * paired_ratio(samples[r], samples[j], tt[j].samples);
   }
   timing t1 = tt[i1], t2 = tt[i2], tg = none;
   if (gen_separate)
@@ -482,10 +476,8 @@ static void run_case(bench_state *st, const bcase *c0) {
   }
   if (t1.status == ATTNGEN_OK && t2.status == ATTNGEN_OK) ratio_par = paired_ratio(samples[i1], samples[i2], t1.samples);
 
-  st->win_pct_bw[1] = pct_sel1;
   emit(st, c, label, variant, kernel_name(&ksel), !sel_generic, isa_sel, 1, &t1, ratio_sg, -1, err_ref, ref_name,
        note);
-  st->win_pct_bw[1] = gen_separate ? pct_gen1 : pct_sel1;
   if (rcg == ATTNGEN_OK)
     emit(st, c, label, "generic", kernel_name(&kgen), 0, attngen_isa_name(kgen.info->isa), 1, &tg, -1, -1,
          gen_separate ? err_gen : 0.0, gen_separate ? "select" : "same kernel",
@@ -493,17 +485,13 @@ static void run_case(bench_state *st, const bcase *c0) {
   else {
     printf("%-38s %-9s generic avx2 unavailable: %s\n", label, "generic", attngen_last_error());
   }
-  st->win_pct_bw[2] = pct_sel2;
   emit(st, c, label, variant, kernel_name(&ksel), !sel_generic, isa_sel, 2, &t2, -1, ratio_par, err_par, "1 thread",
        "attngen_run_parallel(2)");
-  memset(st->win_pct_bw, 0, sizeof st->win_pct_bw); /* naive runs on its own: against the start of the run */
-  memset(st->win_read_gbs, 0, sizeof st->win_read_gbs);
   if (do_naive)
     emit(st, c, label, "naive", "naive C triple loop (bench/naive.c)", 0, "c", 1, &tn, -1, -1, strcmp(ref_name, "naive") == 0 ? err_ref : -1, "select", "");
   if (ir1 >= 0 || ir2 >= 0)
     printf("%-38s   %%bw: against the read of these K/V bytes in the same rounds: 1 thread %.1f GB/s, 2 threads "
-           "%.1f GB/s (start of run: %.1f, %.1f)\n", "", ir1 >= 0 ? kv_bytes / tt[ir1].sec * 1e-9 : 0.0,
-           ir2 >= 0 ? kv_bytes / tt[ir2].sec * 1e-9 : 0.0, st->m.bw1_gbs, st->m.bw2_gbs);
+           "%.1f GB/s (start of run: %.1f, %.1f)\n", "", t1.read_gbs, t2.read_gbs, st->m.bw1_gbs, st->m.bw2_gbs);
   if (note[0]) printf("%-38s   note: %s\n", "", note);
   printf("\n");
 
@@ -723,8 +711,8 @@ static double llc_bytes(void) {
 }
 
 /* kv_len whose K+V (batch 1) is at least 4x the last-level cache (at least 16384, capped at 1 GiB of K+V). */
-static int kv_beyond_llc(int kvh, int d) {
-  const double row = 2.0 * kvh * d * sizeof(float), llc = llc_bytes();
+static int kv_beyond_llc(double llc, int kvh, int d) {
+  const double row = 2.0 * kvh * d * sizeof(float);
   double want = 4.0 * (llc > 0 ? llc : 32.0 * 1024 * 1024) / row;
   if (want * row > 1024.0 * 1024 * 1024) want = 1024.0 * 1024 * 1024 / row;
   int kv = (int)(ceil(want / 1024.0) * 1024.0);
@@ -752,6 +740,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   st.budget = st.quick ? 0.07 : 0.3;
+  st.llc = llc_bytes();
   st.min_rounds = st.quick ? 3 : 7; /* S=2048 takes ~0.5 s a call: the budget alone gave 3 rounds */
   const char *cs = getenv("BENCH_CASE_SECONDS");
   if (cs && atof(cs) > 0) st.budget = atof(cs) / 3.0;
@@ -825,7 +814,7 @@ int main(int argc, char **argv) {
     for (int ki = 0; ki < 3; ki++) {
       /* q_len 1: causal (bottom-right aligned) sees the whole cache, same work as none. The largest length is
        * chosen from this machine's last-level cache, so it streams from memory. */
-      const int kv = ki == 2 ? kv_beyond_llc(models[mi].kvh, models[mi].d) : KV[ki];
+      const int kv = ki == 2 ? kv_beyond_llc(st.llc, models[mi].kvh, models[mi].d) : KV[ki];
       bcase c = {name, models[mi].table,
                  mkshape(models[mi].h, models[mi].kvh, models[mi].d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1,
                  kv, 1, KV[ki] == 4096};
@@ -842,7 +831,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 3; i++) {
       bcase c = {dec[i].model, find_table(dec[i].model),
                  mkshape(dec[i].h, dec[i].kvh, dec[i].d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1,
-                 kv_beyond_llc(dec[i].kvh, dec[i].d), 1, 0};
+                 kv_beyond_llc(st.llc, dec[i].kvh, dec[i].d), 1, 0};
       cases[n++] = c;
     }
     bcase b8 = {"llama-3-8b", tl, mkshape(32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1, 4096, 8, 0};

@@ -142,65 +142,6 @@ static int have_avx2_fma(void) {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
-/* ---- 2-thread read: persistent workers, wall time between two barriers ---- */
-typedef struct {
-  pthread_barrier_t *start, *stop;
-  const float *p;
-  size_t n;
-  int rounds;
-  float sum;
-} bw_worker;
-
-static void *bw_thread(void *arg) {
-  bw_worker *w = (bw_worker *)arg;
-  float acc = 0.0f;
-  for (int r = 0; r < w->rounds; r++) {
-    pthread_barrier_wait(w->start);
-    acc += read_sum(w->p, w->n);
-    pthread_barrier_wait(w->stop);
-  }
-  w->sum = acc;
-  return NULL;
-}
-
-/* Median wall time of `rounds` rounds in which nthreads threads each read 1/nthreads of buf. */
-static double read_time_threads(const float *buf, size_t n, int nthreads, int rounds) {
-  pthread_barrier_t start, stop;
-  pthread_t tid[8];
-  bw_worker w[8];
-  double t[64];
-  if (nthreads > 8) nthreads = 8;
-  if (rounds > 64) rounds = 64;
-  pthread_barrier_init(&start, NULL, (unsigned)nthreads + 1);
-  pthread_barrier_init(&stop, NULL, (unsigned)nthreads + 1);
-  size_t per = (n / (size_t)nthreads) & ~(size_t)63;
-  for (int i = 0; i < nthreads; i++) {
-    w[i].start = &start;
-    w[i].stop = &stop;
-    w[i].p = buf + (size_t)i * per;
-    w[i].n = per;
-    w[i].rounds = rounds;
-    w[i].sum = 0.0f;
-    pthread_create(&tid[i], NULL, bw_thread, &w[i]);
-  }
-  for (int r = 0; r < rounds; r++) {
-    pthread_barrier_wait(&start);
-    double t0 = bench_now();
-    pthread_barrier_wait(&stop);
-    t[r] = bench_now() - t0;
-  }
-  float acc = 0.0f;
-  for (int i = 0; i < nthreads; i++) {
-    pthread_join(tid[i], NULL);
-    acc += w[i].sum;
-  }
-  g_sink = acc;
-  pthread_barrier_destroy(&start);
-  pthread_barrier_destroy(&stop);
-  /* bytes actually read: per * nthreads (n rounded down to a multiple of 64 per thread) */
-  double med = bench_median(t, rounds);
-  return med * (double)n / (double)(per * (size_t)nthreads);
-}
 #endif /* BENCH_X86 */
 
 /* ---- the interleaved reader (machine.h) ---- */
@@ -239,7 +180,8 @@ struct bench_reader {
 };
 
 static void reader_share_pass(struct reader_share *s) {
-  s->sum += read_any(s->r->a + s->lo, s->hi - s->lo) + read_any(s->r->b + s->lo, s->hi - s->lo);
+  s->sum += read_any(s->r->a + s->lo, s->hi - s->lo);
+  if (s->r->b) s->sum += read_any(s->r->b + s->lo, s->hi - s->lo);
 }
 
 static void *reader_thread(void *arg) {
@@ -302,6 +244,24 @@ void bench_reader_free(bench_reader *r) {
   free(r);
 }
 
+#if BENCH_X86
+/* Median wall time of `rounds` passes (after one warm-up pass) of an nthreads reader over buf; < 0: no memory. */
+static double read_time(const float *buf, size_t n, int nthreads, int rounds) {
+  double t[64];
+  if (rounds > 64) rounds = 64;
+  bench_reader *r = bench_reader_new(buf, NULL, n, nthreads);
+  if (!r) return -1.0;
+  bench_reader_pass(r);
+  for (int i = 0; i < rounds; i++) {
+    const double t0 = bench_now();
+    bench_reader_pass(r);
+    t[i] = bench_now() - t0;
+  }
+  bench_reader_free(r);
+  return bench_median(t, rounds);
+}
+#endif
+
 int bench_machine_measure(bench_machine *m, int quick) {
   memset(m, 0, sizeof *m);
 #if BENCH_X86
@@ -348,16 +308,11 @@ int bench_machine_measure(bench_machine *m, int quick) {
   for (size_t i = 0; i < n; i++) buf[i] = (float)(i & 1023) * (1.0f / 1024.0f); /* touch every page */
   m->buf_mib = (double)mib;
 
-  g_sink = read_sum(buf, n); /* warm-up */
-  for (int r = 0; r < reps; r++) {
-    double t0 = bench_now();
-    g_sink = read_sum(buf, n);
-    t[r] = bench_now() - t0;
-  }
-  m->bw1_gbs = (double)bytes / bench_median(t, reps) * 1e-9;
-  (void)read_time_threads(buf, n, 2, 1); /* warm-up */
-  m->bw2_gbs = (double)bytes / read_time_threads(buf, n, 2, reps) * 1e-9;
+  const double t1 = read_time(buf, n, 1, reps), t2 = read_time(buf, n, 2, reps);
   free(buf);
+  if (t1 < 0 || t2 < 0) return -1;
+  m->bw1_gbs = (double)bytes / t1 * 1e-9;
+  m->bw2_gbs = (double)bytes / t2 * 1e-9;
 #else
   (void)quick;
 #endif

@@ -27,7 +27,7 @@ double bench_median(double *v, int n);  /* sorts v */
  * interleaved rounds as the kernel that reads them: this host's bandwidth drifts with its neighbours, so a
  * figure from the start of the run is a poor denominator for a case timed a minute later.
  * nthreads 1 reads in the caller; 2..8 keep threads parked between passes (woken per pass, ~microseconds).
- * Each pass reads every float of a[0..n) and b[0..n) once, split evenly across the threads. */
+ * Each pass reads every float of a[0..n) and b[0..n) (b may be NULL) once, split evenly across the threads. */
 typedef struct bench_reader bench_reader;
 bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nthreads); /* NULL: no memory */
 void bench_reader_pass(bench_reader *r);

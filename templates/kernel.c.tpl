@@ -10,6 +10,7 @@
 @ local causal, padded = feature("causal"), feature("kv_lens") -- true/false, or nil when decided at run time
 @ local decode = kern.phase == "decode"
 @ local columns = not decode or plan.columns -- the softmax runs down the columns of a transposed S
+@ local qs_arg = columns and not mk.qs and ", mp" or "" -- S transposed: its key stride, when not a constant
 @ local attr = isa.attr and (isa.attr .. " ") or ""
 @ local generic = not kern.D
 @ if generic then
@@ -155,11 +156,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         const float *krow[$(I(plan.kb))];
         for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int r0 = 0; r0 < rows_pv; r0 += $(I(plan.rb)))
-@   if columns then
-          $(mk.qk_name)(qt + r0 * dp, krow, st + j0 * mp + r0$(kern.D and "" or ", d, dp")$(mk.qs and "" or ", mp"));
-@   else
-          $(mk.qk_name)(qt + r0 * dp, krow, st + r0 * ss + j0$(kern.D and "" or ", d, dp"));
-@   end
+          $(mk.qk_name)(qt + r0 * dp, krow, $(columns and "st + j0 * mp + r0" or "st + r0 * ss + j0")$(kern.D and "" or ", d, dp")$(qs_arg));
       }
 @ else
       /* S = Q·Kᵀ: blocks of $(I(RQK)) rows (their Qᵀ slice stays in L1) x $(I(plan.kb)) keys; a short last block
@@ -168,7 +165,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
           const float *krow[$(I(plan.kb))];
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          $(mk.qk_name)(qt + r0$(mk.qs and "" or ", mp"), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
+          $(mk.qk_name)(qt + r0$(qs_arg), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
         }
 @ end
 
@@ -239,11 +236,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ if decode then
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-@   if columns then
-        $(mk.pv_name)(st + r0$(mk.qs and "" or ", mp"), alpha + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
-@   else
-        $(mk.pv_name)(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
-@   end
+        $(mk.pv_name)($(columns and "st + r0" or "st + r0 * ss")$(qs_arg), alpha + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
 @ else
       /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
        * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
@@ -265,13 +258,13 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
        * block passes over them */
       for (int c0 = 0; c0 + $(I(PW)) <= $(D); c0 += $(I(PW)))
         for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-          $(mk.pv_panel.name)(st + r0$(mk.qs and "" or ", mp"), alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          $(mk.pv_panel.name)(st + r0$(qs_arg), alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
 @   if mk.pv_tail then
 @     local rest = mk.pv_tail.D and "" or (", " .. D .. " - c0")
       $(mk.pv_tail.D and "{" or string.format("if (%s %% %s != 0) {", D, I(PW))) /* the last columns */
         const int c0 = $(D) - $(D) % $(I(PW));
         for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-          $(mk.pv_tail.name)(st + r0$(mk.qs and "" or ", mp"), alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp$(rest));
+          $(mk.pv_tail.name)(st + r0$(qs_arg), alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp$(rest));
       }
 @   end
 @ end
