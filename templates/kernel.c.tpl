@@ -279,7 +279,10 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       const int i = q0 + r / $(G), h = hh * $(G) + r % $(G);
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
       const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      for (int c = 0; c < $(D); ++c) out[c] = ot[r * dp + c] * inv;
+      const $(V) inv_v = $(isa.set1("inv"));
+      int c = 0;
+      for (; c + $(I(W)) <= $(D); c += $(I(W))) $(isa.store("out + c", isa.mul(isa.load("ot + r * dp + c"), "inv_v")))
+      for (; c < $(D); ++c) out[c] = ot[r * dp + c] * inv;
       if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
         it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;

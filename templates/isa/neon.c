@@ -1,27 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 #include <arm_neon.h>
 
-/* exp(x) for x <= 0 as used by online softmax: Cephes-style range reduction x = n*ln2 + r, |r| <= ln2/2,
- * degree-6 polynomial, 2^n built in the exponent field. Max relative error ~2 ulp on [-87.3, 0];
- * x < -87.33 (including -inf from masked keys) gives exactly 0 instead of a denormal or NaN. */
+/* exp(x) for x <= 0 as used by online softmax, as 2^t with t = x·log2(e) = n + r, n = round(t), |r| <= 1/2: a
+ * degree-5 polynomial for 2^r, n added to its exponent field (see templates/isa/avx2.c for the error budget).
+ * x < -87.3 (t < -126, including -inf from masked keys) gives exactly 0; no result is denormal. */
 ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
 {
-  const float32x4_t lo = vdupq_n_f32(-87.33654f);
-  const uint32x4_t keep = vcgeq_f32(x, lo);
-  float32x4_t xc = vmaxq_f32(vminq_f32(x, vdupq_n_f32(88.3762626647949f)), lo);
-  float32x4_t n = vrndnq_f32(vmulq_f32(xc, vdupq_n_f32(1.44269504088896341f)));
-  float32x4_t r = vfmsq_f32(xc, n, vdupq_n_f32(0.693359375f));
-  r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
-  float32x4_t p = vdupq_n_f32(1.9875691500e-4f);
-  p = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(8.3334519073e-3f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(4.1665795894e-2f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(1.6666665459e-1f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(5.0000001201e-1f), p, r);
-  p = vfmaq_f32(vaddq_f32(r, vdupq_n_f32(1.0f)), p, vmulq_f32(r, r));
-  int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23);
-  float32x4_t y = vmulq_f32(p, vreinterpretq_f32_s32(e));
-  return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(y), keep));
+  const float32x4_t lo = vdupq_n_f32(-126.0f);
+  const float32x4_t t = vmulq_f32(x, vdupq_n_f32(1.44269504088896341f));
+  const uint32x4_t keep = vcgeq_f32(t, lo);
+  const float32x4_t tc = vmaxq_f32(t, lo);
+  const float32x4_t n = vrndnq_f32(tc);
+  const float32x4_t r = vsubq_f32(tc, n);
+  float32x4_t p = vdupq_n_f32(1.3264666777e-3f);
+  p = vfmaq_f32(vdupq_n_f32(9.6714952961e-3f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(5.5507335812e-2f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(2.4022242427e-1f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(6.9314700365e-1f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+  const int32x4_t y = vaddq_s32(vreinterpretq_s32_f32(p), vshlq_n_s32(vcvtq_s32_f32(n), 23));
+  return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_s32(y), keep));
 }
 
 /* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
