@@ -25,7 +25,9 @@ return {
     -- columns like prefill's, a lane per row: per-row horizontal max/sum and a scalar exp per row cost more than
     -- the dot products themselves once a tile holds 4+ rows (h64/kv8 decode: ~1,400 of 5,200 instructions per
     -- tile and head, callgrind)
-    by_group = { { min_g = 4, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
+    -- (P·V 4 rows x 3 vectors for 4+ rows: 12 accumulators, 7 loads per 12 FMAs instead of 6 per 8; 1.04-1.06x in
+    -- cache and 1.00-1.04x beyond it for groups 4, 7 and 8, interleaved)
+    by_group = { { min_g = 4, rb = 2, kb = 4, pr = 4, pvv = 3, columns = true },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4 },   -- 8 + 8 ymm accumulators
                  { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8 } },  -- MHA: one row, 8 keys in flight
     generic = { rb = 2, kb = 4, pr = 2, pvv = 4 } },
