@@ -27,8 +27,8 @@ function plan.isa(name)
     error(setmetatable({ msg = string.format("spec: isa '%s' has no vocabulary (gen/isa/%s.lua): %s", name, name,
       (tostring(v):match("^[^\n]*"))) }, require("config").UserError), 0)
   end
-  -- every word the templates use (hsum4_store and pin are optional: hsum serves without the one, nothing is
-  -- pinned without the other)
+  -- every word the templates use (hsum4_store, pin and transpose_scaled are optional: hsum serves without the
+  -- first, nothing is pinned without the second, Q is packed element by element without the third)
   for _, field in ipairs({ "width", "vtype", "prefill", "decode", "zero", "set1", "load", "store", "bcast", "fma", "mul",
                            "add", "sub", "max", "hsum", "hmax", "mask_lanes", "exp", "mask_keys",
                            "select_zero_if_neginf" }) do

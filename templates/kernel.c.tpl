@@ -88,19 +88,47 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * $(G) * a->q_stride.head;
 @ local qix = decode and "r * dp + k" or "k * mp + r"
-    for (int r = 0; r < $(rows_used); ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / $(G)) * a->q_stride.seq + (r % $(G)) * a->q_stride.head;
-@ if rope ~= false then
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / $(G)) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, $(D), qt + $(decode and "r * dp" or "r"), $(decode and "1" or "mp"), scale);
-        } else
+@ local qrow_at = "qbase + (q0 + r / " .. G .. ") * a->q_stride.seq + (r % " .. G .. ") * a->q_stride.head"
+@ local tpack = not decode and isa.transpose_scaled -- Qᵀ by in-register transposes (an optional vocabulary word)
+@ if tpack then
+    /* Qᵀ by blocks of $(I(W)) rows x $(I(W)) columns, transposed in registers (element by element, each was a store of its
+     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+@   local ind = rope ~= false and "  " or ""
+@   if rope ~= false then
+    if (!it->rope_cs) { /* (with RoPE, rotated row by row below) */
+@   end
+$(ind)    for (int r0 = 0; r0 < rows; r0 += $(I(W))) {
+$(ind)      const float *src[$(I(W))];
+$(ind)      for (int i = 0; i < $(I(W)); ++i) {
+$(ind)        const int r = r0 + i < rows ? r0 + i : rows - 1;
+$(ind)        src[i] = $(qrow_at);
+$(ind)      }
+$(ind)      int k0 = 0;
+$(ind)      for (; k0 + $(I(W)) <= $(D); k0 += $(I(W))) $(isa.transpose_scaled("src", "k0", "scale", "qt + k0 * mp + r0", "mp"))
+$(ind)      for (; k0 < $(D); ++k0)
+$(ind)        for (int i = 0; i < $(I(W)); ++i) qt[k0 * mp + r0 + i] = src[i][k0] * scale;
+$(ind)    }
+@   if rope ~= false then
+    }
+@   end
 @ end
-        for (int k = 0; k < $(D); ++k) qt[$(qix)] = qrow[k] * scale;
-      } else {
+    for (int r = 0; r < $(rows_used); ++r) {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < $(D); ++k) qt[$(qix)] = 0.0f;
       }
+@ if rope ~= false then
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = $(qrow_at);
+        const float *cs = it->rope_cs + (r / $(G)) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, $(D), qt + $(decode and "r * dp" or "r"), $(decode and "1" or "mp"), scale);
+      }
+@ end
+@ if not tpack then
+      else {
+        const float *qrow = $(qrow_at);
+        for (int k = 0; k < $(D); ++k) qt[$(qix)] = qrow[k] * scale;
+      }
+@ end
       m[r] = -INFINITY;
       l[r] = 0.0f;
     }

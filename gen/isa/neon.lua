@@ -34,6 +34,10 @@ return {
   hsum4_store = function(p, a, b, c, d)
     return string.format("vst1q_f32(%s, vpaddq_f32(vpaddq_f32(%s, %s), vpaddq_f32(%s, %s)));", p, a, b, c, d)
   end,
+  -- dst[c * ds + i] = src[i][k0 + c] * s for i, c < 4: four rows of Q into the transposed tile at once
+  transpose_scaled = function(src, k0, s, dst, ds)
+    return string.format("attngen_transpose_scaled_neon(%s, %s, %s, %s, %s);", src, k0, s, dst, ds)
+  end,
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_neon(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_neon(" .. x .. ")" end,
   mask_keys = function(v, j, lim) return "attngen_mask_neon(" .. v .. ", " .. j .. ", " .. lim .. ")" end,

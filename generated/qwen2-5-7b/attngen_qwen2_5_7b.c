@@ -101,6 +101,35 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int 
   return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, _mm256_castsi256_ps(keep));
 }
 
+/* dst[c * ds + i] = src[i][k0 + c] * s for i, c < 8: an 8x8 block of Q rows into the transposed (rows along the
+ * lanes) tile, 24 shuffles instead of 64 scalar stores. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 void attngen_transpose_scaled_avx2(const float *const *src, int k0, float s, float *dst,
+                                                                     ptrdiff_t ds)
+{
+  const __m256 m = _mm256_set1_ps(s);
+  const __m256 r0 = _mm256_mul_ps(_mm256_loadu_ps(src[0] + k0), m), r1 = _mm256_mul_ps(_mm256_loadu_ps(src[1] + k0), m);
+  const __m256 r2 = _mm256_mul_ps(_mm256_loadu_ps(src[2] + k0), m), r3 = _mm256_mul_ps(_mm256_loadu_ps(src[3] + k0), m);
+  const __m256 r4 = _mm256_mul_ps(_mm256_loadu_ps(src[4] + k0), m), r5 = _mm256_mul_ps(_mm256_loadu_ps(src[5] + k0), m);
+  const __m256 r6 = _mm256_mul_ps(_mm256_loadu_ps(src[6] + k0), m), r7 = _mm256_mul_ps(_mm256_loadu_ps(src[7] + k0), m);
+  /* pairs of rows interleaved, then quads: u0 holds column 0 of rows 0-3 (low half) and column 4 (high half) */
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(dst + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(dst + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(dst + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(dst + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(dst + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(dst + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(dst + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 24 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
 static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qk_d128_24x4_s96__avx2(const float *restrict qt,
@@ -577,16 +606,29 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_prefill__avx2(const att
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
+    /* Qᵀ by blocks of 8 rows x 8 columns, transposed in registers (element by element, each was a store of its
+     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    if (!it->rope_cs) { /* (with RoPE, rotated row by row below) */
+      for (int r0 = 0; r0 < rows; r0 += 8) {
+        const float *src[8];
+        for (int i = 0; i < 8; ++i) {
+          const int r = r0 + i < rows ? r0 + i : rows - 1;
+          src[i] = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        }
+        int k0 = 0;
+        for (; k0 + 8 <= 128; k0 += 8) attngen_transpose_scaled_avx2(src, k0, scale, qt + k0 * mp + r0, mp);
+        for (; k0 < 128; ++k0)
+          for (int i = 0; i < 8; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * scale;
+      }
+    }
     for (int r = 0; r < rows_qk; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -725,16 +767,29 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_prefill__avx2(c
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
+    /* Qᵀ by blocks of 8 rows x 8 columns, transposed in registers (element by element, each was a store of its
+     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    if (!it->rope_cs) { /* (with RoPE, rotated row by row below) */
+      for (int r0 = 0; r0 < rows; r0 += 8) {
+        const float *src[8];
+        for (int i = 0; i < 8; ++i) {
+          const int r = r0 + i < rows ? r0 + i : rows - 1;
+          src[i] = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        }
+        int k0 = 0;
+        for (; k0 + 8 <= 128; k0 += 8) attngen_transpose_scaled_avx2(src, k0, scale, qt + k0 * mp + r0, mp);
+        for (; k0 < 128; ++k0)
+          for (int i = 0; i < 8; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * scale;
+      }
+    }
     for (int r = 0; r < rows_qk; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -874,15 +929,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
     for (int r = 0; r < rows_qk; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+      }
+      else {
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -1004,15 +1061,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
     for (int r = 0; r < rows_qk; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+      }
+      else {
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -1153,6 +1212,18 @@ ATTNGEN_HELPER float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int li
   static const int32_t lanes[4] = { 0, 1, 2, 3 };
   uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
   return vbslq_f32(keep, v, vdupq_n_f32(-INFINITY));
+}
+
+/* dst[c * ds + i] = src[i][k0 + c] * s for i, c < 4: a 4x4 block of Q rows into the transposed tile. */
+ATTNGEN_HELPER void attngen_transpose_scaled_neon(const float *const *src, int k0, float s, float *dst, ptrdiff_t ds)
+{
+  const float32x4_t r0 = vmulq_n_f32(vld1q_f32(src[0] + k0), s), r1 = vmulq_n_f32(vld1q_f32(src[1] + k0), s);
+  const float32x4_t r2 = vmulq_n_f32(vld1q_f32(src[2] + k0), s), r3 = vmulq_n_f32(vld1q_f32(src[3] + k0), s);
+  const float32x4x2_t a = vtrnq_f32(r0, r1), b = vtrnq_f32(r2, r3); /* a.val[0]: r0[0] r1[0] r0[2] r1[2] */
+  vst1q_f32(dst, vcombine_f32(vget_low_f32(a.val[0]), vget_low_f32(b.val[0])));
+  vst1q_f32(dst + ds, vcombine_f32(vget_low_f32(a.val[1]), vget_low_f32(b.val[1])));
+  vst1q_f32(dst + 2 * ds, vcombine_f32(vget_high_f32(a.val[0]), vget_high_f32(b.val[0])));
+  vst1q_f32(dst + 3 * ds, vcombine_f32(vget_high_f32(a.val[1]), vget_high_f32(b.val[1])));
 }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=5 keys j and 16 query rows r (QT is the scaled Q tile,
@@ -1638,16 +1709,29 @@ static void attn_h28_kv4_d128_causal_prefill__neon(const attngen_kernel *kernel,
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
+    /* Qᵀ by blocks of 4 rows x 4 columns, transposed in registers (element by element, each was a store of its
+     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    if (!it->rope_cs) { /* (with RoPE, rotated row by row below) */
+      for (int r0 = 0; r0 < rows; r0 += 4) {
+        const float *src[4];
+        for (int i = 0; i < 4; ++i) {
+          const int r = r0 + i < rows ? r0 + i : rows - 1;
+          src[i] = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        }
+        int k0 = 0;
+        for (; k0 + 4 <= 128; k0 += 4) attngen_transpose_scaled_neon(src, k0, scale, qt + k0 * mp + r0, mp);
+        for (; k0 < 128; ++k0)
+          for (int i = 0; i < 4; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * scale;
+      }
+    }
     for (int r = 0; r < rows_qk; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -1786,16 +1870,29 @@ static void attn_h28_kv4_d128_causal_padding_prefill__neon(const attngen_kernel 
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
+    /* Qᵀ by blocks of 4 rows x 4 columns, transposed in registers (element by element, each was a store of its
+     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    if (!it->rope_cs) { /* (with RoPE, rotated row by row below) */
+      for (int r0 = 0; r0 < rows; r0 += 4) {
+        const float *src[4];
+        for (int i = 0; i < 4; ++i) {
+          const int r = r0 + i < rows ? r0 + i : rows - 1;
+          src[i] = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        }
+        int k0 = 0;
+        for (; k0 + 4 <= 128; k0 += 4) attngen_transpose_scaled_neon(src, k0, scale, qt + k0 * mp + r0, mp);
+        for (; k0 < 128; ++k0)
+          for (int i = 0; i < 4; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * scale;
+      }
+    }
     for (int r = 0; r < rows_qk; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -1935,15 +2032,17 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
     for (int r = 0; r < rows_qk; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+      }
+      else {
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -2065,15 +2164,17 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
     for (int r = 0; r < rows_qk; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+      }
+      else {
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -2390,15 +2491,17 @@ static void attn_h28_kv4_d128_causal_prefill__scalar(const attngen_kernel *kerne
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
     for (int r = 0; r < rows_qk; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
+      }
+      else {
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -2538,15 +2641,17 @@ static void attn_h28_kv4_d128_causal_padding_prefill__scalar(const attngen_kerne
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
     for (int r = 0; r < rows_qk; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[k * mp + r] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
+      }
+      else {
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        for (int k = 0; k < 128; ++k) qt[k * mp + r] = qrow[k] * scale;
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -2686,15 +2791,17 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+      }
+      else {
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -2810,15 +2917,17 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
-      if (r < rows) {
-        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
-        if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-          const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
-          attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
-        } else
-        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
-      } else {
+      if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 7) * kernel->params.rope.rotary_dim;
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+      }
+      else {
+        const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;

@@ -43,3 +43,15 @@ ATTNGEN_HELPER float32x4_t attngen_mask_lanes_neon(float32x4_t v, int j0, int li
   uint32x4_t keep = vcgtq_s32(vdupq_n_s32(lim - j0), vld1q_s32(lanes));
   return vbslq_f32(keep, v, vdupq_n_f32(-INFINITY));
 }
+
+/* dst[c * ds + i] = src[i][k0 + c] * s for i, c < 4: a 4x4 block of Q rows into the transposed tile. */
+ATTNGEN_HELPER void attngen_transpose_scaled_neon(const float *const *src, int k0, float s, float *dst, ptrdiff_t ds)
+{
+  const float32x4_t r0 = vmulq_n_f32(vld1q_f32(src[0] + k0), s), r1 = vmulq_n_f32(vld1q_f32(src[1] + k0), s);
+  const float32x4_t r2 = vmulq_n_f32(vld1q_f32(src[2] + k0), s), r3 = vmulq_n_f32(vld1q_f32(src[3] + k0), s);
+  const float32x4x2_t a = vtrnq_f32(r0, r1), b = vtrnq_f32(r2, r3); /* a.val[0]: r0[0] r1[0] r0[2] r1[2] */
+  vst1q_f32(dst, vcombine_f32(vget_low_f32(a.val[0]), vget_low_f32(b.val[0])));
+  vst1q_f32(dst + ds, vcombine_f32(vget_low_f32(a.val[1]), vget_low_f32(b.val[1])));
+  vst1q_f32(dst + 2 * ds, vcombine_f32(vget_high_f32(a.val[0]), vget_high_f32(b.val[0])));
+  vst1q_f32(dst + 3 * ds, vcombine_f32(vget_high_f32(a.val[1]), vget_high_f32(b.val[1])));
+}
