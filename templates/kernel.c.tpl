@@ -93,30 +93,59 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ if tpack then
     /* Qᵀ by blocks of $(I(W)) rows x $(I(W)) columns, transposed in registers (element by element, each was a store of its
      * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
-@   local ind = rope ~= false and "  " or ""
+@   local src_scale = "scale"
 @   if rope ~= false then
-    if (!it->rope_cs) { /* (with RoPE, rotated row by row below) */
-@   end
-$(ind)    for (int r0 = 0; r0 < rows; r0 += $(I(W))) {
-$(ind)      const float *src[$(I(W))];
-$(ind)      for (int i = 0; i < $(I(W)); ++i) {
-$(ind)        const int r = r0 + i < rows ? r0 + i : rows - 1;
-$(ind)        src[i] = $(qrow_at);
-$(ind)      }
-$(ind)      int k0 = 0;
-$(ind)      for (; k0 + $(I(W)) <= $(D); k0 += $(I(W))) $(isa.transpose_scaled("src", "k0", "scale", "qt + k0 * mp + r0", "mp"))
-$(ind)      for (; k0 < $(D); ++k0)
-$(ind)        for (int i = 0; i < $(I(W)); ++i) qt[k0 * mp + r0 + i] = src[i][k0] * scale;
-$(ind)    }
-@   if rope ~= false then
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const attngen_rope *rope = &kernel->params.rope;
+      const int half = rope->rotary_dim / 2;
+      const $(V) scale_v = $(isa.set1("scale"));
+      for (int r = 0; r < rows; ++r) {
+        const float *qrow = $(qrow_at);
+        const float *cs = it->rope_cs + (r / $(G)) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = ot + r * dp;
+        if (rope->style == ATTNGEN_ROPE_INTERLEAVED) {
+          attngen_rope_rotate(rope, cs, qrow, $(D), y, 1, scale);
+          continue;
+        }
+        /* the half style, a vector of pairs at a time: attngen_rope_rotate's arithmetic (which gcc -O2 leaves
+         * scalar, and which then cost more than the whole Q pack) */
+        int p = 0;
+        for (; p + $(I(W)) <= half; p += $(I(W))) {
+          const $(V) x0 = $(isa.load("qrow + p")), x1 = $(isa.load("qrow + half + p"));
+          const $(V) c = $(isa.load("cs + p")), s = $(isa.load("sn + p"));
+          $(isa.store("y + p", isa.mul(isa.sub(isa.mul("x0", "c"), isa.mul("x1", "s")), "scale_v")))
+          $(isa.store("y + half + p", isa.mul(isa.add(isa.mul("x1", "c"), isa.mul("x0", "s")), "scale_v")))
+        }
+        for (; p < half; ++p) {
+          const float x0 = qrow[p], x1 = qrow[half + p];
+          y[p] = (x0 * cs[p] - x1 * sn[p]) * scale;
+          y[half + p] = (x1 * cs[p] + x0 * sn[p]) * scale;
+        }
+        for (int c = 2 * half; c < $(D); ++c) y[c] = qrow[c] * scale;
+      }
     }
+    const float src_scale = it->rope_cs ? 1.0f : scale;
+@     src_scale = "src_scale"
 @   end
+    for (int r0 = 0; r0 < rows; r0 += $(I(W))) {
+      const float *src[$(I(W))];
+      for (int i = 0; i < $(I(W)); ++i) {
+        const int r = r0 + i < rows ? r0 + i : rows - 1;
+        src[i] = $(rope ~= false and "it->rope_cs ? ot + r * dp : " or "")$(qrow_at);
+      }
+      int k0 = 0;
+      for (; k0 + $(I(W)) <= $(D); k0 += $(I(W))) $(isa.transpose_scaled("src", "k0", src_scale, "qt + k0 * mp + r0", "mp"))
+      for (; k0 < $(D); ++k0)
+        for (int i = 0; i < $(I(W)); ++i) qt[k0 * mp + r0 + i] = src[i][k0] * $(src_scale);
+    }
 @ end
     for (int r = 0; r < $(rows_used); ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < $(D); ++k) qt[$(qix)] = 0.0f;
       }
-@ if rope ~= false then
+@ if rope ~= false and not tpack then
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = $(qrow_at);
         const float *cs = it->rope_cs + (r / $(G)) * kernel->params.rope.rotary_dim;

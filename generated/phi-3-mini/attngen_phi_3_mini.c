@@ -535,27 +535,52 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     /* Qᵀ by blocks of 8 rows x 8 columns, transposed in registers (element by element, each was a store of its
      * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
-    if (!it->rope_cs) { /* (with RoPE, rotated row by row below) */
-      for (int r0 = 0; r0 < rows; r0 += 8) {
-        const float *src[8];
-        for (int i = 0; i < 8; ++i) {
-          const int r = r0 + i < rows ? r0 + i : rows - 1;
-          src[i] = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const attngen_rope *rope = &kernel->params.rope;
+      const int half = rope->rotary_dim / 2;
+      const __m256 scale_v = _mm256_set1_ps(scale);
+      for (int r = 0; r < rows; ++r) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 1) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = ot + r * dp;
+        if (rope->style == ATTNGEN_ROPE_INTERLEAVED) {
+          attngen_rope_rotate(rope, cs, qrow, 96, y, 1, scale);
+          continue;
         }
-        int k0 = 0;
-        for (; k0 + 8 <= 96; k0 += 8) attngen_transpose_scaled_avx2(src, k0, scale, qt + k0 * mp + r0, mp);
-        for (; k0 < 96; ++k0)
-          for (int i = 0; i < 8; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * scale;
+        /* the half style, a vector of pairs at a time: attngen_rope_rotate's arithmetic (which gcc -O2 leaves
+         * scalar, and which then cost more than the whole Q pack) */
+        int p = 0;
+        for (; p + 8 <= half; p += 8) {
+          const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+          const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+          _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+          _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+        }
+        for (; p < half; ++p) {
+          const float x0 = qrow[p], x1 = qrow[half + p];
+          y[p] = (x0 * cs[p] - x1 * sn[p]) * scale;
+          y[half + p] = (x1 * cs[p] + x0 * sn[p]) * scale;
+        }
+        for (int c = 2 * half; c < 96; ++c) y[c] = qrow[c] * scale;
       }
+    }
+    const float src_scale = it->rope_cs ? 1.0f : scale;
+    for (int r0 = 0; r0 < rows; r0 += 8) {
+      const float *src[8];
+      for (int i = 0; i < 8; ++i) {
+        const int r = r0 + i < rows ? r0 + i : rows - 1;
+        src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
+      }
+      int k0 = 0;
+      for (; k0 + 8 <= 96; k0 += 8) attngen_transpose_scaled_avx2(src, k0, src_scale, qt + k0 * mp + r0, mp);
+      for (; k0 < 96; ++k0)
+        for (int i = 0; i < 8; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
     }
     for (int r = 0; r < rows_qk; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = 0.0f;
-      }
-      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qt + r, mp, scale);
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
@@ -1359,27 +1384,52 @@ static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel,
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     /* Qᵀ by blocks of 4 rows x 4 columns, transposed in registers (element by element, each was a store of its
      * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
-    if (!it->rope_cs) { /* (with RoPE, rotated row by row below) */
-      for (int r0 = 0; r0 < rows; r0 += 4) {
-        const float *src[4];
-        for (int i = 0; i < 4; ++i) {
-          const int r = r0 + i < rows ? r0 + i : rows - 1;
-          src[i] = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const attngen_rope *rope = &kernel->params.rope;
+      const int half = rope->rotary_dim / 2;
+      const float32x4_t scale_v = vdupq_n_f32(scale);
+      for (int r = 0; r < rows; ++r) {
+        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 1) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = ot + r * dp;
+        if (rope->style == ATTNGEN_ROPE_INTERLEAVED) {
+          attngen_rope_rotate(rope, cs, qrow, 96, y, 1, scale);
+          continue;
         }
-        int k0 = 0;
-        for (; k0 + 4 <= 96; k0 += 4) attngen_transpose_scaled_neon(src, k0, scale, qt + k0 * mp + r0, mp);
-        for (; k0 < 96; ++k0)
-          for (int i = 0; i < 4; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * scale;
+        /* the half style, a vector of pairs at a time: attngen_rope_rotate's arithmetic (which gcc -O2 leaves
+         * scalar, and which then cost more than the whole Q pack) */
+        int p = 0;
+        for (; p + 4 <= half; p += 4) {
+          const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+          const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+          vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+          vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+        }
+        for (; p < half; ++p) {
+          const float x0 = qrow[p], x1 = qrow[half + p];
+          y[p] = (x0 * cs[p] - x1 * sn[p]) * scale;
+          y[half + p] = (x1 * cs[p] + x0 * sn[p]) * scale;
+        }
+        for (int c = 2 * half; c < 96; ++c) y[c] = qrow[c] * scale;
       }
+    }
+    const float src_scale = it->rope_cs ? 1.0f : scale;
+    for (int r0 = 0; r0 < rows; r0 += 4) {
+      const float *src[4];
+      for (int i = 0; i < 4; ++i) {
+        const int r = r0 + i < rows ? r0 + i : rows - 1;
+        src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
+      }
+      int k0 = 0;
+      for (; k0 + 4 <= 96; k0 += 4) attngen_transpose_scaled_neon(src, k0, src_scale, qt + k0 * mp + r0, mp);
+      for (; k0 < 96; ++k0)
+        for (int i = 0; i < 4; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
     }
     for (int r = 0; r < rows_qk; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 96; ++k) qt[k * mp + r] = 0.0f;
-      }
-      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
-        const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        const float *cs = it->rope_cs + (r / 1) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 96, qt + r, mp, scale);
       }
       m[r] = -INFINITY;
       l[r] = 0.0f;
