@@ -92,7 +92,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ local tpack = not decode and isa.transpose_scaled -- Qᵀ by in-register transposes (an optional vocabulary word)
 @ if tpack then
     /* Qᵀ by blocks of $(I(W)) rows x $(I(W)) columns, transposed in registers (element by element, each was a store of its
-     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
 @   local src_scale = "scale"
 @   if rope ~= false then
     /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
