@@ -507,7 +507,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attn
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 71 * a->q_stride.head;
     /* Qᵀ by blocks of 8 rows x 8 columns, transposed in registers (element by element, each was a store of its
-     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
     /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
      * cleared below), and the blocks are transposed from there. */
     if (it->rope_cs) {
@@ -1184,7 +1184,7 @@ static void attn_h71_kv1_d64_causal_prefill__neon(const attngen_kernel *kernel, 
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 71 * a->q_stride.head;
     /* Qᵀ by blocks of 4 rows x 4 columns, transposed in registers (element by element, each was a store of its
-     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
     /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
      * cleared below), and the blocks are transposed from there. */
     if (it->rope_cs) {

@@ -607,7 +607,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
     /* Qᵀ by blocks of 8 rows x 8 columns, transposed in registers (element by element, each was a store of its
-     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
     /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
      * cleared below), and the blocks are transposed from there. */
     if (it->rope_cs) {
@@ -793,7 +793,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
     /* Qᵀ by blocks of 8 rows x 8 columns, transposed in registers (element by element, each was a store of its
-     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
     /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
      * cleared below), and the blocks are transposed from there. */
     if (it->rope_cs) {
@@ -1760,7 +1760,7 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
     /* Qᵀ by blocks of 4 rows x 4 columns, transposed in registers (element by element, each was a store of its
-     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
     /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
      * cleared below), and the blocks are transposed from there. */
     if (it->rope_cs) {
@@ -1946,7 +1946,7 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
     /* Qᵀ by blocks of 4 rows x 4 columns, transposed in registers (element by element, each was a store of its
-     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
     /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
      * cleared below), and the blocks are transposed from there. */
     if (it->rope_cs) {

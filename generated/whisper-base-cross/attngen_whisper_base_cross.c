@@ -484,7 +484,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_prefill__avx2(const attnge
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     /* Qᵀ by blocks of 8 rows x 8 columns, transposed in registers (element by element, each was a store of its
-     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
     for (int r0 = 0; r0 < rows; r0 += 8) {
       const float *src[8];
       for (int i = 0; i < 8; ++i) {
@@ -1167,7 +1167,7 @@ static void attn_h8_kv8_d64_cross_prefill__neon(const attngen_kernel *kernel, co
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     /* Qᵀ by blocks of 4 rows x 4 columns, transposed in registers (element by element, each was a store of its
-     * own: 5-8% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
     for (int r0 = 0; r0 < rows; r0 += 4) {
       const float *src[4];
       for (int i = 0; i < 4; ++i) {
