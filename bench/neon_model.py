@@ -50,7 +50,8 @@ DEFAULT_MODELS = ["llama-3-8b", "gemma-2-2b", "qwen2-5-0-5b", "gpt2"]
 DEFAULT_CPUS = ["neoverse-n1", "neoverse-v1", "neoverse-v2"]
 SHORT = {"neoverse-n1": "N1", "neoverse-v1": "V1", "neoverse-v2": "V2", "neoverse-n2": "N2"}
 
-MK_RE = re.compile(r"^static\s+(?:__attribute__\s*\(\(.*?\)\)\s+)?void\s+(attngen_(?:qk|qkdot|pv)_\w+__neon)\s*\(",
+# (ATTNGEN_NOINLINE: microkernels are never inlined, runtime/attngen_kernel.h)
+MK_RE = re.compile(r"^static\s+(?:ATTNGEN_NOINLINE\s+)?(?:__attribute__\s*\(\(.*?\)\)\s+)?void\s+(attngen_(?:qk|qkdot|pv)_\w+__neon)\s*\(",
                    re.M)
 BRANCH_RE = re.compile(r"^(b|b\.?(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al)|cbn?z|tbn?z)$")
 
@@ -254,7 +255,8 @@ def translation_unit(model, src, funcs, names):
     """The microkernels alone, with their address taken so each keeps an out-of-line copy. They use only NEON
     intrinsics, so they need neither the runtime's headers nor the rest of the generated file."""
     lines = ["/* bench/neon_model.py: the NEON microkernels of %s (%s), for llvm-mca */" % (model, src),
-             "#include <stddef.h>", "#include <arm_neon.h>", ""]
+             "#include <stddef.h>", "#include <arm_neon.h>",
+             "#define ATTNGEN_NOINLINE __attribute__((noinline)) /* as runtime/attngen_kernel.h defines it */", ""]
     lines += [f + "\n" for f in funcs]
     lines += ["__attribute__((used)) void (*const attngen_neon_model_keep[])(void) = {"]
     lines += ["  (void (*)(void))%s," % n for n in names]
