@@ -1332,7 +1332,7 @@ static void append_write(const attngen_kernel *kernel, const append_job *j, cons
         const float *vn = a->v_new + b * a->v_new_stride.batch + i * a->v_new_stride.seq + h * a->v_new_stride.head;
         float *kc = a->k_cache + b * a->k_cache_stride.batch + row * a->k_cache_stride.seq + h * a->k_cache_stride.head;
         float *vc = a->v_cache + b * a->v_cache_stride.batch + row * a->v_cache_stride.seq + h * a->v_cache_stride.head;
-        if (rope) attngen_rope_rotate(r, cs + (size_t)i * rot, kn, d, kc, 1, 1.0f);
+        if (rope) attngen_rope_rotate(r, cs + (size_t)i * rot, kn, d, kc, 1, 1.0f, 0);
         else memcpy(kc, kn, row_bytes);
         memcpy(vc, vn, row_bytes);
       }

@@ -33,21 +33,23 @@ static inline float attngen_maxf_(float a, float b) { return a > b ? a : b; }
  * computes them from a float64 angle, pos * inv_freq[p]). Pair p is (p, p + rotary_dim / 2) for the half style,
  * (2p, 2p + 1) for the interleaved one; it becomes (x0 cos - x1 sin, x1 cos + x0 sin). Dims from rotary_dim on
  * are copied. Each pair is read before it is written, so y == x (ys 1) rotates in place. Generated kernels call it
- * while packing Q (mul = softmax scale, ys = the tile's row stride); the runtime's cache append for new K rows. */
+ * while packing Q (mul = softmax scale, ys = the tile's row stride); the runtime's cache append for new K rows.
+ * Pairs below p0 are left to the caller: a prefill kernel rotates the half style's first pairs a vector at a time
+ * (gcc -O2 leaves these loops scalar) and passes the first pair it did not do; everyone else passes 0. */
 static inline void attngen_rope_rotate(const attngen_rope *rope, const float *cs, const float *x, int d, float *y,
-                                       ptrdiff_t ys, float mul)
+                                       ptrdiff_t ys, float mul, int p0)
 {
   const int half = rope->rotary_dim / 2;
   const float *sn = cs + half;
   int p, c;
   if (rope->style == ATTNGEN_ROPE_INTERLEAVED) {
-    for (p = 0; p < half; ++p) {
+    for (p = p0; p < half; ++p) {
       const float x0 = x[2 * p], x1 = x[2 * p + 1];
       y[2 * p * ys] = (x0 * cs[p] - x1 * sn[p]) * mul;
       y[(2 * p + 1) * ys] = (x1 * cs[p] + x0 * sn[p]) * mul;
     }
-  } else { /* two contiguous halves: vectorizes when ys is 1 */
-    for (p = 0; p < half; ++p) {
+  } else { /* two contiguous halves */
+    for (p = p0; p < half; ++p) {
       const float x0 = x[p], x1 = x[half + p];
       y[p * ys] = (x0 * cs[p] - x1 * sn[p]) * mul;
       y[(half + p) * ys] = (x1 * cs[p] + x0 * sn[p]) * mul;

@@ -105,25 +105,18 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         const float *qrow = $(qrow_at);
         const float *cs = it->rope_cs + (r / $(G)) * rope->rotary_dim, *sn = cs + half;
         float *restrict y = ot + r * dp;
-        if (rope->style == ATTNGEN_ROPE_INTERLEAVED) {
-          attngen_rope_rotate(rope, cs, qrow, $(D), y, 1, scale);
-          continue;
-        }
-        /* the half style, a vector of pairs at a time: attngen_rope_rotate's arithmetic (which gcc -O2 leaves
-         * scalar, and which then cost more than the whole Q pack) */
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
         int p = 0;
-        for (; p + $(I(W)) <= half; p += $(I(W))) {
-          const $(V) x0 = $(isa.load("qrow + p")), x1 = $(isa.load("qrow + half + p"));
-          const $(V) c = $(isa.load("cs + p")), s = $(isa.load("sn + p"));
-          $(isa.store("y + p", isa.mul(isa.sub(isa.mul("x0", "c"), isa.mul("x1", "s")), "scale_v")))
-          $(isa.store("y + half + p", isa.mul(isa.add(isa.mul("x1", "c"), isa.mul("x0", "s")), "scale_v")))
-        }
-        for (; p < half; ++p) {
-          const float x0 = qrow[p], x1 = qrow[half + p];
-          y[p] = (x0 * cs[p] - x1 * sn[p]) * scale;
-          y[half + p] = (x1 * cs[p] + x0 * sn[p]) * scale;
-        }
-        for (int c = 2 * half; c < $(D); ++c) y[c] = qrow[c] * scale;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + $(I(W)) <= half; p += $(I(W))) {
+            const $(V) x0 = $(isa.load("qrow + p")), x1 = $(isa.load("qrow + half + p"));
+            const $(V) c = $(isa.load("cs + p")), s = $(isa.load("sn + p"));
+            $(isa.store("y + p", isa.mul(isa.sub(isa.mul("x0", "c"), isa.mul("x1", "s")), "scale_v")))
+            $(isa.store("y + half + p", isa.mul(isa.add(isa.mul("x1", "c"), isa.mul("x0", "s")), "scale_v")))
+          }
+        attngen_rope_rotate(rope, cs, qrow, $(D), y, 1, scale, p);
       }
     }
     const float src_scale = it->rope_cs ? 1.0f : scale;
@@ -149,7 +142,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = $(qrow_at);
         const float *cs = it->rope_cs + (r / $(G)) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, $(D), qt + $(decode and "r * dp" or "r"), $(decode and "1" or "mp"), scale);
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, $(D), qt + $(decode and "r * dp" or "r"), $(decode and "1" or "mp"), scale, 0);
       }
 @ end
 @ if not tpack then

@@ -618,25 +618,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
         float *restrict y = ot + r * dp;
-        if (rope->style == ATTNGEN_ROPE_INTERLEAVED) {
-          attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale);
-          continue;
-        }
-        /* the half style, a vector of pairs at a time: attngen_rope_rotate's arithmetic (which gcc -O2 leaves
-         * scalar, and which then cost more than the whole Q pack) */
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
         int p = 0;
-        for (; p + 8 <= half; p += 8) {
-          const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
-          const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
-          _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
-          _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
-        }
-        for (; p < half; ++p) {
-          const float x0 = qrow[p], x1 = qrow[half + p];
-          y[p] = (x0 * cs[p] - x1 * sn[p]) * scale;
-          y[half + p] = (x1 * cs[p] + x0 * sn[p]) * scale;
-        }
-        for (int c = 2 * half; c < 128; ++c) y[c] = qrow[c] * scale;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
       }
     }
     const float src_scale = it->rope_cs ? 1.0f : scale;
@@ -804,25 +797,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
         float *restrict y = ot + r * dp;
-        if (rope->style == ATTNGEN_ROPE_INTERLEAVED) {
-          attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale);
-          continue;
-        }
-        /* the half style, a vector of pairs at a time: attngen_rope_rotate's arithmetic (which gcc -O2 leaves
-         * scalar, and which then cost more than the whole Q pack) */
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
         int p = 0;
-        for (; p + 8 <= half; p += 8) {
-          const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
-          const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
-          _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
-          _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
-        }
-        for (; p < half; ++p) {
-          const float x0 = qrow[p], x1 = qrow[half + p];
-          y[p] = (x0 * cs[p] - x1 * sn[p]) * scale;
-          y[half + p] = (x1 * cs[p] + x0 * sn[p]) * scale;
-        }
-        for (int c = 2 * half; c < 128; ++c) y[c] = qrow[c] * scale;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
       }
     }
     const float src_scale = it->rope_cs ? 1.0f : scale;
@@ -985,7 +971,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale, 0);
       }
       else {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
@@ -1117,7 +1103,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale, 0);
       }
       else {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
@@ -1771,25 +1757,18 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
         float *restrict y = ot + r * dp;
-        if (rope->style == ATTNGEN_ROPE_INTERLEAVED) {
-          attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale);
-          continue;
-        }
-        /* the half style, a vector of pairs at a time: attngen_rope_rotate's arithmetic (which gcc -O2 leaves
-         * scalar, and which then cost more than the whole Q pack) */
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
         int p = 0;
-        for (; p + 4 <= half; p += 4) {
-          const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
-          const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
-          vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
-          vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
-        }
-        for (; p < half; ++p) {
-          const float x0 = qrow[p], x1 = qrow[half + p];
-          y[p] = (x0 * cs[p] - x1 * sn[p]) * scale;
-          y[half + p] = (x1 * cs[p] + x0 * sn[p]) * scale;
-        }
-        for (int c = 2 * half; c < 128; ++c) y[c] = qrow[c] * scale;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
       }
     }
     const float src_scale = it->rope_cs ? 1.0f : scale;
@@ -1957,25 +1936,18 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
         float *restrict y = ot + r * dp;
-        if (rope->style == ATTNGEN_ROPE_INTERLEAVED) {
-          attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale);
-          continue;
-        }
-        /* the half style, a vector of pairs at a time: attngen_rope_rotate's arithmetic (which gcc -O2 leaves
-         * scalar, and which then cost more than the whole Q pack) */
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
         int p = 0;
-        for (; p + 4 <= half; p += 4) {
-          const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
-          const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
-          vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
-          vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
-        }
-        for (; p < half; ++p) {
-          const float x0 = qrow[p], x1 = qrow[half + p];
-          y[p] = (x0 * cs[p] - x1 * sn[p]) * scale;
-          y[half + p] = (x1 * cs[p] + x0 * sn[p]) * scale;
-        }
-        for (int c = 2 * half; c < 128; ++c) y[c] = qrow[c] * scale;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
       }
     }
     const float src_scale = it->rope_cs ? 1.0f : scale;
@@ -2138,7 +2110,7 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale, 0);
       }
       else {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
@@ -2270,7 +2242,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale, 0);
       }
       else {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
@@ -2597,7 +2569,7 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale, 0);
       }
       else {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
@@ -2747,7 +2719,7 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale);
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r, mp, scale, 0);
       }
       else {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
@@ -2897,7 +2869,7 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale, 0);
       }
       else {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
@@ -3023,7 +2995,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 4) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale);
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 128, qt + r * dp, 1, scale, 0);
       }
       else {
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
