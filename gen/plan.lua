@@ -45,17 +45,20 @@ function plan.isa(name)
 end
 
 -- Scratch layout of one work item, in floats (all regions multiples of 16 floats: 64-byte aligned):
---   S tile [keys_padded][mp], packed V tile [keys_padded][dp] (prefill only: decode reads V in place), 4 per-row
---   arrays [mp] (rescale, visible keys, key limit, spare), then per kv head of the item a state: Q tile [mp][dp],
---   O accumulator [mp][dp], max and sum [mp]. Returns the offsets the kernel addresses and the total.
-local function scratch_layout(mp, dp, keys_padded, heads, pack_v)
+--   prefill: S tile [keys_padded][mp], packed V tile [keys_padded][dp]; decode (V read in place): per kv head of
+--   the item an S tile and its rescale row [mp] (a tile's Q·Kᵀ and softmax run for every head before its P·V);
+--   then 4 per-row arrays [mp] (rescale, visible keys, key limit, spare), then per kv head a state: Q tile
+--   [mp][dp], O accumulator [mp][dp], max and sum [mp]. Returns the offsets the kernel addresses and the total.
+local function scratch_layout(mp, dp, keys_padded, heads, prefill)
   local q_floats = round_up(E.mul(mp, dp), 16)
   local state = E.add(E.mul(2, q_floats), round_up(E.mul(2, mp), 16))
-  local s_floats = round_up(E.mul(keys_padded, mp), 16)
-  local v_floats = pack_v and round_up(E.mul(keys_padded, dp), 16) or 0
+  local s_tile = round_up(E.mul(keys_padded, mp), 16)
+  local s_head = E.add(s_tile, round_up(mp, 16))
+  local s_floats = prefill and s_tile or E.mul(heads, s_head)
+  local v_floats = prefill and round_up(E.mul(keys_padded, dp), 16) or 0
   local rows_floats = E.mul(4, mp)
   return {
-    q_floats = q_floats, state_floats = state,
+    q_floats = q_floats, state_floats = state, s_tile = s_tile, s_head = s_head,
     vt_offset = s_floats, alpha_offset = E.add(s_floats, v_floats),
     state_offset = E.add(s_floats, v_floats, rows_floats),
     total = E.add(s_floats, v_floats, rows_floats, E.mul(heads, state)),

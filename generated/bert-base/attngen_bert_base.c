@@ -354,7 +354,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attng
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20480; /* rescale per row */
@@ -493,7 +493,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const at
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20480; /* rescale per row */
@@ -803,7 +803,7 @@ static void attn_h12_kv12_d64_none_prefill__neon(const attngen_kernel *kernel, c
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
@@ -942,7 +942,7 @@ static void attn_h12_kv12_d64_padding_prefill__neon(const attngen_kernel *kernel
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
@@ -1170,7 +1170,7 @@ static void attn_h12_kv12_d64_none_prefill__scalar(const attngen_kernel *kernel,
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
@@ -1300,7 +1300,7 @@ static void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_kernel *kern
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */

@@ -486,11 +486,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attn
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 9216; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 17408; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 17696; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 9360;
@@ -665,12 +665,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 18176; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 18752;
+  float *restrict lim = scratch + 18752 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 20448; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 21024; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 73840;
   const ptrdiff_t q_floats = 36352;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -704,7 +704,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 71 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -724,7 +724,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 18176; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -760,6 +761,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 18176;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x24_t568__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1156,11 +1165,11 @@ static void attn_h71_kv1_d64_causal_prefill__neon(const attngen_kernel *kernel, 
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 10400; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 18720; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 19040; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 10400;
@@ -1335,12 +1344,12 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 36352; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 36928;
+  float *restrict lim = scratch + 36928 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 38624; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 39200; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 73840;
   const ptrdiff_t q_floats = 36352;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1374,7 +1383,7 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 71 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1394,7 +1403,8 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 36352; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -1430,6 +1440,14 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
         vst1q_f32(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 36352;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x16_t568__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1660,11 +1678,11 @@ static void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_kernel *kernel
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 9216; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 17408; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 17696; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 9360;
@@ -1810,12 +1828,12 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 36352; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 36928;
+  float *restrict lim = scratch + 36928 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 38624; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 39200; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 73840;
   const ptrdiff_t q_floats = 36352;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1867,7 +1885,8 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 36352; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -1899,6 +1918,14 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 36352;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1933,18 +1960,18 @@ static const attngen_kernel_info attngen_table_falcon_7b_kernels[] = {
   { "attn_h71_kv1_d64_causal_prefill__avx2", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 1, 1, 72, 128, 27056, 1, 0, 1, 0, 2 }, NULL, attn_h71_kv1_d64_causal_prefill__avx2 },
   { "attn_h71_kv1_d64_causal_decode__avx2", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 568, 32, 94288, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 568, 32, 94864, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h71_kv1_d64_causal_prefill__neon", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 1, 1, 80, 128, 29440, 1, 0, 1, 0, 2 }, NULL, attn_h71_kv1_d64_causal_prefill__neon },
   { "attn_h71_kv1_d64_causal_decode__neon", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 568, 64, 112464, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 568, 64, 113040, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__neon },
 #endif
   { "attn_h71_kv1_d64_causal_prefill__scalar", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 1, 1, 72, 128, 27056, 1, 0, 1, 0, 2 }, NULL, attn_h71_kv1_d64_causal_prefill__scalar },
   { "attn_h71_kv1_d64_causal_decode__scalar", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 568, 64, 112464, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 568, 64, 113040, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 

@@ -469,11 +469,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const att
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6144; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14336; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 14528; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 6240;
@@ -623,11 +623,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(c
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6144; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14336; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 14528; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 6240;
@@ -778,12 +778,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
   const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 64; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 80;
+  float *restrict lim = scratch + 960 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 96; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 992; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 1040;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -830,7 +830,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 64; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 8) {
@@ -862,6 +863,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 64;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
         attngen_pv_d64_1x64_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -899,12 +908,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
   const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 64; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 80;
+  float *restrict lim = scratch + 960 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 96; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 992; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 1040;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -952,7 +961,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 64; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 8) {
@@ -984,6 +994,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
         l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 64;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
         attngen_pv_d64_1x64_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1454,11 +1472,11 @@ static void attn_h12_kv12_d64_causal_prefill__neon(const attngen_kernel *kernel,
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
@@ -1608,11 +1626,11 @@ static void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_kernel 
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
@@ -1763,12 +1781,12 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 576; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 592;
+  float *restrict lim = scratch + 7104 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 608; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 7136; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 1040;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1815,7 +1833,8 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 576; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 12 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 12) {
@@ -1847,6 +1866,14 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 576;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
         attngen_pv_d64_1x48_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1884,12 +1911,12 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 576; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 592;
+  float *restrict lim = scratch + 7104 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 608; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 7136; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 1040;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1937,7 +1964,8 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 576; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 12 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 12) {
@@ -1969,6 +1997,14 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
         l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 576;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
         attngen_pv_d64_1x48_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2174,11 +2210,11 @@ static void attn_h12_kv12_d64_causal_prefill__scalar(const attngen_kernel *kerne
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
@@ -2319,11 +2355,11 @@ static void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_kerne
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
@@ -2465,12 +2501,12 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 512; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 528;
+  float *restrict lim = scratch + 6336 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 544; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 6368; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 1040;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2517,7 +2553,8 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 512; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 8) {
@@ -2549,6 +2586,14 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 512;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
         attngen_pv_d64_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2586,12 +2631,12 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 512; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 528;
+  float *restrict lim = scratch + 6336 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 544; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 6368; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 1040;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2639,7 +2684,8 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 512; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 8) {
@@ -2671,6 +2717,14 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 512;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
         attngen_pv_d64_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2707,9 +2761,9 @@ static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
   { "attn_h12_kv12_d64_causal_padding_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 48, 1, 48, 128, 20768, 1, 0, 1, 0, 49 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__avx2 },
   { "attn_h12_kv12_d64_causal_decode__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 12576, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 13472, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__avx2 },
   { "attn_h12_kv12_d64_causal_padding_decode__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 12576, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 13472, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h12_kv12_d64_causal_prefill__neon", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -2717,18 +2771,18 @@ static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
   { "attn_h12_kv12_d64_causal_padding_prefill__neon", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__neon },
   { "attn_h12_kv12_d64_causal_decode__neon", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 13088, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 19616, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__neon },
   { "attn_h12_kv12_d64_causal_padding_decode__neon", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 13088, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 19616, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__neon },
 #endif
   { "attn_h12_kv12_d64_causal_prefill__scalar", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h12_kv12_d64_causal_prefill__scalar },
   { "attn_h12_kv12_d64_causal_padding_prefill__scalar", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__scalar },
   { "attn_h12_kv12_d64_causal_decode__scalar", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 13024, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 18848, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__scalar },
   { "attn_h12_kv12_d64_causal_padding_decode__scalar", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 13024, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 18848, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 

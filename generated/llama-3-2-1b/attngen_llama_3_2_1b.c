@@ -487,11 +487,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_prefill__avx2(const attn
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20480; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
@@ -666,11 +666,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_prefill__avx2(co
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20480; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
@@ -846,12 +846,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 256; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 288;
+  float *restrict lim = scratch + 2304 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 384; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 2432; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 4160;
   const ptrdiff_t q_floats = 2048;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -885,7 +885,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)8 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -905,7 +905,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 256; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -941,6 +942,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 256;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x24_t32__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -978,12 +987,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 256; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 288;
+  float *restrict lim = scratch + 2304 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 384; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 2432; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 4160;
   const ptrdiff_t q_floats = 2048;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1017,7 +1026,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)8 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1038,7 +1047,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 256; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -1074,6 +1084,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 256;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x24_t32__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1470,11 +1488,11 @@ static void attn_h32_kv8_d64_causal_prefill__neon(const attngen_kernel *kernel, 
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
@@ -1649,11 +1667,11 @@ static void attn_h32_kv8_d64_causal_padding_prefill__neon(const attngen_kernel *
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
@@ -1829,12 +1847,12 @@ static void attn_h32_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, c
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 2048; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 2080;
+  float *restrict lim = scratch + 16640 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2176; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 16768; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 4160;
   const ptrdiff_t q_floats = 2048;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1868,7 +1886,7 @@ static void attn_h32_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, c
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1888,7 +1906,8 @@ static void attn_h32_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, c
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 2048; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -1924,6 +1943,14 @@ static void attn_h32_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, c
         vst1q_f32(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 2048;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x16_t32__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1961,12 +1988,12 @@ static void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_kernel *k
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 2048; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 2080;
+  float *restrict lim = scratch + 16640 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2176; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 16768; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 4160;
   const ptrdiff_t q_floats = 2048;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2000,7 +2027,7 @@ static void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_kernel *k
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2021,7 +2048,8 @@ static void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_kernel *k
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 2048; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -2057,6 +2085,14 @@ static void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_kernel *k
         vst1q_f32(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 2048;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x16_t32__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2287,11 +2323,11 @@ static void attn_h32_kv8_d64_causal_prefill__scalar(const attngen_kernel *kernel
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
@@ -2437,11 +2473,11 @@ static void attn_h32_kv8_d64_causal_padding_prefill__scalar(const attngen_kernel
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
@@ -2588,12 +2624,12 @@ static void attn_h32_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel,
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 2048; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 2080;
+  float *restrict lim = scratch + 16640 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2176; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 16768; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 4160;
   const ptrdiff_t q_floats = 2048;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2645,7 +2681,8 @@ static void attn_h32_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel,
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 2048; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -2677,6 +2714,14 @@ static void attn_h32_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel,
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 2048;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2714,12 +2759,12 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_kernel 
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 2048; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 2080;
+  float *restrict lim = scratch + 16640 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2176; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 16768; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 4160;
   const ptrdiff_t q_floats = 2048;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2772,7 +2817,8 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_kernel 
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 2048; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -2804,6 +2850,14 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_kernel 
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 2048;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2840,9 +2894,9 @@ static const attngen_kernel_info attngen_table_llama_3_2_1b_kernels[] = {
   { "attn_h32_kv8_d64_causal_padding_prefill__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 24, 1, 96, 128, 33344, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__avx2 },
   { "attn_h32_kv8_d64_causal_decode__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 33664, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 35712, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_decode__avx2 },
   { "attn_h32_kv8_d64_causal_padding_decode__avx2", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 33664, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 35712, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d64_causal_prefill__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -2850,18 +2904,18 @@ static const attngen_kernel_info attngen_table_llama_3_2_1b_kernels[] = {
   { "attn_h32_kv8_d64_causal_padding_prefill__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 24, 1, 96, 128, 33664, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__neon },
   { "attn_h32_kv8_d64_causal_decode__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 35456, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 50048, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_decode__neon },
   { "attn_h32_kv8_d64_causal_padding_decode__neon", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 35456, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 50048, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_padding_decode__neon },
 #endif
   { "attn_h32_kv8_d64_causal_prefill__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 16, 1, 64, 128, 24960, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d64_causal_prefill__scalar },
   { "attn_h32_kv8_d64_causal_padding_prefill__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 16, 1, 64, 128, 24960, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d64_causal_padding_prefill__scalar },
   { "attn_h32_kv8_d64_causal_decode__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 35456, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 50048, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_decode__scalar },
   { "attn_h32_kv8_d64_causal_padding_decode__scalar", 32, 8, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 35456, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 50048, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d64_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 

@@ -486,11 +486,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attn
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20480; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
@@ -665,11 +665,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(co
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20480; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
@@ -845,12 +845,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 1792; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 1856;
+  float *restrict lim = scratch + 3712 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2016; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 3936; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 7280;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -884,7 +884,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -904,7 +904,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 1792; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -940,6 +941,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 1792;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x24_t56__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -977,12 +986,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 1792; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 1856;
+  float *restrict lim = scratch + 3712 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2016; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 3936; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 7280;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1016,7 +1025,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1037,7 +1046,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 1792; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -1073,6 +1083,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 1792;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x24_t56__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1469,11 +1487,11 @@ static void attn_h14_kv2_d64_causal_prefill__neon(const attngen_kernel *kernel, 
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
@@ -1648,11 +1666,11 @@ static void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_kernel *
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
@@ -1828,12 +1846,12 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 3584; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 3648;
+  float *restrict lim = scratch + 7296 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 3808; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 7520; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 7280;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1867,7 +1885,7 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1887,7 +1905,8 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 3584; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -1923,6 +1942,14 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
         vst1q_f32(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x16_t56__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1960,12 +1987,12 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 3584; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 3648;
+  float *restrict lim = scratch + 7296 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 3808; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 7520; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 7280;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1999,7 +2026,7 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2020,7 +2047,8 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 3584; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -2056,6 +2084,14 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
         vst1q_f32(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x16_t56__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2286,11 +2322,11 @@ static void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_kernel *kernel
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
@@ -2436,11 +2472,11 @@ static void attn_h14_kv2_d64_causal_padding_prefill__scalar(const attngen_kernel
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
@@ -2587,12 +2623,12 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 3584; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 3648;
+  float *restrict lim = scratch + 7296 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 3808; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 7520; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 7280;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2644,7 +2680,8 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 3584; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -2676,6 +2713,14 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2713,12 +2758,12 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 3584; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 3648;
+  float *restrict lim = scratch + 7296 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 3808; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 7520; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 7280;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2771,7 +2816,8 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 3584; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -2803,6 +2849,14 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d64_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2839,9 +2893,9 @@ static const attngen_kernel_info attngen_table_qwen2_5_0_5b_kernels[] = {
   { "attn_h14_kv2_d64_causal_padding_prefill__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx2 },
   { "attn_h14_kv2_d64_causal_decode__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 16576, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 18496, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx2 },
   { "attn_h14_kv2_d64_causal_padding_decode__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 16576, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 18496, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h14_kv2_d64_causal_prefill__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -2849,18 +2903,18 @@ static const attngen_kernel_info attngen_table_qwen2_5_0_5b_kernels[] = {
   { "attn_h14_kv2_d64_causal_padding_prefill__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 13, 1, 96, 128, 33664, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__neon },
   { "attn_h14_kv2_d64_causal_decode__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 18368, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 22080, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__neon },
   { "attn_h14_kv2_d64_causal_padding_decode__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 18368, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 22080, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__neon },
 #endif
   { "attn_h14_kv2_d64_causal_prefill__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10 }, NULL, attn_h14_kv2_d64_causal_prefill__scalar },
   { "attn_h14_kv2_d64_causal_padding_prefill__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__scalar },
   { "attn_h14_kv2_d64_causal_decode__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 18368, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 22080, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__scalar },
   { "attn_h14_kv2_d64_causal_padding_decode__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 18368, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 22080, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 

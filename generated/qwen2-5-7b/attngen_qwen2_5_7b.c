@@ -586,11 +586,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_prefill__avx2(const att
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6144; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14336; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 14720; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 24768;
@@ -765,11 +765,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_prefill__avx2(c
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6144; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14336; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 14720; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 24768;
@@ -945,12 +945,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 448; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 512;
+  float *restrict lim = scratch + 2048 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 672; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 2272; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 14448;
   const ptrdiff_t q_floats = 7168;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -984,7 +984,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)8 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1004,7 +1004,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 448; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -1040,6 +1041,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 448;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d128_4x24_t56__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1077,12 +1086,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 448; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 512;
+  float *restrict lim = scratch + 2048 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 672; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 2272; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 14448;
   const ptrdiff_t q_floats = 7168;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1116,7 +1125,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)8 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1137,7 +1146,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 448; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -1173,6 +1183,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
         _mm256_storeu_ps(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 448;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d128_4x24_t56__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -1725,11 +1743,11 @@ static void attn_h28_kv4_d128_causal_prefill__neon(const attngen_kernel *kernel,
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6240; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14560; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 14944; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 24768;
@@ -1904,11 +1922,11 @@ static void attn_h28_kv4_d128_causal_padding_prefill__neon(const attngen_kernel 
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6240; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14560; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 14944; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 24768;
@@ -2084,12 +2102,12 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 3584; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 3648;
+  float *restrict lim = scratch + 14592 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 3808; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 14816; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 14448;
   const ptrdiff_t q_floats = 7168;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2123,7 +2141,7 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2143,7 +2161,8 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 3584; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -2179,6 +2198,14 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
         vst1q_f32(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d128_4x16_t56__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2216,12 +2243,12 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict alpha = scratch + 3584; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 3648;
+  float *restrict lim = scratch + 14592 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 3808; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 14816; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 14448;
   const ptrdiff_t q_floats = 7168;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2255,7 +2282,7 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
   }
   for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
   /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)mp);
+  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2276,7 +2303,8 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 3584; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -2312,6 +2340,14 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
         vst1q_f32(alpha + r0, a_r);
       }
 
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d128_4x16_t56__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2542,11 +2578,11 @@ static void attn_h28_kv4_d128_causal_prefill__scalar(const attngen_kernel *kerne
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 4096; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 12288; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 12544; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 16512;
@@ -2692,11 +2728,11 @@ static void attn_h28_kv4_d128_causal_padding_prefill__scalar(const attngen_kerne
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 4096; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 12288; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
   float *restrict state = scratch + 12544; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 16512;
@@ -2843,12 +2879,12 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 3584; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 3648;
+  float *restrict lim = scratch + 14592 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 3808; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 14816; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 14448;
   const ptrdiff_t q_floats = 7168;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2900,7 +2936,8 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 3584; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -2932,6 +2969,14 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d128_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -2969,12 +3014,12 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* shared: S tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
-  float *restrict st = scratch;                       /* scores, then P: [mp][keys] */
-  float *restrict alpha = scratch + 3584; /* rescale per row */
-  float *restrict lim = alpha + mp;                   /* visible keys of this tile per row */
+  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
+   * accumulator, running max and sum */
+  const ptrdiff_t s_head = 3648;
+  float *restrict lim = scratch + 14592 + mp; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 3808; /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + 14816; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 14448;
   const ptrdiff_t q_floats = 7168;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -3027,7 +3072,8 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 3584; /* rescale per row */
 
       /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
       for (int j0 = 0; j0 < n; j0 += 4) {
@@ -3059,6 +3105,14 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
         l[r] = l[r] * alpha[r] + sum;
         m[r] = m_new;
       }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
         attngen_pv_d128_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
@@ -3095,9 +3149,9 @@ static const attngen_kernel_info attngen_table_qwen2_5_7b_kernels[] = {
   { "attn_h28_kv4_d128_causal_padding_prefill__avx2", 28, 4, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 13, 1, 96, 64, 39488, 1, 0, 1, 0, 14 }, NULL, attn_h28_kv4_d128_causal_padding_prefill__avx2 },
   { "attn_h28_kv4_d128_causal_decode__avx2", 28, 4, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 8, 58464, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 56, 8, 60064, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_decode__avx2 },
   { "attn_h28_kv4_d128_causal_padding_decode__avx2", 28, 4, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 8, 58464, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 56, 8, 60064, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h28_kv4_d128_causal_prefill__neon", 28, 4, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -3105,18 +3159,18 @@ static const attngen_kernel_info attngen_table_qwen2_5_7b_kernels[] = {
   { "attn_h28_kv4_d128_causal_padding_prefill__neon", 28, 4, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 13, 1, 96, 64, 39712, 1, 0, 1, 0, 14 }, NULL, attn_h28_kv4_d128_causal_padding_prefill__neon },
   { "attn_h28_kv4_d128_causal_decode__neon", 28, 4, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 61600, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 72608, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_decode__neon },
   { "attn_h28_kv4_d128_causal_padding_decode__neon", 28, 4, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 61600, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 72608, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_padding_decode__neon },
 #endif
   { "attn_h28_kv4_d128_causal_prefill__scalar", 28, 4, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 9, 1, 64, 64, 29056, 1, 0, 1, 0, 10 }, NULL, attn_h28_kv4_d128_causal_prefill__scalar },
   { "attn_h28_kv4_d128_causal_padding_prefill__scalar", 28, 4, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 9, 1, 64, 64, 29056, 1, 0, 1, 0, 10 }, NULL, attn_h28_kv4_d128_causal_padding_prefill__scalar },
   { "attn_h28_kv4_d128_causal_decode__scalar", 28, 4, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 61600, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 72608, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_decode__scalar },
   { "attn_h28_kv4_d128_causal_padding_decode__scalar", 28, 4, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 61600, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 72608, 8, 512, 256, 8, 0 }, NULL, attn_h28_kv4_d128_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
