@@ -197,27 +197,37 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
 @ end
+@ if decode then
+    /* S = Q·Kᵀ of every kv head, by blocks of $(I(plan.kb)) keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+      for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
+        const float *krow[$(I(plan.kb))];
+        for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += $(I(plan.rb)))
+            $(mk.qk_name)(qt + r0 * dp, krow, $(columns and "st + j0 * mp + r0" or "st + r0 * ss + j0")$(kern.D and "" or ", d, dp")$(qs_arg));
+          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] += a->k_stride.head;
+        }
+      }
+    }
+@ end
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
 @ if decode then
       float *restrict st = scratch + hh * s_head;     /* scores, then P: $(columns and "[keys][mp]" or "[mp][keys]") */
       float *restrict alpha = st + $(I(plan.scratch.s_tile)); /* rescale per row */
 @ else
+      const float *restrict qt = state + hh * state_floats;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 @ end
 
-@ if decode then
-      /* S = Q·Kᵀ: blocks of $(I(plan.kb)) keys; a short last block repeats its last key (masked below). */
-      for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
-        const float *krow[$(I(plan.kb))];
-        for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += $(I(plan.rb)))
-          $(mk.qk_name)(qt + r0 * dp, krow, $(columns and "st + j0 * mp + r0" or "st + r0 * ss + j0")$(kern.D and "" or ", d, dp")$(qs_arg));
-      }
-@ else
+@ if not decode then
       /* S = Q·Kᵀ: blocks of $(I(RQK)) rows (their Qᵀ slice stays in L1) x $(I(plan.kb)) keys; a short last block
        * repeats its last key (masked below). */
       for (int r0 = 0; r0 < rows_qk; r0 += $(I(RQK)))

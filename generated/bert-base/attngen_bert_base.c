@@ -400,9 +400,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_none_prefill__avx2(const attng
   for (int kt = it->k0; kt < kend; kt += 128) {
     const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -540,9 +540,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const at
   for (int kt = it->k0; kt < kend; kt += 128) {
     const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -849,9 +849,9 @@ static void attn_h12_kv12_d64_none_prefill__neon(const attngen_kernel *kernel, c
   for (int kt = it->k0; kt < kend; kt += 128) {
     const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -989,9 +989,9 @@ static void attn_h12_kv12_d64_padding_prefill__neon(const attngen_kernel *kernel
   for (int kt = it->k0; kt < kend; kt += 128) {
     const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1207,9 +1207,9 @@ static void attn_h12_kv12_d64_none_prefill__scalar(const attngen_kernel *kernel,
   for (int kt = it->k0; kt < kend; kt += 128) {
     const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1338,9 +1338,9 @@ static void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_kernel *kern
   for (int kt = it->k0; kt < kend; kt += 128) {
     const int n = kend - kt < 128 ? kend - kt : 128;
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 

@@ -569,9 +569,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attn
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -719,21 +719,27 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 18176; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d64_2x4_t568__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+            attngen_qkdot_d64_2x4_t568__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 18176; /* rescale per row */
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -1248,9 +1254,9 @@ static void attn_h71_kv1_d64_causal_prefill__neon(const attngen_kernel *kernel, 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1398,21 +1404,27 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 36352; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_qkdot_d64_4x4_t568__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+            attngen_qkdot_d64_4x4_t568__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 36352; /* rescale per row */
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -1732,9 +1744,9 @@ static void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_kernel *kernel
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1880,21 +1892,27 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 36352; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+            attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 36352; /* rescale per row */
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
       for (int r = 0; r < rows_pv; ++r) {

@@ -669,9 +669,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -849,9 +849,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -999,21 +999,27 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 256; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d128_2x4_t32__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+            attngen_qkdot_d128_2x4_t32__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 256; /* rescale per row */
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -1141,21 +1147,27 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 256; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_d128_2x4_t32__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+            attngen_qkdot_d128_2x4_t32__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 256; /* rescale per row */
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -1826,9 +1838,9 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2006,9 +2018,9 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2156,21 +2168,27 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 2048; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_qkdot_d128_4x4_t32__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+            attngen_qkdot_d128_4x4_t32__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 2048; /* rescale per row */
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -2298,21 +2316,27 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 2048; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_qkdot_d128_4x4_t32__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+            attngen_qkdot_d128_4x4_t32__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
+      float *restrict alpha = st + 2048; /* rescale per row */
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -2632,9 +2656,9 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2783,9 +2807,9 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2931,21 +2955,27 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 2048; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+            attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 2048; /* rescale per row */
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
       for (int r = 0; r < rows_pv; ++r) {
@@ -3067,21 +3097,27 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 2048; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+            attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 2048; /* rescale per row */
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
       for (int r = 0; r < rows_pv; ++r) {

@@ -596,9 +596,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -744,21 +744,27 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 64; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
         const float *krow[8];
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 1)
-          attngen_qkdot_d96_1x8_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 1)
+            attngen_qkdot_d96_1x8_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+          for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 64; /* rescale per row */
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
       for (int r = 0; r < rows_pv; ++r) {
@@ -1447,9 +1453,9 @@ static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel,
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1595,21 +1601,27 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 576; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 12 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 12 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 12) {
         const float *krow[12];
         for (int j = 0; j < 12; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 1)
-          attngen_qkdot_d96_1x12_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 1)
+            attngen_qkdot_d96_1x12_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+          for (int j = 0; j < 12; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 576; /* rescale per row */
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
       for (int r = 0; r < rows_pv; ++r) {
@@ -1900,9 +1912,9 @@ static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kerne
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2048,21 +2060,27 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 512; /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 8 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
         const float *krow[8];
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 1)
-          attngen_qkdot_d96_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 1)
+            attngen_qkdot_d96_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+          for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + 512; /* rescale per row */
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
       for (int r = 0; r < rows_pv; ++r) {

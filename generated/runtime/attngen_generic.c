@@ -472,9 +472,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -645,21 +645,27 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + attngen_round_up(32 * (attngen_round_up(g * 8, 4)), 16); /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_dany_2x4_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+            attngen_qkdot_dany_2x4_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + attngen_round_up(32 * (attngen_round_up(g * 8, 4)), 16); /* rescale per row */
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
       for (int r = 0; r < rows_pv; ++r) {
@@ -1187,9 +1193,9 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1360,21 +1366,27 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16); /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+            attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16); /* rescale per row */
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
       for (int r = 0; r < rows_pv; ++r) {
@@ -1763,9 +1775,9 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1936,21 +1948,27 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    for (int hh = 0; hh < nh; ++hh) {
-      const float *restrict qt = state + hh * state_floats;
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16); /* rescale per row */
-
-      /* S = Q·Kᵀ: blocks of 4 keys; a short last block repeats its last key (masked below). */
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         const float *krow[4];
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-        for (int r0 = 0; r0 < rows_pv; r0 += 2)
-          attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          float *restrict st = scratch + hh * s_head;
+          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+            attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
       }
+    }
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
+      float *restrict alpha = st + attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16); /* rescale per row */
 
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
       for (int r = 0; r < rows_pv; ++r) {
