@@ -17,4 +17,11 @@ return {
   -- RoPE, from the same config.json: "rope_theta": 1000000.0, "rope_scaling": null. HF's Qwen2RotaryEmbedding:
   -- rotate_half over head_dim, style "half".
   rope     = { style = "half", theta = 1000000, rotary_dim = 64 },
+  -- attngen tune: begin
+  -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-22, attngen 0.2.0 --tune (54 s); speed vs the default plan: decode 1.16x (an interleaved check at kv_len 131072: 1.19-1.24x); prefill default kept (keys=64 measured 1.06x in this tune, 1.00x in the one before: not consistent)
+  -- avx2: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096, K/V from memory (17 copies of 4.0 MiB cycled; LLC 32 MiB)
+  tuned = {
+    avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 32 } },
+  },
+  -- attngen tune: end
 }

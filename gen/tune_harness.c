@@ -82,7 +82,7 @@ int main(int argc, char **argv)
   attngen_shape shape;
   attngen_kernel kern[MAX_CANDS];
   attngen_args a;
-  int idx[MAX_CANDS], ok[MAX_CANDS], n = 0, ntables = 0, i, q_len, kv_len, reps = 1, rounds = 0, r;
+  int idx[MAX_CANDS], ok[MAX_CANDS], n = 0, ntables = 0, i, q_len, kv_len, reps = 1, rounds = 0, r, copies = 1, next = 0;
   size_t nq, nkv, e;
   float *q, *k, *v, *ref, *o;
   int32_t kv_lens[1];
@@ -99,6 +99,7 @@ int main(int argc, char **argv)
   } else {
     tables = decode_tables; shape.phase = ATTNGEN_PHASE_DECODE; shape.mask = TUNE_DECODE_MASK;
     q_len = TUNE_DECODE_Q; kv_len = TUNE_DECODE_KV;
+    copies = TUNE_DECODE_COPIES; /* K/V from memory: copies cycled, together beyond the last-level cache */
   }
   while (tables[ntables]) ++ntables;
   seconds = atof(argv[2]);
@@ -112,10 +113,14 @@ int main(int argc, char **argv)
   nq = (size_t)q_len * shape.heads * shape.head_dim;
   nkv = (size_t)kv_len * shape.kv_heads * shape.head_dim;
   q = malloc(nq * sizeof *q); ref = malloc(nq * sizeof *ref); o = malloc(nq * sizeof *o);
-  k = malloc(nkv * sizeof *k); v = malloc(nkv * sizeof *v);
+  k = malloc(nkv * copies * sizeof *k); v = malloc(nkv * copies * sizeof *v);
   if (!q || !ref || !o || !k || !v) { fprintf(stderr, "out of memory\n"); return 2; }
   for (e = 0; e < nq; ++e) q[e] = uniform();
   for (e = 0; e < nkv; ++e) { k[e] = uniform(); v[e] = uniform(); }
+  for (i = 1; i < copies; ++i) {
+    memcpy(k + i * nkv, k, nkv * sizeof *k);
+    memcpy(v + i * nkv, v, nkv * sizeof *v);
+  }
   kv_lens[0] = kv_len;
   memset(&a, 0, sizeof a);
   a.batch = 1; a.q_len = q_len; a.kv_len = kv_len; a.q = q; a.k = k; a.v = v; a.kv_lens = kv_lens;
@@ -169,7 +174,12 @@ int main(int argc, char **argv)
       if (!ok[c]) continue;
       t0 = now();
       c0 = cpu_now();
-      for (rep = 0; rep < reps; ++rep) attngen_run(&kern[c], &a);
+      for (rep = 0; rep < reps; ++rep) {
+        a.k = k + (size_t)next * nkv; /* the next copy: not in the cache (one copy: prefill, or unchanged) */
+        a.v = v + (size_t)next * nkv;
+        next = (next + 1) % copies;
+        attngen_run(&kern[c], &a);
+      }
       samples[c][rounds] = (cpu_now() - c0) / reps;
       wall[c][rounds] = (now() - t0) / reps;
     }

@@ -169,6 +169,7 @@ cp tests/configs/t-tail-h2-d17.lua "$tmp/tune-me.lua"
 if ${LUA:-lua5.4} gen/attngen.lua "$tmp/tune-me.lua" --tune --tune-seconds 1 --write > "$tmp/tune.out" 2> "$tmp/tune.err" &&
    [ "$(grep -c -e '-- attngen tune: begin$' -e '-- attngen tune: end$' "$tmp/tune-me.lua")" -eq 2 ] &&
    grep -q -- '-- avx2: tuned on .*speed vs the default plan: prefill' "$tmp/tune-me.lua" &&
+   grep -Eq -- 'decode [a-z_]*, q_len 1, kv_len [0-9]+, K/V from memory \(([2-9]|[1-9][0-9]+) copies' "$tmp/tune-me.lua" &&
    grep -q 'speed vs default' "$tmp/tune.out"; then ok
 else bad "--tune --write: $(tail -n 3 "$tmp/tune.err") $(cat "$tmp/tune-me.lua")"; fi
 # the second run (the other interpreter, decode only) replaces the block instead of adding one

@@ -6,6 +6,9 @@
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 1000000, rotary_dim = 64 },
+ *   tuned = {
+ *     avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 32 } },
+ *   },
  *   source = https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json
  */
 #ifndef ATTNGEN_QWEN2_5_0_5B_H
