@@ -88,8 +88,16 @@ function plan.blocking(isa, phase, D, G, tuned, kvh)
   if phase == "decode" then
     local choice = plan.decode_choice(isa, G)
     b.rb, b.kb, b.pr, b.pvv, b.keys = choice.rb, choice.kb, choice.pr, choice.pvv, blk.keys
-    if D and kvh and blk.keys_long_rows and kvh * D * spec.kv_dtype.f32.bytes >= blk.long_row_bytes then
-      b.keys = blk.keys_long_rows
+    b.keys_max = blk.keys -- the S tile's key stride: keys_long_rows is the smaller count
+    if blk.keys_long_rows then
+      local row_floats = blk.long_row_bytes / spec.kv_dtype.f32.bytes
+      if D and kvh then
+        if kvh * D >= row_floats then b.keys = blk.keys_long_rows end
+      elseif not D then
+        -- the generic kernel chooses at run time by the same rule (it was 32 keys for every shape: 1.1-1.5x
+        -- slower beyond the cache for token rows of 2 KiB and more, interleaved runs)
+        b.keys = E.ge(E.mul("kvh", "d"), row_floats, blk.keys_long_rows, blk.keys)
+      end
     end
   else
     b.rv, b.kb, b.pr, b.pvv, b.rows, b.keys = blk.rv, blk.kb, blk.pr, blk.pvv, blk.rows, blk.keys
@@ -122,7 +130,8 @@ function plan.for_kernel(k)
   p.tuned = tuned ~= nil and next(tuned) ~= nil
   if k.phase == "decode" then
     p.kb, p.pr, p.pvv, p.rb, p.keys = b.kb, b.pr, b.pvv, b.rb, b.keys
-    p.keys_padded = round_up(p.keys, lcm(p.kb, W))
+    -- S's key stride, a constant: the tile's keys, or their largest value when chosen at run time
+    p.keys_padded = round_up(type(p.keys) == "number" and p.keys or b.keys_max, lcm(p.kb, W))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(p.rb, p.pr)
     -- softmax down the columns of a transposed S (groups of 4+ rows): the per-row arrays are read a vector of
@@ -170,8 +179,8 @@ function plan.for_kernel(k)
         or string.format(", head_dim unrolled by %d", p.unroll))
   else
     p.describe = string.format("every kv head and all queries of a step per item, Q·Kᵀ as %dx%d dot products, " ..
-      "%sP·V %dx%d, %d keys per tile%s", p.rb, p.kb, p.columns and "softmax down the columns of Sᵀ, " or "",
-      p.pr, p.pvv * W, p.keys,
+      "%sP·V %dx%d, %s keys per tile%s", p.rb, p.kb, p.columns and "softmax down the columns of Sᵀ, " or "",
+      p.pr, p.pvv * W, E.I(p.keys),
       not D and ", head_dim at run time" or p.unroll and ", fully unrolled over head_dim" or ", head_dim loops")
   end
   if p.tuned then p.describe = p.describe .. " (blocking from the config's `tuned`)" end

@@ -570,7 +570,7 @@ static void attn_generic_decode__avx2__work(const attngen_shape *shape, attngen_
   w->q_tile = 8;
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
-  w->keys_per_tile = 32;
+  w->keys_per_tile = ((kvh * d) >= 512 ? 8 : 32);
   w->scratch_floats = kvh * (attngen_round_up(32 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16)) + 4 * (attngen_round_up(g * 8, 4)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)) + attngen_round_up(2 * (attngen_round_up(g * 8, 4)), 16));
   w->split_max = 8;
   w->split_min_keys = 512;
@@ -579,7 +579,7 @@ static void attn_generic_decode__avx2__work(const attngen_shape *shape, attngen_
   w->pack_kv_min_q = 0;
 }
 
-/* attn_generic_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, 32 keys per tile, head_dim at run time */
+/* attn_generic_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 512 ? 8 : 32) keys per tile, head_dim at run time */
 static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -637,8 +637,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0; kt < kend; kt += ((kvh * d) >= 512 ? 8 : 32)) {
+    const int n = kend - kt < ((kvh * d) >= 512 ? 8 : 32) ? kend - kt : ((kvh * d) >= 512 ? 8 : 32);
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_pv; ++r) {
