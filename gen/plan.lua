@@ -44,24 +44,36 @@ function plan.isa(name)
   return v
 end
 
--- Scratch layout of one work item, in floats (all regions multiples of 16 floats: 64-byte aligned):
---   prefill: S tile [keys_padded][mp], packed V tile [keys_padded][dp]; decode (V read in place): per kv head of
---   the item an S tile and its rescale row [mp] (a tile's Q·Kᵀ and softmax run for every head before its P·V);
---   then 4 per-row arrays [mp] (rescale, visible keys, key limit, spare), then per kv head a state: Q tile
---   [mp][dp], O accumulator [mp][dp], max and sum [mp]. Returns the offsets the kernel addresses and the total.
+-- Scratch layout of one work item, in floats (all regions multiples of 16 floats: 64-byte aligned).
+--   prefill (one kv head per item): S tile [keys_padded][mp], packed V tile [keys_padded][dp], 4 per-row arrays
+--   [mp] (rescale, visible keys, key limit, spare), then the state: Q tile [mp][dp], O [mp][dp], max and sum [mp].
+--   decode (every kv head per item): the heads' rows side by side, row R = head * rows + r, in ms = heads * mp
+--   (padded) rows: S tile [keys_padded][ms] (softmax down the columns) or [ms][keys_padded], 5 per-row arrays
+--   [ms] (max, sum, rescale, visible keys, key limit), then per kv head a state: Q tile [mp][dp], O [mp][dp].
+-- Returns the offsets the kernel addresses and the total.
 local function scratch_layout(mp, dp, keys_padded, heads, prefill)
   local q_floats = round_up(E.mul(mp, dp), 16)
-  local state = E.add(E.mul(2, q_floats), round_up(E.mul(2, mp), 16))
-  local s_tile = round_up(E.mul(keys_padded, mp), 16)
-  local s_head = E.add(s_tile, round_up(mp, 16))
-  local s_floats = prefill and s_tile or E.mul(heads, s_head)
-  local v_floats = prefill and round_up(E.mul(keys_padded, dp), 16) or 0
-  local rows_floats = E.mul(4, mp)
+  if prefill then
+    local s_floats = round_up(E.mul(keys_padded, mp), 16)
+    local v_floats = round_up(E.mul(keys_padded, dp), 16)
+    local rows0 = E.add(s_floats, v_floats)
+    local state = E.add(E.mul(2, q_floats), round_up(E.mul(2, mp), 16))
+    return {
+      q_floats = q_floats, state_floats = state, ms = mp,
+      vt_offset = s_floats, alpha_offset = rows0, lim_offset = E.add(rows0, mp), lim_abs_offset = E.add(rows0, E.mul(2, mp)),
+      state_offset = E.add(rows0, E.mul(4, mp)),
+      total = E.add(rows0, E.mul(4, mp), state),
+    }
+  end
+  local ms = round_up(E.mul(heads, mp), 16)
+  local s_floats = E.mul(keys_padded, ms)
+  local state = E.mul(2, q_floats)
   return {
-    q_floats = q_floats, state_floats = state, s_tile = s_tile, s_head = s_head,
-    vt_offset = s_floats, alpha_offset = E.add(s_floats, v_floats),
-    state_offset = E.add(s_floats, v_floats, rows_floats),
-    total = E.add(s_floats, v_floats, rows_floats, E.mul(heads, state)),
+    q_floats = q_floats, state_floats = state, ms = ms,
+    m_offset = s_floats, l_offset = E.add(s_floats, ms), alpha_offset = E.add(s_floats, E.mul(2, ms)),
+    lim_offset = E.add(s_floats, E.mul(3, ms)), lim_abs_offset = E.add(s_floats, E.mul(4, ms)),
+    state_offset = E.add(s_floats, E.mul(5, ms)),
+    total = E.add(s_floats, E.mul(5, ms), E.mul(heads, state)),
   }
 end
 
@@ -221,8 +233,9 @@ function plan.microkernels(isa, p, D)
     mk.template = "qkdot_microkernel.c.tpl"
     mk.rb, mk.ss = p.rb, p.keys_padded
     if p.columns then
-      -- S and P transposed (S[r][j] at j * mp + r), as in prefill: mp is a constant, or the argument qs
-      local qs = type(p.mp) == "number" and p.mp or nil
+      -- S and P transposed (S[R][j] at j * ms + R), as in prefill: ms (every kv head's rows) is a constant, or the
+      -- argument qs
+      local qs = type(p.scratch.ms) == "number" and p.scratch.ms or nil
       local stride = qs and string.format("_t%d", qs) or "_tany"
       mk.columns, mk.qs = true, qs
       mk.p_key_stride, mk.p_row_stride = qs, 1

@@ -13,6 +13,73 @@
 @ local qs_arg = columns and not mk.qs and ", mp" or "" -- S transposed: its key stride, when not a constant
 @ local attr = isa.attr and (isa.attr .. " ") or ""
 @ local generic = not kern.D
+@ -- The online softmax over the rows of S: R rows (RV: R rounded up to whole vectors; SS: S's key stride when S is
+@ -- transposed). Prefill emits it per kv head; decode once, over every kv head's rows side by side.
+@ local function softmax(R, RV, SS)
+@ if not columns then
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < $(R); ++r) {
+        float *restrict srow = st + r * ss;
+@   if causal == false then
+        const int vis = n;
+@   elseif causal then
+        const int vis = masked ? (int)lim[r] : n;
+@   else
+        const int vis = causal && masked ? (int)lim[r] : n;
+@   end
+        $(V) s_max = $(isa.set1("-INFINITY"));
+        for (int j = 0; j < n; j += $(I(W))) {
+          const $(V) s = $(isa.mask_lanes(isa.load("srow + j"), "j", "vis"));
+          s_max = $(isa.max("s_max", "s"));
+        }
+        const float m_new = attngen_maxf_(m[r], $(isa.hmax("s_max")));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const $(V) m_vec = $(isa.set1("m_use"));
+        $(V) sum = $(isa.zero());
+        for (int j = 0; j < n; j += $(I(W))) {
+          const $(V) p = $(isa.exp(isa.sub(isa.mask_lanes(isa.load("srow + j"), "j", "vis"), "m_vec")));
+          $(isa.store("srow + j", "p"))
+          sum = $(isa.add("sum", "p"));
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + $(isa.hsum("sum"));
+        m[r] = m_new;
+      }
+@ else
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < $(RV); r0 += $(I(W))) {
+        const $(V) m_old = $(isa.load("m + r0"));
+        $(V) s_max = $(isa.set1("-INFINITY"));
+@ if causal ~= false then
+        const $(V) vis = $(isa.load("lim + r0"));
+@ end
+        for (int j = 0; j < n; ++j) {
+          $(V) s = $(isa.load("st + j * " .. SS .. " + r0"));
+@ if causal ~= false then
+          if (masked) s = $(isa.mask_keys("s", "j", "vis"));
+@ end
+          s_max = $(isa.max("s_max", "s"));
+        }
+        const $(V) m_new = $(isa.max("m_old", "s_max"));
+        const $(V) m_use = $(isa.select_zero_if_neginf("m_new"));
+        const $(V) a_r = $(isa.exp(isa.sub("m_old", "m_use")));
+        $(V) sum = $(isa.zero());
+        for (int j = 0; j < n; ++j) {
+          $(V) s = $(isa.load("st + j * " .. SS .. " + r0"));
+@ if causal ~= false then
+          if (masked) s = $(isa.mask_keys("s", "j", "vis"));
+@ end
+          const $(V) p = $(isa.exp(isa.sub("s", "m_use")));
+          $(isa.store("st + j * " .. SS .. " + r0", "p"))
+          sum = $(isa.add("sum", "p"));
+        }
+        $(isa.store("m + r0", "m_new"))
+        $(isa.store("l + r0", isa.fma("sum", isa.load("l + r0"), "a_r")))
+        $(isa.store("alpha + r0", "a_r"))
+      }
+
+@ end
+@ end
 @ if generic then
 /* The work cut of $(kern.name) for a bound shape: the plan's formulas, evaluated at run time. */
 static void $(kern.name)__work(const attngen_shape *shape, attngen_work *w)
@@ -45,13 +112,13 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ else
   (void)kernel; /* everything about the shape is a constant here */
 @ end
-  const ptrdiff_t mp = $(I(plan.mp)); /* row stride of the Q, S and O tiles (largest item, padded) */
+@ if not decode then
+  const ptrdiff_t mp = $(I(plan.mp)); /* row stride of the Qᵀ and S tiles (largest item, padded) */
+@ end
   const int rows = $(G) * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
 @ if decode then
   const int rows_pv = (int)attngen_round_up((size_t)rows, $(I(plan.row_align))); /* rows computed (zero-padded) */
-@   if columns then
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, $(I(W))); /* the softmax's rows: whole vectors */
-@   else
+@   if not columns then
   const ptrdiff_t ss = $(I(plan.keys_padded));        /* S/P row stride: keys of a tile, padded */
 @   end
 @ else
@@ -61,20 +128,26 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const ptrdiff_t dp = $(I(plan.dp));
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
 @ if decode then
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = $(I(plan.scratch.s_head));
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = $(I(plan.scratch.ms));         /* rows of all the item's heads, padded$(columns and ": S's key stride" or "") */
+  const int rows_all = nh * rows_pv;
+@   if columns then
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, $(I(W))); /* the softmax's rows: whole vectors */
+@   end
+  float *restrict st = scratch;                       /* scores, then P: $(columns and "[keys][ms]" or "[ms][keys]") */
+  float *restrict m_all = scratch + $(I(plan.scratch.m_offset)), *restrict l_all = scratch + $(I(plan.scratch.l_offset));
 @ else
   /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + $(I(plan.scratch.vt_offset)); /* packed V tile [keys][dp] */
+@ end
   float *restrict alpha = scratch + $(I(plan.scratch.alpha_offset)); /* rescale per row */
-@ end
 @ if causal ~= false then
-  float *restrict lim = $(decode and ("scratch + " .. I(plan.scratch.alpha_offset)) or "alpha") + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + $(I(plan.scratch.lim_offset)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + $(I(plan.scratch.lim_abs_offset))); /* exclusive key limit per row */
 @ end
-  float *restrict state = scratch + $(I(plan.scratch.state_offset)); /* per kv head: Q tile, O, max, sum */
+  float *restrict state = scratch + $(I(plan.scratch.state_offset)); /* per kv head: Q tile, O$(decode and "" or ", max, sum") */
   const ptrdiff_t state_floats = $(I(plan.scratch.state_floats));
   const ptrdiff_t q_floats = $(I(plan.scratch.q_floats));
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -84,12 +157,14 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 @ end
 
-@ local rows_used = columns and "rows_qk" or "rows_pv"
+@ local rows_used = (columns and not decode) and "rows_qk" or "rows_pv"
   /* Pack Q·scale per kv head ($(decode and "row-major, for dot products" or "transposed: rows along the lanes")). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+@ if not decode then
     float *restrict m = ot + mp * dp, *restrict l = m + mp;
+@ end
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * $(G) * a->q_stride.head;
 @ local qix = decode and "r * dp + k" or "k * mp + r"
 @ local qrow_at = "qbase + (q0 + r / " .. G .. ") * a->q_stride.seq + (r % " .. G .. ") * a->q_stride.head"
@@ -155,17 +230,28 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         for (int k = 0; k < $(D); ++k) qt[$(qix)] = qrow[k] * scale;
       }
 @ end
+@ if not decode then
       m[r] = -INFINITY;
       l[r] = 0.0f;
+@ end
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-@ if causal ~= false then
+@ if decode then
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+@   if causal ~= false then
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / $(G) + offset + 1 : INT_MAX;
+@   end
+  }
+@   if columns then
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)$(I(plan.keys_padded)) * (size_t)ms);
+@   end
+@ elseif causal ~= false then
   for (int r = 0; r < $(rows_used); ++r) lim_abs[r] = r < rows ? q0 + r / $(G) + offset + 1 : INT_MAX;
-@ end
-@ if decode and columns then
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
 @ end
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
@@ -192,7 +278,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ end
 @ if causal ~= false then
     if (masked)
-      for (int r = 0; r < $(rows_used); ++r) {
+      for (int r = 0; r < $(decode and (columns and "rows_all_v" or "rows_all") or rows_used); ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -207,27 +293,34 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += $(I(plan.rb)))
-            $(mk.qk_name)(qt + r0 * dp, krow, $(columns and "st + j0 * mp + r0" or "st + r0 * ss + j0")$(kern.D and "" or ", d, dp")$(qs_arg));
+            $(mk.qk_name)(qt + r0 * dp, krow, $(columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0")$(kern.D and "" or ", d, dp")$(qs_arg));
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-@ end
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+@   softmax("rows_all", "rows_all_v", "ms")
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-@ if decode then
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: $(columns and "[keys][mp]" or "[mp][keys]") */
-      float *restrict alpha = st + $(I(plan.scratch.s_tile)); /* rescale per row */
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
+      for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
+        $(mk.pv_name)($(columns and "st + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss")$(qs_arg), alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
+    }
 @ else
+    for (int hh = 0; hh < nh; ++hh) {
       const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-@ end
 
-@ if not decode then
       /* S = Q·Kᵀ: blocks of $(I(RQK)) rows (their Qᵀ slice stays in L1) x $(I(plan.kb)) keys; a short last block
        * repeats its last key (masked below). */
       for (int r0 = 0; r0 < rows_qk; r0 += $(I(RQK)))
@@ -236,85 +329,8 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           $(mk.qk_name)(qt + r0$(qs_arg), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
         }
-@ end
 
-@ if not columns then
-
-      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
-        float *restrict srow = st + r * ss;
-@   if causal == false then
-        const int vis = n;
-@   elseif causal then
-        const int vis = masked ? (int)lim[r] : n;
-@   else
-        const int vis = causal && masked ? (int)lim[r] : n;
-@   end
-        $(V) s_max = $(isa.set1("-INFINITY"));
-        for (int j = 0; j < n; j += $(I(W))) {
-          const $(V) s = $(isa.mask_lanes(isa.load("srow + j"), "j", "vis"));
-          s_max = $(isa.max("s_max", "s"));
-        }
-        const float m_new = attngen_maxf_(m[r], $(isa.hmax("s_max")));
-        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        const $(V) m_vec = $(isa.set1("m_use"));
-        $(V) sum = $(isa.zero());
-        for (int j = 0; j < n; j += $(I(W))) {
-          const $(V) p = $(isa.exp(isa.sub(isa.mask_lanes(isa.load("srow + j"), "j", "vis"), "m_vec")));
-          $(isa.store("srow + j", "p"))
-          sum = $(isa.add("sum", "p"));
-        }
-        alpha[r] = expf(m[r] - m_use);
-        l[r] = l[r] * alpha[r] + $(isa.hsum("sum"));
-        m[r] = m_new;
-      }
-@ else
-      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += $(I(W))) {
-        const $(V) m_old = $(isa.load("m + r0"));
-        $(V) s_max = $(isa.set1("-INFINITY"));
-@ if causal ~= false then
-        const $(V) vis = $(isa.load("lim + r0"));
-@ end
-        for (int j = 0; j < n; ++j) {
-          $(V) s = $(isa.load("st + j * mp + r0"));
-@ if causal ~= false then
-          if (masked) s = $(isa.mask_keys("s", "j", "vis"));
-@ end
-          s_max = $(isa.max("s_max", "s"));
-        }
-        const $(V) m_new = $(isa.max("m_old", "s_max"));
-        const $(V) m_use = $(isa.select_zero_if_neginf("m_new"));
-        const $(V) a_r = $(isa.exp(isa.sub("m_old", "m_use")));
-        $(V) sum = $(isa.zero());
-        for (int j = 0; j < n; ++j) {
-          $(V) s = $(isa.load("st + j * mp + r0"));
-@ if causal ~= false then
-          if (masked) s = $(isa.mask_keys("s", "j", "vis"));
-@ end
-          const $(V) p = $(isa.exp(isa.sub("s", "m_use")));
-          $(isa.store("st + j * mp + r0", "p"))
-          sum = $(isa.add("sum", "p"));
-        }
-        $(isa.store("m + r0", "m_new"))
-        $(isa.store("l + r0", isa.fma("sum", isa.load("l + r0"), "a_r")))
-        $(isa.store("alpha + r0", "a_r"))
-      }
-
-@ end
-@ if decode then
-    }
-    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
-     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
-     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + $(I(plan.scratch.s_tile));
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-        $(mk.pv_name)($(columns and "st + r0" or "st + r0 * ss")$(qs_arg), alpha + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
-@ else
+@   softmax("rows_pv", "rows_qk", "mp")
       /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
        * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
       const float *restrict vtile = vbase;
@@ -344,14 +360,18 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
           $(mk.pv_tail.name)(st + r0$(qs_arg), alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp$(rest));
       }
 @   end
-@ end
     }
+@ end
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
+@ if decode then
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+@ else
     const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+@ end
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / $(G), h = hh * $(G) + r % $(G);
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;

@@ -346,9 +346,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s72__avx2
 }
 
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each, stored transposed (S[r][j] at s[j * 568 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 576 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_2x4_t568__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_2x4_t576__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -401,17 +401,17 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_2x4_t568__avx
       { __m256 kv = _mm256_loadu_ps(k3 + 56); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[568] = t4[1]; s[1136] = t4[2]; s[1704] = t4[3]; }
+      s[0] = t4[0]; s[576] = t4[1]; s[1152] = t4[2]; s[1728] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx2(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[569] = t4[1]; s[1137] = t4[2]; s[1705] = t4[3]; }
+      s[1] = t4[0]; s[577] = t4[1]; s[1153] = t4[2]; s[1729] = t4[3]; }
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 568 + r * 1].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 576 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t568__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t576__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -421,7 +421,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t568__avx2(
     __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 568;
+      const float *restrict pj = pt + j * 576;
       __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -441,7 +441,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t568__avx2(
     __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 568;
+      const float *restrict pj = pt + j * 576;
       __m256 v0 = _mm256_loadu_ps(vj + 24), v1 = _mm256_loadu_ps(vj + 32), v2 = _mm256_loadu_ps(vj + 40); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -461,7 +461,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t568__avx2(
     __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 568;
+      const float *restrict pj = pt + j * 576;
       __m256 v0 = _mm256_loadu_ps(vj + 48), v1 = _mm256_loadu_ps(vj + 56); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); }
@@ -480,7 +480,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_4x24_t568__avx2(
 static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 72; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 72; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 71 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -490,8 +490,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attn
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 9216; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 17408; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 17480; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17552); /* exclusive key limit per row */
   float *restrict state = scratch + 17696; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 9360;
   const ptrdiff_t q_floats = 4608;
@@ -569,9 +569,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attn
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -659,19 +659,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attn
 static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 568; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 71 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 18752;
-  float *restrict lim = scratch + 18752 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 21024; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 73840;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 576;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 18432, *restrict l_all = scratch + 19008;
+  float *restrict alpha = scratch + 19584; /* rescale per row */
+  float *restrict lim = scratch + 20160; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 20736); /* exclusive key limit per row */
+  float *restrict state = scratch + 21312; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 72704;
   const ptrdiff_t q_floats = 36352;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -682,9 +685,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 71 * a->q_stride.head;
-    for (int r = 0; r < rows_qk; ++r) {
+    for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
@@ -697,14 +699,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 71 + offset + 1 : INT_MAX;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 71 + offset + 1 : INT_MAX;
+  }
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)ms);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -715,7 +720,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
     const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -728,26 +733,21 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 2)
-            attngen_qkdot_d64_2x4_t568__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+            attngen_qkdot_d64_2x4_t576__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 18176; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
         __m256 s_max = _mm256_set1_ps(-INFINITY);
         const __m256 vis = _mm256_loadu_ps(lim + r0);
         for (int j = 0; j < n; ++j) {
-          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
           if (masked) s = attngen_mask_avx2(s, j, vis);
           s_max = _mm256_max_ps(s_max, s);
         }
@@ -756,10 +756,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
         const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
         __m256 sum = _mm256_setzero_ps();
         for (int j = 0; j < n; ++j) {
-          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
           if (masked) s = attngen_mask_avx2(s, j, vis);
           const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-          _mm256_storeu_ps(st + j * mp + r0, p);
+          _mm256_storeu_ps(st + j * ms + r0, p);
           sum = _mm256_add_ps(sum, p);
         }
         _mm256_storeu_ps(m + r0, m_new);
@@ -773,18 +773,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 18176;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x24_t568__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_4x24_t576__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 71, h = hh * 71 + r % 71;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -973,9 +972,9 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s80__neon(const float *restric
 }
 
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each, stored transposed (S[r][j] at s[j * 568 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 576 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_t568__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_t576__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -1071,16 +1070,16 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_t568__neon(const float *restr
       { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
-    vst1q_f32(s + 568, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
-    vst1q_f32(s + 1136, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
-    vst1q_f32(s + 1704, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+    vst1q_f32(s + 576, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 1152, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 1728, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 568 + r * 1].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 576 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t568__neon(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t576__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -1090,7 +1089,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t568__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 568;
+      const float *restrict pj = pt + j * 576;
       const float32x4_t v0 = vld1q_f32(vj), v1 = vld1q_f32(vj + 4), v2 = vld1q_f32(vj + 8), v3 = vld1q_f32(vj + 12);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1109,7 +1108,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t568__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 568;
+      const float *restrict pj = pt + j * 576;
       const float32x4_t v0 = vld1q_f32(vj + 16), v1 = vld1q_f32(vj + 20), v2 = vld1q_f32(vj + 24), v3 = vld1q_f32(vj + 28);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1128,7 +1127,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t568__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 568;
+      const float *restrict pj = pt + j * 576;
       const float32x4_t v0 = vld1q_f32(vj + 32), v1 = vld1q_f32(vj + 36), v2 = vld1q_f32(vj + 40), v3 = vld1q_f32(vj + 44);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1147,7 +1146,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t568__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 568;
+      const float *restrict pj = pt + j * 576;
       const float32x4_t v0 = vld1q_f32(vj + 48), v1 = vld1q_f32(vj + 52), v2 = vld1q_f32(vj + 56), v3 = vld1q_f32(vj + 60);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1165,7 +1164,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t568__neon(const float *restric
 static void attn_h71_kv1_d64_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 80; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 80; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 71 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -1175,8 +1174,8 @@ static void attn_h71_kv1_d64_causal_prefill__neon(const attngen_kernel *kernel, 
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 10400; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 18720; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 18800; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 18880); /* exclusive key limit per row */
   float *restrict state = scratch + 19040; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 10400;
   const ptrdiff_t q_floats = 5120;
@@ -1254,9 +1253,9 @@ static void attn_h71_kv1_d64_causal_prefill__neon(const attngen_kernel *kernel, 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1344,19 +1343,22 @@ static void attn_h71_kv1_d64_causal_prefill__neon(const attngen_kernel *kernel, 
 static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 568; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 71 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 36928;
-  float *restrict lim = scratch + 36928 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 39200; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 73840;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 576;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37440;
+  float *restrict alpha = scratch + 38016; /* rescale per row */
+  float *restrict lim = scratch + 38592; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 39168); /* exclusive key limit per row */
+  float *restrict state = scratch + 39744; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 72704;
   const ptrdiff_t q_floats = 36352;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1367,9 +1369,8 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 71 * a->q_stride.head;
-    for (int r = 0; r < rows_qk; ++r) {
+    for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
@@ -1382,14 +1383,17 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 71 + offset + 1 : INT_MAX;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 71 + offset + 1 : INT_MAX;
+  }
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1400,7 +1404,7 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1413,26 +1417,21 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d64_4x4_t568__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+            attngen_qkdot_d64_4x4_t576__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 36352; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
         const float32x4_t vis = vld1q_f32(lim + r0);
         for (int j = 0; j < n; ++j) {
-          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
           if (masked) s = attngen_mask_neon(s, j, vis);
           s_max = vmaxq_f32(s_max, s);
         }
@@ -1441,10 +1440,10 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
         const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
         float32x4_t sum = vdupq_n_f32(0.0f);
         for (int j = 0; j < n; ++j) {
-          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
           if (masked) s = attngen_mask_neon(s, j, vis);
           const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-          vst1q_f32(st + j * mp + r0, p);
+          vst1q_f32(st + j * ms + r0, p);
           sum = vaddq_f32(sum, p);
         }
         vst1q_f32(m + r0, m_new);
@@ -1458,18 +1457,17 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 36352;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x16_t568__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_4x16_t576__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 71, h = hh * 71 + r % 71;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1684,7 +1682,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x4_p64__scalar(const float *restric
 static void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 72; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 72; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 71 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -1694,8 +1692,8 @@ static void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_kernel *kernel
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 9216; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 17408; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 17480; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17552); /* exclusive key limit per row */
   float *restrict state = scratch + 17696; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 9360;
   const ptrdiff_t q_floats = 4608;
@@ -1744,9 +1742,9 @@ static void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_kernel *kernel
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1834,19 +1832,22 @@ static void attn_h71_kv1_d64_causal_prefill__scalar(const attngen_kernel *kernel
 static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 568; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 71 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 36928;
-  float *restrict lim = scratch + 36928 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 39200; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 73840;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 576;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37440;
+  float *restrict alpha = scratch + 38016; /* rescale per row */
+  float *restrict lim = scratch + 38592; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 39168); /* exclusive key limit per row */
+  float *restrict state = scratch + 39744; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 72704;
   const ptrdiff_t q_floats = 36352;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1857,7 +1858,6 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 71 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -1872,12 +1872,15 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 71 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 71 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1888,7 +1891,7 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1901,21 +1904,16 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 36352; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -1942,18 +1940,17 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 36352;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 71, h = hh * 71 + r % 71;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1978,18 +1975,18 @@ static const attngen_kernel_info attngen_table_falcon_7b_kernels[] = {
   { "attn_h71_kv1_d64_causal_prefill__avx2", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 1, 1, 72, 128, 27056, 1, 0, 1, 0, 2 }, NULL, attn_h71_kv1_d64_causal_prefill__avx2 },
   { "attn_h71_kv1_d64_causal_decode__avx2", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 568, 32, 94864, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 568, 32, 94016, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h71_kv1_d64_causal_prefill__neon", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 1, 1, 80, 128, 29440, 1, 0, 1, 0, 2 }, NULL, attn_h71_kv1_d64_causal_prefill__neon },
   { "attn_h71_kv1_d64_causal_decode__neon", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 568, 64, 113040, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 568, 64, 112448, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__neon },
 #endif
   { "attn_h71_kv1_d64_causal_prefill__scalar", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 1, 1, 72, 128, 27056, 1, 0, 1, 0, 2 }, NULL, attn_h71_kv1_d64_causal_prefill__scalar },
   { "attn_h71_kv1_d64_causal_decode__scalar", 71, 1, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 568, 64, 113040, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 568, 64, 112448, 8, 512, 256, 8, 0 }, NULL, attn_h71_kv1_d64_causal_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 

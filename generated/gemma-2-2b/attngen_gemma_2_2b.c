@@ -648,7 +648,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d256_2x32_p8__avx2(c
 static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -658,8 +658,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 3072; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 11264; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 11360; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 11456); /* exclusive key limit per row */
   float *restrict state = scratch + 11648; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 49344;
   const ptrdiff_t q_floats = 24576;
@@ -737,9 +737,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -827,7 +827,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
 static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -837,8 +837,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 3072; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 11264; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 11360; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 11456); /* exclusive key limit per row */
   float *restrict state = scratch + 11648; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 49344;
   const ptrdiff_t q_floats = 24576;
@@ -917,9 +917,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1007,19 +1007,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
 static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 144;
-  float *restrict lim = scratch + 576 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 640; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8224;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 576;
+  float *restrict alpha = scratch + 640; /* rescale per row */
+  float *restrict lim = scratch + 704; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 768); /* exclusive key limit per row */
+  float *restrict state = scratch + 832; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1030,7 +1033,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -1045,12 +1047,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1061,7 +1066,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
     const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1074,21 +1079,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 2)
-            attngen_qkdot_d256_2x4_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d256_2x4_s8__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 128; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         __m256 s_max = _mm256_set1_ps(-INFINITY);
@@ -1115,18 +1115,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 128;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d256_2x32_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d256_2x32_p8__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 2, h = hh * 2 + r % 2;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1148,19 +1147,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
 static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 144;
-  float *restrict lim = scratch + 576 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 640; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8224;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 576;
+  float *restrict alpha = scratch + 640; /* rescale per row */
+  float *restrict lim = scratch + 704; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 768); /* exclusive key limit per row */
+  float *restrict state = scratch + 832; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1171,7 +1173,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -1186,12 +1187,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1203,7 +1207,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
     const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1216,21 +1220,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 2)
-            attngen_qkdot_d256_2x4_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d256_2x4_s8__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 128; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         __m256 s_max = _mm256_set1_ps(-INFINITY);
@@ -1257,18 +1256,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 128;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d256_2x32_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d256_2x32_p8__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 2, h = hh * 2 + r % 2;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2173,7 +2171,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_2x32_p64__neon(const float *restric
 static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -2183,8 +2181,8 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 3360; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 12320; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 12416; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 12512); /* exclusive key limit per row */
   float *restrict state = scratch + 12704; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 49344;
   const ptrdiff_t q_floats = 24576;
@@ -2262,9 +2260,9 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2352,7 +2350,7 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
 static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -2362,8 +2360,8 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 3360; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 12320; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 12416; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 12512); /* exclusive key limit per row */
   float *restrict state = scratch + 12704; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 49344;
   const ptrdiff_t q_floats = 24576;
@@ -2442,9 +2440,9 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2532,19 +2530,22 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
 static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 1040;
-  float *restrict lim = scratch + 4160 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 4224; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8224;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
+  float *restrict alpha = scratch + 4224; /* rescale per row */
+  float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
+  float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2555,7 +2556,6 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -2570,12 +2570,15 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2586,7 +2589,7 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2599,21 +2602,16 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 2)
-            attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 1024; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
@@ -2640,18 +2638,17 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 1024;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d256_2x32_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d256_2x32_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 2, h = hh * 2 + r % 2;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2673,19 +2670,22 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
 static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 1040;
-  float *restrict lim = scratch + 4160 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 4224; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8224;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
+  float *restrict alpha = scratch + 4224; /* rescale per row */
+  float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
+  float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2696,7 +2696,6 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -2711,12 +2710,15 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2728,7 +2730,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2741,21 +2743,16 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 2)
-            attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 1024; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
@@ -2782,18 +2779,17 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 1024;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_d256_2x32_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d256_2x32_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 2, h = hh * 2 + r % 2;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2983,7 +2979,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d256_1x8_p64__scalar(const float *restri
 static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -2993,8 +2989,8 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 2048; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 10240; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 10304; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 10368); /* exclusive key limit per row */
   float *restrict state = scratch + 10496; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 32896;
   const ptrdiff_t q_floats = 16384;
@@ -3043,9 +3039,9 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -3133,7 +3129,7 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
 static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -3143,8 +3139,8 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 2048; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 10240; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 10304; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 10368); /* exclusive key limit per row */
   float *restrict state = scratch + 10496; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 32896;
   const ptrdiff_t q_floats = 16384;
@@ -3194,9 +3190,9 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -3284,19 +3280,22 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
 static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 1040;
-  float *restrict lim = scratch + 4160 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 4224; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8224;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
+  float *restrict alpha = scratch + 4224; /* rescale per row */
+  float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
+  float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -3307,7 +3306,6 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -3322,12 +3320,15 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3338,7 +3339,7 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -3351,21 +3352,16 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 1024; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -3392,18 +3388,17 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 1024;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d256_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d256_1x8_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 2, h = hh * 2 + r % 2;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -3425,19 +3420,22 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
 static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 16; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 2 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 256;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 1040;
-  float *restrict lim = scratch + 4160 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 4224; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8224;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
+  float *restrict alpha = scratch + 4224; /* rescale per row */
+  float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
+  float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -3448,7 +3446,6 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 2 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -3463,12 +3460,15 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
         const float *qrow = qbase + (q0 + r / 2) * a->q_stride.seq + (r % 2) * a->q_stride.head;
         for (int k = 0; k < 256; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 2 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3480,7 +3480,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -3493,21 +3493,16 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 1024; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -3534,18 +3529,17 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 1024;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d256_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d256_1x8_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 2, h = hh * 2 + r % 2;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -3572,9 +3566,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__avx2 },
   { "attn_h8_kv4_d256_causal_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 16, 8, 33536, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 16, 8, 33600, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__avx2 },
   { "attn_h8_kv4_d256_causal_padding_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 16, 8, 33536, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 16, 8, 33600, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -3582,18 +3576,18 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__neon },
   { "attn_h8_kv4_d256_causal_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 16, 64, 37120, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__neon },
   { "attn_h8_kv4_d256_causal_padding_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 16, 64, 37120, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__neon },
 #endif
   { "attn_h8_kv4_d256_causal_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33 }, NULL, attn_h8_kv4_d256_causal_prefill__scalar },
   { "attn_h8_kv4_d256_causal_padding_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__scalar },
   { "attn_h8_kv4_d256_causal_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 16, 64, 37120, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__scalar },
   { "attn_h8_kv4_d256_causal_padding_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 16, 64, 37120, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 

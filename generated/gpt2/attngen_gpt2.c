@@ -463,7 +463,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_p8__avx2(co
 static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 48; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 48; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -473,8 +473,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const att
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6144; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14336; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 14384; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 14432); /* exclusive key limit per row */
   float *restrict state = scratch + 14528; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 6240;
   const ptrdiff_t q_floats = 3072;
@@ -527,9 +527,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const att
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -617,7 +617,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_prefill__avx2(const att
 static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 48; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 48; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -627,8 +627,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(c
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6144; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14336; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 14384; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 14432); /* exclusive key limit per row */
   float *restrict state = scratch + 14528; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 6240;
   const ptrdiff_t q_floats = 3072;
@@ -682,9 +682,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -772,19 +772,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_prefill__avx2(c
 static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 80;
-  float *restrict lim = scratch + 960 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 992; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1040;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 768, *restrict l_all = scratch + 864;
+  float *restrict alpha = scratch + 960; /* rescale per row */
+  float *restrict lim = scratch + 1056; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 1152); /* exclusive key limit per row */
+  float *restrict state = scratch + 1248; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1024;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -795,7 +798,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -805,12 +807,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -821,7 +826,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
     const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -834,21 +839,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d64_1x8_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_1x8_s8__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 64; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         __m256 s_max = _mm256_set1_ps(-INFINITY);
@@ -875,18 +875,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 64;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x64_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x64_p8__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -908,19 +907,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
 static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 80;
-  float *restrict lim = scratch + 960 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 992; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1040;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 768, *restrict l_all = scratch + 864;
+  float *restrict alpha = scratch + 960; /* rescale per row */
+  float *restrict lim = scratch + 1056; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 1152); /* exclusive key limit per row */
+  float *restrict state = scratch + 1248; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1024;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -931,7 +933,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -941,12 +942,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -958,7 +962,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
     const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -971,21 +975,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d64_1x8_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_1x8_s8__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 64; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         __m256 s_max = _mm256_set1_ps(-INFINITY);
@@ -1012,18 +1011,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 64;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x64_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x64_p8__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1478,7 +1476,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_1x48_p72__neon(const float *restrict
 static void attn_h12_kv12_d64_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -1488,8 +1486,8 @@ static void attn_h12_kv12_d64_causal_prefill__neon(const attngen_kernel *kernel,
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 20896; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 20992); /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
   const ptrdiff_t q_floats = 6144;
@@ -1542,9 +1540,9 @@ static void attn_h12_kv12_d64_causal_prefill__neon(const attngen_kernel *kernel,
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1632,7 +1630,7 @@ static void attn_h12_kv12_d64_causal_prefill__neon(const attngen_kernel *kernel,
 static void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -1642,8 +1640,8 @@ static void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_kernel 
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 20896; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 20992); /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
   const ptrdiff_t q_floats = 6144;
@@ -1697,9 +1695,9 @@ static void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_kernel 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1787,19 +1785,22 @@ static void attn_h12_kv12_d64_causal_padding_prefill__neon(const attngen_kernel 
 static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 592;
-  float *restrict lim = scratch + 7104 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 7136; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1040;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 6912, *restrict l_all = scratch + 7008;
+  float *restrict alpha = scratch + 7104; /* rescale per row */
+  float *restrict lim = scratch + 7200; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 7296); /* exclusive key limit per row */
+  float *restrict state = scratch + 7392; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1024;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1810,7 +1811,6 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -1820,12 +1820,15 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1836,7 +1839,7 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1849,21 +1852,16 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
         for (int j = 0; j < 12; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d64_1x12_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_1x12_s72__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 12; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 576; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
@@ -1890,18 +1888,17 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 576;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x48_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x48_p72__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1923,19 +1920,22 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
 static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 592;
-  float *restrict lim = scratch + 7104 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 7136; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1040;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 6912, *restrict l_all = scratch + 7008;
+  float *restrict alpha = scratch + 7104; /* rescale per row */
+  float *restrict lim = scratch + 7200; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 7296); /* exclusive key limit per row */
+  float *restrict state = scratch + 7392; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1024;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1946,7 +1946,6 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -1956,12 +1955,15 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1973,7 +1975,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1986,21 +1988,16 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
         for (int j = 0; j < 12; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d64_1x12_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_1x12_s72__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 12; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 576; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
@@ -2027,18 +2024,17 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 576;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x48_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x48_p72__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2228,7 +2224,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_1x8_p64__scalar(const float *restric
 static void attn_h12_kv12_d64_causal_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -2238,8 +2234,8 @@ static void attn_h12_kv12_d64_causal_prefill__scalar(const attngen_kernel *kerne
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 16448; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 16512); /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
   const ptrdiff_t q_floats = 4096;
@@ -2283,9 +2279,9 @@ static void attn_h12_kv12_d64_causal_prefill__scalar(const attngen_kernel *kerne
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2373,7 +2369,7 @@ static void attn_h12_kv12_d64_causal_prefill__scalar(const attngen_kernel *kerne
 static void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -2383,8 +2379,8 @@ static void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_kerne
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 16448; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 16512); /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
   const ptrdiff_t q_floats = 4096;
@@ -2429,9 +2425,9 @@ static void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_kerne
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2519,19 +2515,22 @@ static void attn_h12_kv12_d64_causal_padding_prefill__scalar(const attngen_kerne
 static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 528;
-  float *restrict lim = scratch + 6336 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 6368; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1040;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 6144, *restrict l_all = scratch + 6240;
+  float *restrict alpha = scratch + 6336; /* rescale per row */
+  float *restrict lim = scratch + 6432; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 6528); /* exclusive key limit per row */
+  float *restrict state = scratch + 6624; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1024;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2542,7 +2541,6 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -2552,12 +2550,15 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2568,7 +2569,7 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2581,21 +2582,16 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d64_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 512; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -2622,18 +2618,17 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 512;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x8_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2655,19 +2650,22 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
 static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 528;
-  float *restrict lim = scratch + 6336 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 6368; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1040;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 6144, *restrict l_all = scratch + 6240;
+  float *restrict alpha = scratch + 6336; /* rescale per row */
+  float *restrict lim = scratch + 6432; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 6528); /* exclusive key limit per row */
+  float *restrict state = scratch + 6624; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1024;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2678,7 +2676,6 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -2688,12 +2685,15 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2705,7 +2705,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2718,21 +2718,16 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d64_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 512; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -2759,18 +2754,17 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 512;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x8_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2797,9 +2791,9 @@ static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
   { "attn_h12_kv12_d64_causal_padding_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 48, 1, 48, 128, 20768, 1, 0, 1, 0, 49 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__avx2 },
   { "attn_h12_kv12_d64_causal_decode__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 13472, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 13536, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__avx2 },
   { "attn_h12_kv12_d64_causal_padding_decode__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 13472, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 13536, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h12_kv12_d64_causal_prefill__neon", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -2807,18 +2801,18 @@ static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
   { "attn_h12_kv12_d64_causal_padding_prefill__neon", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__neon },
   { "attn_h12_kv12_d64_causal_decode__neon", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 19616, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 19680, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__neon },
   { "attn_h12_kv12_d64_causal_padding_decode__neon", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 19616, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 19680, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__neon },
 #endif
   { "attn_h12_kv12_d64_causal_prefill__scalar", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h12_kv12_d64_causal_prefill__scalar },
   { "attn_h12_kv12_d64_causal_padding_prefill__scalar", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__scalar },
   { "attn_h12_kv12_d64_causal_decode__scalar", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 18848, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 18912, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__scalar },
   { "attn_h12_kv12_d64_causal_padding_decode__scalar", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 18848, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 18912, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 

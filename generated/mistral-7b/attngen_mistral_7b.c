@@ -346,9 +346,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2
 }
 
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t256__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -441,17 +441,17 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t32__avx
       { __m256 kv = _mm256_loadu_ps(k3 + 120); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[32] = t4[1]; s[64] = t4[2]; s[96] = t4[3]; }
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx2(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[33] = t4[1]; s[65] = t4[2]; s[97] = t4[3]; }
+      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 32 + r * 1].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t32__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -461,7 +461,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t32__avx2(
     __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -481,7 +481,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t32__avx2(
     __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       __m256 v0 = _mm256_loadu_ps(vj + 24), v1 = _mm256_loadu_ps(vj + 32), v2 = _mm256_loadu_ps(vj + 40); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -501,7 +501,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t32__avx2(
     __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       __m256 v0 = _mm256_loadu_ps(vj + 48), v1 = _mm256_loadu_ps(vj + 56), v2 = _mm256_loadu_ps(vj + 64); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -521,7 +521,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t32__avx2(
     __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       __m256 v0 = _mm256_loadu_ps(vj + 72), v1 = _mm256_loadu_ps(vj + 80), v2 = _mm256_loadu_ps(vj + 88); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -541,7 +541,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t32__avx2(
     __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       __m256 v0 = _mm256_loadu_ps(vj + 96), v1 = _mm256_loadu_ps(vj + 104), v2 = _mm256_loadu_ps(vj + 112); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
@@ -561,7 +561,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t32__avx2(
     __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       __m256 v0 = _mm256_loadu_ps(vj + 120); /* in registers: each is used by 4 rows */
       ATTNGEN_PIN_AVX2(v0);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
@@ -580,7 +580,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t32__avx2(
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -590,8 +590,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6144; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14336; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 14432; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 14528); /* exclusive key limit per row */
   float *restrict state = scratch + 14720; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 24768;
   const ptrdiff_t q_floats = 12288;
@@ -669,9 +669,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -759,7 +759,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -769,8 +769,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6144; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14336; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 14432; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 14528); /* exclusive key limit per row */
   float *restrict state = scratch + 14720; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 24768;
   const ptrdiff_t q_floats = 12288;
@@ -849,9 +849,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -939,19 +939,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 288;
-  float *restrict lim = scratch + 2304 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2432; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8256;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 2048, *restrict l_all = scratch + 2304;
+  float *restrict alpha = scratch + 2560; /* rescale per row */
+  float *restrict lim = scratch + 2816; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 3072); /* exclusive key limit per row */
+  float *restrict state = scratch + 3328; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -962,9 +965,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < rows_qk; ++r) {
+    for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
       }
@@ -977,14 +979,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  }
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)8 * (size_t)ms);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -995,7 +1000,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
     const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1008,26 +1013,21 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 2)
-            attngen_qkdot_d128_2x4_t32__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+            attngen_qkdot_d128_2x4_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 256; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
         __m256 s_max = _mm256_set1_ps(-INFINITY);
         const __m256 vis = _mm256_loadu_ps(lim + r0);
         for (int j = 0; j < n; ++j) {
-          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
           if (masked) s = attngen_mask_avx2(s, j, vis);
           s_max = _mm256_max_ps(s_max, s);
         }
@@ -1036,10 +1036,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
         __m256 sum = _mm256_setzero_ps();
         for (int j = 0; j < n; ++j) {
-          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
           if (masked) s = attngen_mask_avx2(s, j, vis);
           const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-          _mm256_storeu_ps(st + j * mp + r0, p);
+          _mm256_storeu_ps(st + j * ms + r0, p);
           sum = _mm256_add_ps(sum, p);
         }
         _mm256_storeu_ps(m + r0, m_new);
@@ -1053,18 +1053,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 256;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x24_t32__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1086,19 +1085,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 288;
-  float *restrict lim = scratch + 2304 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2432; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8256;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 2048, *restrict l_all = scratch + 2304;
+  float *restrict alpha = scratch + 2560; /* rescale per row */
+  float *restrict lim = scratch + 2816; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 3072); /* exclusive key limit per row */
+  float *restrict state = scratch + 3328; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1109,9 +1111,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < rows_qk; ++r) {
+    for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
       }
@@ -1124,14 +1125,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  }
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)8 * (size_t)ms);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1143,7 +1147,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
     const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1156,26 +1160,21 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 2)
-            attngen_qkdot_d128_2x4_t32__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+            attngen_qkdot_d128_2x4_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 256; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
         __m256 s_max = _mm256_set1_ps(-INFINITY);
         const __m256 vis = _mm256_loadu_ps(lim + r0);
         for (int j = 0; j < n; ++j) {
-          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
           if (masked) s = attngen_mask_avx2(s, j, vis);
           s_max = _mm256_max_ps(s_max, s);
         }
@@ -1184,10 +1183,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
         __m256 sum = _mm256_setzero_ps();
         for (int j = 0; j < n; ++j) {
-          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
           if (masked) s = attngen_mask_avx2(s, j, vis);
           const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-          _mm256_storeu_ps(st + j * mp + r0, p);
+          _mm256_storeu_ps(st + j * ms + r0, p);
           sum = _mm256_add_ps(sum, p);
         }
         _mm256_storeu_ps(m + r0, m_new);
@@ -1201,18 +1200,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 256;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x24_t32__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1401,9 +1399,9 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restric
 }
 
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each, stored transposed (S[r][j] at s[j * 32 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t32__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -1579,16 +1577,16 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t32__neon(const float *restr
       { const float32x4_t kv = vld1q_f32(k2 + 124); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 124); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
-    vst1q_f32(s + 32, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
-    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
-    vst1q_f32(s + 96, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+    vst1q_f32(s + 256, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 512, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 768, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 32 + r * 1].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -1598,7 +1596,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = vld1q_f32(vj), v1 = vld1q_f32(vj + 4), v2 = vld1q_f32(vj + 8), v3 = vld1q_f32(vj + 12);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1617,7 +1615,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = vld1q_f32(vj + 16), v1 = vld1q_f32(vj + 20), v2 = vld1q_f32(vj + 24), v3 = vld1q_f32(vj + 28);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1636,7 +1634,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = vld1q_f32(vj + 32), v1 = vld1q_f32(vj + 36), v2 = vld1q_f32(vj + 40), v3 = vld1q_f32(vj + 44);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1655,7 +1653,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = vld1q_f32(vj + 48), v1 = vld1q_f32(vj + 52), v2 = vld1q_f32(vj + 56), v3 = vld1q_f32(vj + 60);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1674,7 +1672,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = vld1q_f32(vj + 64), v1 = vld1q_f32(vj + 68), v2 = vld1q_f32(vj + 72), v3 = vld1q_f32(vj + 76);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1693,7 +1691,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = vld1q_f32(vj + 80), v1 = vld1q_f32(vj + 84), v2 = vld1q_f32(vj + 88), v3 = vld1q_f32(vj + 92);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1712,7 +1710,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = vld1q_f32(vj + 96), v1 = vld1q_f32(vj + 100), v2 = vld1q_f32(vj + 104), v3 = vld1q_f32(vj + 108);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1731,7 +1729,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restric
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 32;
+      const float *restrict pj = pt + j * 256;
       const float32x4_t v0 = vld1q_f32(vj + 112), v1 = vld1q_f32(vj + 116), v2 = vld1q_f32(vj + 120), v3 = vld1q_f32(vj + 124);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1749,7 +1747,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t32__neon(const float *restric
 static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -1759,8 +1757,8 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6240; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14560; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 14656; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 14752); /* exclusive key limit per row */
   float *restrict state = scratch + 14944; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 24768;
   const ptrdiff_t q_floats = 12288;
@@ -1838,9 +1836,9 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1928,7 +1926,7 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
 static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -1938,8 +1936,8 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 6240; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 14560; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 14656; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 14752); /* exclusive key limit per row */
   float *restrict state = scratch + 14944; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 24768;
   const ptrdiff_t q_floats = 12288;
@@ -2018,9 +2016,9 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2108,19 +2106,22 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
 static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 2080;
-  float *restrict lim = scratch + 16640 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 16768; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8256;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2131,9 +2132,8 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < rows_qk; ++r) {
+    for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
       }
@@ -2146,14 +2146,17 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  }
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2164,7 +2167,7 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2177,26 +2180,21 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d128_4x4_t32__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+            attngen_qkdot_d128_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 2048; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
         const float32x4_t vis = vld1q_f32(lim + r0);
         for (int j = 0; j < n; ++j) {
-          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
           if (masked) s = attngen_mask_neon(s, j, vis);
           s_max = vmaxq_f32(s_max, s);
         }
@@ -2205,10 +2203,10 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
         const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
         float32x4_t sum = vdupq_n_f32(0.0f);
         for (int j = 0; j < n; ++j) {
-          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
           if (masked) s = attngen_mask_neon(s, j, vis);
           const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-          vst1q_f32(st + j * mp + r0, p);
+          vst1q_f32(st + j * ms + r0, p);
           sum = vaddq_f32(sum, p);
         }
         vst1q_f32(m + r0, m_new);
@@ -2222,18 +2220,17 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 2048;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x16_t32__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d128_4x16_t256__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2255,19 +2252,22 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
 static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 2080;
-  float *restrict lim = scratch + 16640 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 16768; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8256;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2278,9 +2278,8 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
-    for (int r = 0; r < rows_qk; ++r) {
+    for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
       }
@@ -2293,14 +2292,17 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  }
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2312,7 +2314,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2325,26 +2327,21 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d128_4x4_t32__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+            attngen_qkdot_d128_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 2048; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
         const float32x4_t vis = vld1q_f32(lim + r0);
         for (int j = 0; j < n; ++j) {
-          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
           if (masked) s = attngen_mask_neon(s, j, vis);
           s_max = vmaxq_f32(s_max, s);
         }
@@ -2353,10 +2350,10 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
         const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
         float32x4_t sum = vdupq_n_f32(0.0f);
         for (int j = 0; j < n; ++j) {
-          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
           if (masked) s = attngen_mask_neon(s, j, vis);
           const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-          vst1q_f32(st + j * mp + r0, p);
+          vst1q_f32(st + j * ms + r0, p);
           sum = vaddq_f32(sum, p);
         }
         vst1q_f32(m + r0, m_new);
@@ -2370,18 +2367,17 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 2048;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x16_t32__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d128_4x16_t256__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2596,7 +2592,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64__scalar(const float *restri
 static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -2606,8 +2602,8 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 4096; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 12288; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 12352; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 12416); /* exclusive key limit per row */
   float *restrict state = scratch + 12544; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 16512;
   const ptrdiff_t q_floats = 8192;
@@ -2656,9 +2652,9 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2746,7 +2742,7 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
 static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -2756,8 +2752,8 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 4096; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 12288; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 12352; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 12416); /* exclusive key limit per row */
   float *restrict state = scratch + 12544; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 16512;
   const ptrdiff_t q_floats = 8192;
@@ -2807,9 +2803,9 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2897,19 +2893,22 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
 static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 2080;
-  float *restrict lim = scratch + 16640 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 16768; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8256;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2920,7 +2919,6 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -2935,12 +2933,15 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2951,7 +2952,7 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2964,21 +2965,16 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 2048; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -3005,18 +3001,17 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 2048;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -3038,19 +3033,22 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
 static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 32; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 128;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 2080;
-  float *restrict lim = scratch + 16640 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 16768; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 8256;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 8192;
   const ptrdiff_t q_floats = 4096;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -3061,7 +3059,6 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -3076,12 +3073,15 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
         const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
         for (int k = 0; k < 128; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 4 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3093,7 +3093,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -3106,21 +3106,16 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 2048; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -3147,18 +3142,17 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 2048;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d128_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -3185,9 +3179,9 @@ static const attngen_kernel_info attngen_table_mistral_7b_kernels[] = {
   { "attn_h32_kv8_d128_causal_padding_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx2 },
   { "attn_h32_kv8_d128_causal_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 68480, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 68864, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__avx2 },
   { "attn_h32_kv8_d128_causal_padding_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 68480, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 32, 8, 68864, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d128_causal_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -3195,18 +3189,18 @@ static const attngen_kernel_info attngen_table_mistral_7b_kernels[] = {
   { "attn_h32_kv8_d128_causal_padding_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__neon },
   { "attn_h32_kv8_d128_causal_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 82816, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__neon },
   { "attn_h32_kv8_d128_causal_padding_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 82816, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__neon },
 #endif
   { "attn_h32_kv8_d128_causal_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_prefill__scalar },
   { "attn_h32_kv8_d128_causal_padding_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__scalar },
   { "attn_h32_kv8_d128_causal_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 82816, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__scalar },
   { "attn_h32_kv8_d128_causal_padding_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 82816, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 

@@ -507,7 +507,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d96_1x64_p8__avx2(co
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -517,8 +517,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 7680; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 15360; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 15456; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 15552); /* exclusive key limit per row */
   float *restrict state = scratch + 15744; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 18624;
   const ptrdiff_t q_floats = 9216;
@@ -596,9 +596,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -686,19 +686,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_prefill__avx2(const att
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 96;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 80;
-  float *restrict lim = scratch + 2560 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 2592; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1552;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 2048, *restrict l_all = scratch + 2304;
+  float *restrict alpha = scratch + 2560; /* rescale per row */
+  float *restrict lim = scratch + 2816; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 3072); /* exclusive key limit per row */
+  float *restrict state = scratch + 3328; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1536;
   const ptrdiff_t q_floats = 768;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -709,7 +712,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -724,12 +726,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 96; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -740,7 +745,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
     const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -753,21 +758,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d96_1x8_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d96_1x8_s8__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 64; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         __m256 s_max = _mm256_set1_ps(-INFINITY);
@@ -794,18 +794,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 64;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d96_1x64_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d96_1x64_p8__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1364,7 +1363,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d96_1x48_p72__neon(const float *restrict
 static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -1374,8 +1373,8 @@ static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel,
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 7680; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 15360; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 15456; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 15552); /* exclusive key limit per row */
   float *restrict state = scratch + 15744; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 18624;
   const ptrdiff_t q_floats = 9216;
@@ -1453,9 +1452,9 @@ static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel,
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1543,19 +1542,22 @@ static void attn_h32_kv32_d96_causal_prefill__neon(const attngen_kernel *kernel,
 static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 96;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 592;
-  float *restrict lim = scratch + 18944 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 18976; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1552;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 18432, *restrict l_all = scratch + 18688;
+  float *restrict alpha = scratch + 18944; /* rescale per row */
+  float *restrict lim = scratch + 19200; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 19456); /* exclusive key limit per row */
+  float *restrict state = scratch + 19712; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1536;
   const ptrdiff_t q_floats = 768;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1566,7 +1568,6 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -1581,12 +1582,15 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 96; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1597,7 +1601,7 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1610,21 +1614,16 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
         for (int j = 0; j < 12; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d96_1x12_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d96_1x12_s72__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 12; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 576; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
@@ -1651,18 +1650,17 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 576;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d96_1x48_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d96_1x48_p72__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1852,7 +1850,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d96_1x8_p64__scalar(const float *restric
 static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -1862,8 +1860,8 @@ static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kerne
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 5120; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 12800; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 12864; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 12928); /* exclusive key limit per row */
   float *restrict state = scratch + 13056; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12416;
   const ptrdiff_t q_floats = 6144;
@@ -1912,9 +1910,9 @@ static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kerne
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2002,19 +2000,22 @@ static void attn_h32_kv32_d96_causal_prefill__scalar(const attngen_kernel *kerne
 static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 96;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 528;
-  float *restrict lim = scratch + 16896 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 16928; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1552;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1536;
   const ptrdiff_t q_floats = 768;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2025,7 +2026,6 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -2040,12 +2040,15 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 96; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2056,7 +2059,7 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2069,21 +2072,16 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d96_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d96_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 512; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -2110,18 +2108,17 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 512;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d96_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d96_1x8_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2146,18 +2143,18 @@ static const attngen_kernel_info attngen_table_phi_3_mini_kernels[] = {
   { "attn_h32_kv32_d96_causal_prefill__avx2", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97 }, NULL, attn_h32_kv32_d96_causal_prefill__avx2 },
   { "attn_h32_kv32_d96_causal_decode__avx2", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 52256, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv32_d96_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 52480, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv32_d96_causal_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv32_d96_causal_prefill__neon", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 96, 1, 96, 80, 34368, 1, 0, 1, 0, 97 }, NULL, attn_h32_kv32_d96_causal_prefill__neon },
   { "attn_h32_kv32_d96_causal_decode__neon", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 68640, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv32_d96_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 68864, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv32_d96_causal_decode__neon },
 #endif
   { "attn_h32_kv32_d96_causal_prefill__scalar", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 64, 1, 64, 80, 25472, 1, 0, 1, 0, 65 }, NULL, attn_h32_kv32_d96_causal_prefill__scalar },
   { "attn_h32_kv32_d96_causal_decode__scalar", 32, 32, 96, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 66592, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv32_d96_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 66816, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv32_d96_causal_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 

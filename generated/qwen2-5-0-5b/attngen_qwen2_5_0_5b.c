@@ -349,9 +349,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2
 }
 
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
- * horizontal sum each, stored transposed (S[r][j] at s[j * 56 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_4x2_t56__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_4x2_t112__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -389,14 +389,14 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_4x2_t56__avx2
       { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); }
       { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm256_fmadd_ps(qv3, kv, acc3_1); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx2(s + 56, acc0_1, acc1_1, acc2_1, acc3_1);
+    attngen_hsum4_avx2(s + 112, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 56 + r * 1].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 112 + r * 1].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_t56__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_t112__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
@@ -404,7 +404,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_t56__avx2(c
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 56;
+      const float *restrict pj = pt + j * 112;
       const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24), v4 = _mm256_loadu_ps(vj + 32), v5 = _mm256_loadu_ps(vj + 40), v6 = _mm256_loadu_ps(vj + 48), v7 = _mm256_loadu_ps(vj + 56);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
     }
@@ -416,7 +416,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_t56__avx2(c
 static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -426,8 +426,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attn
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20480; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 20576; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 20672); /* exclusive key limit per row */
   float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
   const ptrdiff_t q_floats = 6144;
@@ -505,9 +505,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attn
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -595,7 +595,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_prefill__avx2(const attn
 static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -605,8 +605,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(co
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20480; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 20576; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 20672); /* exclusive key limit per row */
   float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
   const ptrdiff_t q_floats = 6144;
@@ -685,9 +685,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(co
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -775,19 +775,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(co
 static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 1856;
-  float *restrict lim = scratch + 3712 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 3936; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 7280;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 112;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 3584, *restrict l_all = scratch + 3696;
+  float *restrict alpha = scratch + 3808; /* rescale per row */
+  float *restrict lim = scratch + 3920; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4032); /* exclusive key limit per row */
+  float *restrict state = scratch + 4144; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 7168;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -798,9 +801,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
-    for (int r = 0; r < rows_qk; ++r) {
+    for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
@@ -813,14 +815,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  }
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)ms);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -831,7 +836,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
     const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -844,26 +849,21 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
         for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d64_4x2_t56__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+            attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 1792; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
         __m256 s_max = _mm256_set1_ps(-INFINITY);
         const __m256 vis = _mm256_loadu_ps(lim + r0);
         for (int j = 0; j < n; ++j) {
-          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
           if (masked) s = attngen_mask_avx2(s, j, vis);
           s_max = _mm256_max_ps(s_max, s);
         }
@@ -872,10 +872,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
         const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
         __m256 sum = _mm256_setzero_ps();
         for (int j = 0; j < n; ++j) {
-          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
           if (masked) s = attngen_mask_avx2(s, j, vis);
           const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-          _mm256_storeu_ps(st + j * mp + r0, p);
+          _mm256_storeu_ps(st + j * ms + r0, p);
           sum = _mm256_add_ps(sum, p);
         }
         _mm256_storeu_ps(m + r0, m_new);
@@ -889,18 +889,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 1792;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x64_t56__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x64_t112__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 7, h = hh * 7 + r % 7;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -922,19 +921,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
 static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 8); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 1856;
-  float *restrict lim = scratch + 3712 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 3936; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 7280;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 112;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 3584, *restrict l_all = scratch + 3696;
+  float *restrict alpha = scratch + 3808; /* rescale per row */
+  float *restrict lim = scratch + 3920; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4032); /* exclusive key limit per row */
+  float *restrict state = scratch + 4144; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 7168;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -945,9 +947,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
-    for (int r = 0; r < rows_qk; ++r) {
+    for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
@@ -960,14 +961,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  }
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)ms);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -979,7 +983,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
     const int n = kend - kt < 32 ? kend - kt : 32;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -992,26 +996,21 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
         for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d64_4x2_t56__avx2(qt + r0 * dp, krow, st + j0 * mp + r0);
+            attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 1792; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 8) {
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
         const __m256 m_old = _mm256_loadu_ps(m + r0);
         __m256 s_max = _mm256_set1_ps(-INFINITY);
         const __m256 vis = _mm256_loadu_ps(lim + r0);
         for (int j = 0; j < n; ++j) {
-          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
           if (masked) s = attngen_mask_avx2(s, j, vis);
           s_max = _mm256_max_ps(s_max, s);
         }
@@ -1020,10 +1019,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
         const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
         __m256 sum = _mm256_setzero_ps();
         for (int j = 0; j < n; ++j) {
-          __m256 s = _mm256_loadu_ps(st + j * mp + r0);
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
           if (masked) s = attngen_mask_avx2(s, j, vis);
           const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
-          _mm256_storeu_ps(st + j * mp + r0, p);
+          _mm256_storeu_ps(st + j * ms + r0, p);
           sum = _mm256_add_ps(sum, p);
         }
         _mm256_storeu_ps(m + r0, m_new);
@@ -1037,18 +1036,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 1792;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x64_t56__avx2(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x64_t112__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 7, h = hh * 7 + r % 7;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1237,9 +1235,9 @@ static ATTNGEN_NOINLINE void attngen_pv_panel_8x8_s96__neon(const float *restric
 }
 
 /* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
- * horizontal sum each, stored transposed (S[r][j] at s[j * 56 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_t56__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_t112__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -1335,16 +1333,16 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_t56__neon(const float *restri
       { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
-    vst1q_f32(s + 56, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
-    vst1q_f32(s + 112, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
-    vst1q_f32(s + 168, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+    vst1q_f32(s + 112, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 224, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 336, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 56 + r * 1].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 112 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t56__neon(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t112__neon(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -1354,7 +1352,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t56__neon(const float *restrict
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 56;
+      const float *restrict pj = pt + j * 112;
       const float32x4_t v0 = vld1q_f32(vj), v1 = vld1q_f32(vj + 4), v2 = vld1q_f32(vj + 8), v3 = vld1q_f32(vj + 12);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1373,7 +1371,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t56__neon(const float *restrict
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 56;
+      const float *restrict pj = pt + j * 112;
       const float32x4_t v0 = vld1q_f32(vj + 16), v1 = vld1q_f32(vj + 20), v2 = vld1q_f32(vj + 24), v3 = vld1q_f32(vj + 28);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1392,7 +1390,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t56__neon(const float *restrict
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 56;
+      const float *restrict pj = pt + j * 112;
       const float32x4_t v0 = vld1q_f32(vj + 32), v1 = vld1q_f32(vj + 36), v2 = vld1q_f32(vj + 40), v3 = vld1q_f32(vj + 44);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1411,7 +1409,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t56__neon(const float *restrict
     float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 56;
+      const float *restrict pj = pt + j * 112;
       const float32x4_t v0 = vld1q_f32(vj + 48), v1 = vld1q_f32(vj + 52), v2 = vld1q_f32(vj + 56), v3 = vld1q_f32(vj + 60);
       { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
       { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
@@ -1429,7 +1427,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t56__neon(const float *restrict
 static void attn_h14_kv2_d64_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -1439,8 +1437,8 @@ static void attn_h14_kv2_d64_causal_prefill__neon(const attngen_kernel *kernel, 
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 20896; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 20992); /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
   const ptrdiff_t q_floats = 6144;
@@ -1518,9 +1516,9 @@ static void attn_h14_kv2_d64_causal_prefill__neon(const attngen_kernel *kernel, 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1608,7 +1606,7 @@ static void attn_h14_kv2_d64_causal_prefill__neon(const attngen_kernel *kernel, 
 static void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -1618,8 +1616,8 @@ static void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_kernel *
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 20896; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 20992); /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
   const ptrdiff_t q_floats = 6144;
@@ -1698,9 +1696,9 @@ static void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_kernel *
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1788,19 +1786,22 @@ static void attn_h14_kv2_d64_causal_padding_prefill__neon(const attngen_kernel *
 static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 3648;
-  float *restrict lim = scratch + 7296 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 7520; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 7280;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 112;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 7168, *restrict l_all = scratch + 7280;
+  float *restrict alpha = scratch + 7392; /* rescale per row */
+  float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
+  float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 7168;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1811,9 +1812,8 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
-    for (int r = 0; r < rows_qk; ++r) {
+    for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
@@ -1826,14 +1826,17 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  }
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1844,7 +1847,7 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1857,26 +1860,21 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d64_4x4_t56__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+            attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 3584; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
         const float32x4_t vis = vld1q_f32(lim + r0);
         for (int j = 0; j < n; ++j) {
-          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
           if (masked) s = attngen_mask_neon(s, j, vis);
           s_max = vmaxq_f32(s_max, s);
         }
@@ -1885,10 +1883,10 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
         const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
         float32x4_t sum = vdupq_n_f32(0.0f);
         for (int j = 0; j < n; ++j) {
-          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
           if (masked) s = attngen_mask_neon(s, j, vis);
           const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-          vst1q_f32(st + j * mp + r0, p);
+          vst1q_f32(st + j * ms + r0, p);
           sum = vaddq_f32(sum, p);
         }
         vst1q_f32(m + r0, m_new);
@@ -1902,18 +1900,17 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x16_t56__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 7, h = hh * 7 + r % 7;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1935,19 +1932,22 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
 static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
-  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* the softmax's rows: whole vectors */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 3648;
-  float *restrict lim = scratch + 7296 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 7520; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 7280;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 112;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 7168, *restrict l_all = scratch + 7280;
+  float *restrict alpha = scratch + 7392; /* rescale per row */
+  float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
+  float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 7168;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1958,9 +1958,8 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
-    for (int r = 0; r < rows_qk; ++r) {
+    for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
@@ -1973,14 +1972,17 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_pv (never computed) must hold numbers */
-  memset(scratch, 0, sizeof(float) * (size_t)s_head * (size_t)nh);
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  }
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1992,7 +1994,7 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_qk; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2005,26 +2007,21 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d64_4x4_t56__neon(qt + r0 * dp, krow, st + j0 * mp + r0);
+            attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [keys][mp] */
-      float *restrict alpha = st + 3584; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
         const float32x4_t m_old = vld1q_f32(m + r0);
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
         const float32x4_t vis = vld1q_f32(lim + r0);
         for (int j = 0; j < n; ++j) {
-          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
           if (masked) s = attngen_mask_neon(s, j, vis);
           s_max = vmaxq_f32(s_max, s);
         }
@@ -2033,10 +2030,10 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
         const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
         float32x4_t sum = vdupq_n_f32(0.0f);
         for (int j = 0; j < n; ++j) {
-          float32x4_t s = vld1q_f32(st + j * mp + r0);
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
           if (masked) s = attngen_mask_neon(s, j, vis);
           const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
-          vst1q_f32(st + j * mp + r0, p);
+          vst1q_f32(st + j * ms + r0, p);
           sum = vaddq_f32(sum, p);
         }
         vst1q_f32(m + r0, m_new);
@@ -2050,18 +2047,17 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x16_t56__neon(st + r0, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 7, h = hh * 7 + r % 7;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2276,7 +2272,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x4_p64__scalar(const float *restric
 static void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -2286,8 +2282,8 @@ static void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_kernel *kernel
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 16448; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 16512); /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
   const ptrdiff_t q_floats = 4096;
@@ -2336,9 +2332,9 @@ static void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_kernel *kernel
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2426,7 +2422,7 @@ static void attn_h14_kv2_d64_causal_prefill__scalar(const attngen_kernel *kernel
 static void attn_h14_kv2_d64_causal_padding_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -2436,8 +2432,8 @@ static void attn_h14_kv2_d64_causal_padding_prefill__scalar(const attngen_kernel
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 16448; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 16512); /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
   const ptrdiff_t q_floats = 4096;
@@ -2487,9 +2483,9 @@ static void attn_h14_kv2_d64_causal_padding_prefill__scalar(const attngen_kernel
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -2577,19 +2573,22 @@ static void attn_h14_kv2_d64_causal_padding_prefill__scalar(const attngen_kernel
 static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 3648;
-  float *restrict lim = scratch + 7296 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 7520; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 7280;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 112;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 7168, *restrict l_all = scratch + 7280;
+  float *restrict alpha = scratch + 7392; /* rescale per row */
+  float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
+  float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 7168;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2600,7 +2599,6 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -2615,12 +2613,15 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2631,7 +2632,7 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2644,21 +2645,16 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 3584; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -2685,18 +2681,17 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 7, h = hh * 7 + r % 7;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2718,19 +2713,22 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
 static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 56; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 3648;
-  float *restrict lim = scratch + 7296 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 7520; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 7280;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 112;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 7168, *restrict l_all = scratch + 7280;
+  float *restrict alpha = scratch + 7392; /* rescale per row */
+  float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
+  float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 7168;
   const ptrdiff_t q_floats = 3584;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -2741,7 +2739,6 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 7 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -2756,12 +2753,15 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
         const float *qrow = qbase + (q0 + r / 7) * a->q_stride.seq + (r % 7) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2773,7 +2773,7 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -2786,21 +2786,16 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 4)
-            attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 3584; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -2827,18 +2822,17 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 3584;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 4)
-        attngen_pv_d64_4x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 7, h = hh * 7 + r % 7;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -2865,9 +2859,9 @@ static const attngen_kernel_info attngen_table_qwen2_5_0_5b_kernels[] = {
   { "attn_h14_kv2_d64_causal_padding_prefill__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx2 },
   { "attn_h14_kv2_d64_causal_decode__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 18496, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 18480, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx2 },
   { "attn_h14_kv2_d64_causal_padding_decode__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 18496, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 18480, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h14_kv2_d64_causal_prefill__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -2875,18 +2869,18 @@ static const attngen_kernel_info attngen_table_qwen2_5_0_5b_kernels[] = {
   { "attn_h14_kv2_d64_causal_padding_prefill__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 13, 1, 96, 128, 33664, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__neon },
   { "attn_h14_kv2_d64_causal_decode__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 22080, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__neon },
   { "attn_h14_kv2_d64_causal_padding_decode__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 22080, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__neon },
 #endif
   { "attn_h14_kv2_d64_causal_prefill__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10 }, NULL, attn_h14_kv2_d64_causal_prefill__scalar },
   { "attn_h14_kv2_d64_causal_padding_prefill__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__scalar },
   { "attn_h14_kv2_d64_causal_decode__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 22080, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__scalar },
   { "attn_h14_kv2_d64_causal_padding_decode__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 22080, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 

@@ -382,7 +382,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
   const unsigned features = attngen_mask_features(kernel->shape.mask);
   const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
   (void)kvh;
-  const ptrdiff_t mp = attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24); /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24); /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -392,8 +392,8 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16); /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16); /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + 2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24))); /* exclusive key limit per row */
   float *restrict state = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16) + attngen_round_up(64 * (attngen_round_up(d, 8)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)); /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)) * (attngen_round_up(d, 8)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)), 16);
   const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 24)) * (attngen_round_up(d, 8)), 16);
@@ -472,9 +472,9 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -571,7 +571,7 @@ static void attn_generic_decode__avx2__work(const attngen_shape *shape, attngen_
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 512 ? 8 : 32);
-  w->scratch_floats = kvh * (attngen_round_up(32 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16)) + 4 * (attngen_round_up(g * 8, 4)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)) + attngen_round_up(2 * (attngen_round_up(g * 8, 4)), 16));
+  w->scratch_floats = 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -586,19 +586,22 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   const unsigned features = attngen_mask_features(kernel->shape.mask);
   const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
   (void)kvh;
-  const ptrdiff_t mp = attngen_round_up(g * 8, 4); /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = attngen_round_up(d, 8);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = attngen_round_up(32 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16);
-  float *restrict lim = scratch + kvh * (attngen_round_up(32 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16)) + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + kvh * (attngen_round_up(32 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16)) + 4 * (attngen_round_up(g * 8, 4)); /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)) + attngen_round_up(2 * (attngen_round_up(g * 8, 4)), 16);
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16));
   const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16);
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -609,7 +612,6 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -624,12 +626,15 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -641,7 +646,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     const int n = kend - kt < ((kvh * d) >= 512 ? 8 : 32) ? kend - kt : ((kvh * d) >= 512 ? 8 : 32);
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -654,21 +659,16 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 2)
-            attngen_qkdot_dany_2x4_s32__avx2(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
+            attngen_qkdot_dany_2x4_s32__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + attngen_round_up(32 * (attngen_round_up(g * 8, 4)), 16); /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = causal && masked ? (int)lim[r] : n;
         __m256 s_max = _mm256_set1_ps(-INFINITY);
@@ -695,18 +695,17 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + attngen_round_up(32 * (attngen_round_up(g * 8, 4)), 16);
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_dany_2x32_p32__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+        attngen_pv_dany_2x32_p32__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / g, h = hh * g + r % g;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1103,7 +1102,7 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
   const unsigned features = attngen_mask_features(kernel->shape.mask);
   const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
   (void)kvh;
-  const ptrdiff_t mp = attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16); /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16); /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -1113,8 +1112,8 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16); /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16); /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + 2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16))); /* exclusive key limit per row */
   float *restrict state = scratch + attngen_round_up(65 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16) + attngen_round_up(65 * (attngen_round_up(d, 4)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)); /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)) * (attngen_round_up(d, 4)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)), 16);
   const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 16)) * (attngen_round_up(d, 4)), 16);
@@ -1193,9 +1192,9 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1292,7 +1291,7 @@ static void attn_generic_decode__neon__work(const attngen_shape *shape, attngen_
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = kvh * (attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16)) + 4 * (attngen_round_up(g * 8, 4)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)) + attngen_round_up(2 * (attngen_round_up(g * 8, 4)), 16));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -1307,19 +1306,22 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
   const unsigned features = attngen_mask_features(kernel->shape.mask);
   const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
   (void)kvh;
-  const ptrdiff_t mp = attngen_round_up(g * 8, 4); /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = attngen_round_up(d, 4);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16);
-  float *restrict lim = scratch + kvh * (attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16)) + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + kvh * (attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16)) + 4 * (attngen_round_up(g * 8, 4)); /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)) + attngen_round_up(2 * (attngen_round_up(g * 8, 4)), 16);
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16));
   const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16);
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1330,7 +1332,6 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -1345,12 +1346,15 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1362,7 +1366,7 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1375,21 +1379,16 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 2)
-            attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
+            attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16); /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = causal && masked ? (int)lim[r] : n;
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
@@ -1416,18 +1415,17 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16);
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_dany_2x24_p64__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+        attngen_pv_dany_2x24_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / g, h = hh * g + r % g;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1714,7 +1712,7 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
   const unsigned features = attngen_mask_features(kernel->shape.mask);
   const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
   (void)kvh;
-  const ptrdiff_t mp = attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4); /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4); /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -1724,8 +1722,8 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16); /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16); /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + 2 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4))); /* exclusive key limit per row */
   float *restrict state = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16) + attngen_round_up(64 * (attngen_round_up(d, 1)), 16) + 4 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)); /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)) * (attngen_round_up(d, 1)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)), 16);
   const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * ((g >= 64 ? 1 : 64 / g)), 4)) * (attngen_round_up(d, 1)), 16);
@@ -1775,9 +1773,9 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1874,7 +1872,7 @@ static void attn_generic_decode__scalar__work(const attngen_shape *shape, attnge
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = 64;
-  w->scratch_floats = kvh * (attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16)) + 4 * (attngen_round_up(g * 8, 4)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)) + attngen_round_up(2 * (attngen_round_up(g * 8, 4)), 16));
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -1889,19 +1887,22 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
   const unsigned features = attngen_mask_features(kernel->shape.mask);
   const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
   (void)kvh;
-  const ptrdiff_t mp = attngen_round_up(g * 8, 4); /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = attngen_round_up(d, 1);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16);
-  float *restrict lim = scratch + kvh * (attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16)) + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + kvh * (attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16) + attngen_round_up(attngen_round_up(g * 8, 4), 16)) + 4 * (attngen_round_up(g * 8, 4)); /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)) + attngen_round_up(2 * (attngen_round_up(g * 8, 4)), 16);
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16));
   const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16);
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1912,7 +1913,6 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -1927,12 +1927,15 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
         const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
         for (int k = 0; k < d; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1944,7 +1947,7 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1957,21 +1960,16 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 2)
-            attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0, d, dp);
+            attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16); /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = causal && masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -1998,18 +1996,17 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + attngen_round_up(64 * (attngen_round_up(g * 8, 4)), 16);
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 2)
-        attngen_pv_dany_2x4_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+        attngen_pv_dany_2x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / g, h = hh * g + r % g;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;

@@ -460,7 +460,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_p8__avx2(co
 static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 6);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 24); /* Q·Kᵀ row blocks cover them */
@@ -470,8 +470,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_prefill__avx2(const attng
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20480; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 20576; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 20672); /* exclusive key limit per row */
   float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
   const ptrdiff_t q_floats = 6144;
@@ -524,9 +524,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_prefill__avx2(const attng
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -614,19 +614,22 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_prefill__avx2(const attng
 static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 80;
-  float *restrict lim = scratch + 640 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 672; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1040;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 576;
+  float *restrict alpha = scratch + 640; /* rescale per row */
+  float *restrict lim = scratch + 704; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 768); /* exclusive key limit per row */
+  float *restrict state = scratch + 832; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1024;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -637,7 +640,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -647,12 +649,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -663,7 +668,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
     const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -676,21 +681,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d64_1x8_s8__avx2(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_1x8_s8__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 64; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         __m256 s_max = _mm256_set1_ps(-INFINITY);
@@ -717,18 +717,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 64;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x64_p8__avx2(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x64_p8__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1183,7 +1182,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_1x48_p72__neon(const float *restrict
 static void attn_h8_kv8_d64_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 16); /* Q·Kᵀ row blocks cover them */
@@ -1193,8 +1192,8 @@ static void attn_h8_kv8_d64_causal_prefill__neon(const attngen_kernel *kernel, c
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 12480; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 20800; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 20896; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 20992); /* exclusive key limit per row */
   float *restrict state = scratch + 21184; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 12480;
   const ptrdiff_t q_floats = 6144;
@@ -1247,9 +1246,9 @@ static void attn_h8_kv8_d64_causal_prefill__neon(const attngen_kernel *kernel, c
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1337,19 +1336,22 @@ static void attn_h8_kv8_d64_causal_prefill__neon(const attngen_kernel *kernel, c
 static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 72;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 592;
-  float *restrict lim = scratch + 4736 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 4768; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1040;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 4608, *restrict l_all = scratch + 4672;
+  float *restrict alpha = scratch + 4736; /* rescale per row */
+  float *restrict lim = scratch + 4800; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4864); /* exclusive key limit per row */
+  float *restrict state = scratch + 4928; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1024;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1360,7 +1362,6 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -1370,12 +1371,15 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1386,7 +1390,7 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1399,21 +1403,16 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
         for (int j = 0; j < 12; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d64_1x12_s72__neon(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_1x12_s72__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 12; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 576; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float32x4_t s_max = vdupq_n_f32(-INFINITY);
@@ -1440,18 +1439,17 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 576;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x48_p72__neon(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x48_p72__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1641,7 +1639,7 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_1x8_p64__scalar(const float *restric
 static void attn_h8_kv8_d64_causal_prefill__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 64; /* row stride of the Q, S and O tiles (largest item, padded) */
+  const ptrdiff_t mp = 64; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 4);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 4); /* Q·Kᵀ row blocks cover them */
@@ -1651,8 +1649,8 @@ static void attn_h8_kv8_d64_causal_prefill__scalar(const attngen_kernel *kernel,
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
   float *restrict vt = scratch + 8192; /* packed V tile [keys][dp] */
   float *restrict alpha = scratch + 16384; /* rescale per row */
-  float *restrict lim = alpha + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
+  float *restrict lim = scratch + 16448; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 16512); /* exclusive key limit per row */
   float *restrict state = scratch + 16640; /* per kv head: Q tile, O, max, sum */
   const ptrdiff_t state_floats = 8320;
   const ptrdiff_t q_floats = 4096;
@@ -1696,9 +1694,9 @@ static void attn_h8_kv8_d64_causal_prefill__scalar(const attngen_kernel *kernel,
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
       float *restrict ot = state + hh * state_floats + q_floats;
       float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      const float *restrict qt = state + hh * state_floats;
       const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 
@@ -1786,19 +1784,22 @@ static void attn_h8_kv8_d64_causal_prefill__scalar(const attngen_kernel *kernel,
 static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 8; /* row stride of the Q, S and O tiles (largest item, padded) */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
   const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
-  /* per kv head: S tile and rescale per row (s_head floats); shared: per-row arrays; per kv head: Q tile, O
-   * accumulator, running max and sum */
-  const ptrdiff_t s_head = 528;
-  float *restrict lim = scratch + 4224 + mp; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(lim + mp);          /* exclusive key limit per row */
-  float *restrict state = scratch + 4256; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 1040;
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
+  float *restrict alpha = scratch + 4224; /* rescale per row */
+  float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
+  float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
+  const ptrdiff_t state_floats = 1024;
   const ptrdiff_t q_floats = 512;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
@@ -1809,7 +1810,6 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
-    float *restrict m = ot + mp * dp, *restrict l = m + mp;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
@@ -1819,12 +1819,15 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
       }
-      m[r] = -INFINITY;
-      l[r] = 0.0f;
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int r = 0; r < rows_pv; ++r) lim_abs[r] = r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  for (int R = 0; R < ms; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    const int r = R % rows_pv;
+    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 1 + offset + 1 : INT_MAX;
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1835,7 +1838,7 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
     const int n = kend - kt < 64 ? kend - kt : 64;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -1848,21 +1851,16 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          float *restrict st = scratch + hh * s_head;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d64_1x8_s64__scalar(qt + r0 * dp, krow, st + r0 * ss + j0);
+            attngen_qkdot_d64_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
-    for (int hh = 0; hh < nh; ++hh) {
-      float *restrict ot = state + hh * state_floats + q_floats;
-      float *restrict m = ot + mp * dp, *restrict l = m + mp;
-      float *restrict st = scratch + hh * s_head;     /* scores, then P: [mp][keys] */
-      float *restrict alpha = st + 512; /* rescale per row */
-
+    {
+      float *restrict m = m_all, *restrict l = l_all;
       /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_pv; ++r) {
+      for (int r = 0; r < rows_all; ++r) {
         float *restrict srow = st + r * ss;
         const int vis = masked ? (int)lim[r] : n;
         float s_max = (-INFINITY);
@@ -1889,18 +1887,17 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *restrict st = scratch + hh * s_head, *restrict alpha = st + 512;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x8_p64__scalar(st + r0 * ss, alpha + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x8_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
   /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
   for (int hh = 0; hh < nh; ++hh) {
     const float *restrict ot = state + hh * state_floats + q_floats;
-    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
@@ -1925,18 +1922,18 @@ static const attngen_kernel_info attngen_table_whisper_base_decoder_kernels[] = 
   { "attn_h8_kv8_d64_causal_prefill__avx2", 8, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h8_kv8_d64_causal_prefill__avx2 },
   { "attn_h8_kv8_d64_causal_decode__avx2", 8, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 8992, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv8_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 8, 8, 9024, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv8_d64_causal_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv8_d64_causal_prefill__neon", 8, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97 }, NULL, attn_h8_kv8_d64_causal_prefill__neon },
   { "attn_h8_kv8_d64_causal_decode__neon", 8, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 13088, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv8_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, { 8, 0, 8, 64, 13120, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv8_d64_causal_decode__neon },
 #endif
   { "attn_h8_kv8_d64_causal_prefill__scalar", 8, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h8_kv8_d64_causal_prefill__scalar },
   { "attn_h8_kv8_d64_causal_decode__scalar", 8, 8, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 12576, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv8_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, { 8, 0, 8, 64, 12608, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv8_d64_causal_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
 };
 
