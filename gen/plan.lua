@@ -100,7 +100,6 @@ function plan.blocking(isa, phase, D, G, tuned, kvh)
   if phase == "decode" then
     local choice = plan.decode_choice(isa, G)
     b.rb, b.kb, b.pr, b.pvv, b.keys = choice.rb, choice.kb, choice.pr, choice.pvv, blk.keys
-    b.keys_max = blk.keys -- the S tile's key stride: keys_long_rows is the smaller count
     if blk.keys_long_rows then
       local row_floats = blk.long_row_bytes / spec.kv_dtype.f32.bytes
       if D and kvh then
@@ -142,8 +141,9 @@ function plan.for_kernel(k)
   p.tuned = tuned ~= nil and next(tuned) ~= nil
   if k.phase == "decode" then
     p.kb, p.pr, p.pvv, p.rb, p.keys = b.kb, b.pr, b.pvv, b.rb, b.keys
-    -- S's key stride, a constant: the tile's keys, or their largest value when chosen at run time
-    p.keys_padded = round_up(type(p.keys) == "number" and p.keys or b.keys_max, lcm(p.kb, W))
+    -- S's key stride, a constant: the tile's keys, or their largest value (the vocabulary's `keys`; keys_long_rows
+    -- is the smaller count) when chosen at run time
+    p.keys_padded = round_up(type(p.keys) == "number" and p.keys or blk.keys, lcm(p.kb, W))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(p.rb, p.pr)
     -- softmax down the columns of a transposed S (groups of 4+ rows): the per-row arrays are read a vector of
