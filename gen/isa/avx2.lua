@@ -27,7 +27,11 @@ return {
     -- tile and head, callgrind)
     -- (P·V 4 rows x 3 vectors for 4+ rows: 12 accumulators, 7 loads per 12 FMAs instead of 6 per 8; 1.04-1.06x in
     -- cache and 1.00-1.04x beyond it for groups 4, 7 and 8, interleaved)
-    by_group = { { min_g = 4, rb = 2, kb = 4, pr = 4, pvv = 3, columns = true },
+    -- (groups of 4-6: one row x 8 keys, every key of an 8-key tile in flight at once: beyond the cache 1.05-1.06x
+    -- at h32/kv8/d128 and 1.13-1.15x at h32/kv8/d64 over 2 x 4; for groups 7 and 8 it was 0.99-1.03x beyond the
+    -- cache and 0.88x in it, interleaved A/B)
+    by_group = { { min_g = 7, rb = 2, kb = 4, pr = 4, pvv = 3, columns = true },
+                 { min_g = 4, rb = 1, kb = 8, pr = 4, pvv = 3, columns = true },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4 },   -- 8 + 8 ymm accumulators
                  { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8 } },  -- MHA: one row, 8 keys in flight
     generic = { rb = 2, kb = 4, pr = 2, pvv = 4 } },
