@@ -95,7 +95,7 @@ end
 
 -- Decode is timed as a decoder runs it: each layer's K/V cache has left the caches (the other layers' passed
 -- through them) by the time its next step reads it. So the harness cycles through copies of K/V that together
--- exceed the last-level cache. In the cache the blockings rank differently: rb=4 kb=2 vs the default 2x4 was
+-- exceed the last-level cache. In the cache the blockings rank differently: rb=4 kb=2 vs 2x4 (then the default) was
 -- 1.05x at head_dim 64 group 4 in L3 but 0.96-0.98x beyond it (group 7: 1.07x and 1.13x).
 function M.decode_copies(machine, c)
   local bytes = 2 * M.decode_kv_len * c.kv_heads * c.head_dim * 4
