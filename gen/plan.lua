@@ -105,8 +105,8 @@ function plan.blocking(isa, phase, D, G, tuned, kvh)
       if D and kvh then
         if kvh * D >= row_floats then b.keys = blk.keys_long_rows end
       elseif not D then
-        -- the generic kernel chooses at run time by the same rule (it was 32 keys for every shape: 1.1-1.5x
-        -- slower beyond the cache for token rows of 2 KiB and more, interleaved runs)
+        -- the generic kernel chooses at run time by the same rule (it was 32 keys for every shape: 1.1-1.7x
+        -- slower beyond the cache for token rows of 2 KiB and more, alternating runs)
         b.keys = E.ge(E.mul("kvh", "d"), row_floats, blk.keys_long_rows, blk.keys)
       end
     end
