@@ -146,8 +146,8 @@ function plan.for_kernel(k)
     p.keys_padded = round_up(type(p.keys) == "number" and p.keys or blk.keys, lcm(p.kb, W))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(p.rb, p.pr)
-    -- softmax down the columns of a transposed S (groups of 4+ rows): the per-row arrays are read a vector of
-    -- rows at a time, so the row stride covers whole vectors; the rows computed stay as above
+    -- softmax down the columns of a transposed S (groups of 4+ rows), over every kv head's rows side by side: the
+    -- per-row arrays span ms rows (scratch_layout), padded there to whole vectors
     p.columns = plan.decode_choice(isa, G).columns or false
     p.q_tile = spec.phase.decode.max_q        -- every query of a step in one item ...
     p.kv_heads_per_item = 0                   -- ... and every kv head: K/V rows are read page after page
@@ -169,7 +169,7 @@ function plan.for_kernel(k)
   end
   if k.phase == "decode" and isa.unroll_head_dim ~= false then p.unroll = D end
   -- the row stride of the Q, S and O tiles: rows of the largest item, padded to the blocking
-  p.mp = round_up(E.mul(g, p.q_tile), lcm(p.columns and lcm(p.row_align, W) or p.row_align, 4)) -- a multiple of 4 keeps the per-row arrays aligned
+  p.mp = round_up(E.mul(g, p.q_tile), lcm(p.row_align, 4)) -- a multiple of 4 keeps the per-row arrays aligned
   p.dp = round_up(d, W)
   local heads = p.kv_heads_per_item == 0 and (k.D and k.kv_heads or "kvh") or 1 -- generic: kvh at run time
   p.scratch = scratch_layout(p.mp, p.dp, p.keys_padded, heads, k.phase == "prefill")

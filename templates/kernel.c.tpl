@@ -157,7 +157,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
 @ end
 
-@ local rows_used = (columns and not decode) and "rows_qk" or "rows_pv"
+@ local rows_used = decode and "rows_pv" or "rows_qk" -- rows packed: decode's dot products, prefill's Q·Kᵀ blocks
   /* Pack Q·scale per kv head ($(decode and "row-major, for dot products" or "transposed: rows along the lanes")). Rows past
    * `rows` up to the block size are zero so they stay finite; they are never stored. */
   for (int hh = 0; hh < nh; ++hh) {
