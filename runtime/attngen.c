@@ -20,6 +20,7 @@
 #define ATTNGEN_HAVE_PTHREADS 1
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 #endif
 
@@ -989,36 +990,103 @@ static int run_threads(int nthreads)
  * threads a call asked for) and asleep on a condition variable between calls, so a call costs a wake-up instead of
  * creating and joining threads (a small model's decode step takes tens of microseconds). Worker t always runs as
  * thread index t of the plan. One call uses the pool at a time; a call that finds it in use (another application
- * thread is inside attngen) starts threads of its own, as before. */
+ * thread is inside attngen) starts threads of its own, as before.
+ * Before sleeping, a worker that finished its share polls for the next call for ATTNGEN_POOL_SPIN_US microseconds
+ * (default 200), and the caller polls for the workers' last items the same way: a sleeping thread's wake-up took
+ * 0.02-3 ms here (a vCPU that went idle waits for the host), longer than a small decode step. */
 static struct {
   pthread_mutex_t busy; /* held by the call using the pool */
-  pthread_mutex_t m;    /* guards the fields below */
+  pthread_mutex_t m;    /* guards the fields below (generation and running are also polled without it) */
   pthread_cond_t wake, done;
   int started;             /* workers alive: thread indices 1..started */
   unsigned long generation; /* one per call; a worker joins when it sees a new one and its index is < want */
   int want, running;       /* threads of the current call (caller included); workers still inside it */
+  int sleeping;            /* workers waiting on `wake` (the caller signals only then) */
+  int caller_waiting;      /* the caller waits on `done` */
   attngen_plan *plan;
   size_t next;             /* next item to claim */
 } pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-           0, 0, 0, 0, NULL, 0 };
+           0, 0, 0, 0, 0, 0, NULL, 0 };
+
+enum { POOL_SPIN_US_DEFAULT = 200, POOL_SPIN_US_MAX = 1000000 };
+static long pool_spin_ns = -1; /* ATTNGEN_POOL_SPIN_US, read when the first worker starts */
+
+/* ATTNGEN_POOL_SPIN_US: a whole number of microseconds, 0 (sleep at once) to 1000000; anything else is said on
+ * stderr once and the default kept. */
+static long read_pool_spin_ns(void)
+{
+  const char *v = getenv("ATTNGEN_POOL_SPIN_US");
+  char *end = NULL;
+  long us;
+  if (!v || !*v) return POOL_SPIN_US_DEFAULT * 1000L;
+  us = strtol(v, &end, 10);
+  if (*end || us < 0 || us > POOL_SPIN_US_MAX) {
+    fprintf(stderr, "attngen: ATTNGEN_POOL_SPIN_US=\"%s\" ignored: expected whole microseconds, 0 to %d; using %d\n", v,
+            POOL_SPIN_US_MAX, POOL_SPIN_US_DEFAULT);
+    return POOL_SPIN_US_DEFAULT * 1000L;
+  }
+  logf_verbose("pool threads poll %ld us for work before sleeping (ATTNGEN_POOL_SPIN_US)", us);
+  return us * 1000L;
+}
+
+static long long mono_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Polls *v until it differs from `from` or the spin time is up; returns the last value read. */
+static unsigned long spin_while_equal(const unsigned long *v, unsigned long from)
+{
+  unsigned long now = __atomic_load_n(v, __ATOMIC_ACQUIRE);
+  long long end;
+  int i;
+  if (now != from || pool_spin_ns <= 0) return now;
+  end = mono_ns() + pool_spin_ns;
+  for (i = 1;; ++i) {
+    cpu_relax();
+    now = __atomic_load_n(v, __ATOMIC_ACQUIRE);
+    if (now != from || ((i & 63) == 0 && mono_ns() > end)) return now;
+  }
+}
 
 static void *pool_worker(void *arg)
 {
   const int t = (int)(intptr_t)arg;
   unsigned long seen = 0;
   worker_arg w;
-  pthread_mutex_lock(&pool.m);
   for (;;) {
-    while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.m);
+    spin_while_equal(&pool.generation, seen); /* a call that comes while polling needs no wake-up */
+    pthread_mutex_lock(&pool.m);
+    if (pool.generation == seen) {
+      ++pool.sleeping;
+      while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.m);
+      --pool.sleeping;
+    }
     seen = pool.generation;
-    if (t >= pool.want) continue;
+    if (t >= pool.want) {
+      pthread_mutex_unlock(&pool.m);
+      continue;
+    }
     w.plan = pool.plan;
     w.thread = t;
     w.next = &pool.next;
     pthread_mutex_unlock(&pool.m);
     worker(&w);
     pthread_mutex_lock(&pool.m);
-    if (--pool.running == 0) pthread_cond_signal(&pool.done);
+    if (__atomic_sub_fetch(&pool.running, 1, __ATOMIC_ACQ_REL) == 0 && pool.caller_waiting)
+      pthread_cond_signal(&pool.done);
+    pthread_mutex_unlock(&pool.m);
   }
   return NULL;
 }
@@ -1029,6 +1097,7 @@ static int pool_run(attngen_plan *p, int nthreads)
   worker_arg w;
   if (pthread_mutex_trylock(&pool.busy) != 0) return 0;
   pthread_mutex_lock(&pool.m);
+  if (pool_spin_ns < 0) pool_spin_ns = read_pool_spin_ns();
   while (pool.started < nthreads - 1) {
     pthread_t tid;
     if (pthread_create(&tid, NULL, pool_worker, (void *)(intptr_t)(pool.started + 1)) != 0) break;
@@ -1036,18 +1105,29 @@ static int pool_run(attngen_plan *p, int nthreads)
     ++pool.started;
   }
   pool.want = pool.started + 1 < nthreads ? pool.started + 1 : nthreads;
-  pool.running = pool.want - 1;
+  __atomic_store_n(&pool.running, pool.want - 1, __ATOMIC_RELAXED);
   pool.plan = p;
   pool.next = 0;
-  ++pool.generation;
-  pthread_cond_broadcast(&pool.wake);
+  __atomic_store_n(&pool.generation, pool.generation + 1, __ATOMIC_RELEASE); /* polling workers see the call */
+  if (pool.sleeping) pthread_cond_broadcast(&pool.wake);
   pthread_mutex_unlock(&pool.m);
   w.plan = p;
   w.thread = 0;
   w.next = &pool.next;
   worker(&w);
+  /* the workers' last items: poll, then sleep */
+  if (__atomic_load_n(&pool.running, __ATOMIC_ACQUIRE) > 0 && pool_spin_ns > 0) {
+    const long long end = mono_ns() + pool_spin_ns;
+    int i;
+    for (i = 1; __atomic_load_n(&pool.running, __ATOMIC_ACQUIRE) > 0; ++i) {
+      cpu_relax();
+      if ((i & 63) == 0 && mono_ns() > end) break;
+    }
+  }
   pthread_mutex_lock(&pool.m);
-  while (pool.running > 0) pthread_cond_wait(&pool.done, &pool.m);
+  pool.caller_waiting = 1;
+  while (__atomic_load_n(&pool.running, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&pool.done, &pool.m);
+  pool.caller_waiting = 0;
   pool.plan = NULL;
   pthread_mutex_unlock(&pool.m);
   pthread_mutex_unlock(&pool.busy);

@@ -1219,6 +1219,56 @@ static void isa_env_child(const char *value, int verbose, char *out, size_t n) {
   waitpid(pid, &status, 0);
 }
 
+/* Runs attngen_run_parallel on 2 threads three times in a child with ATTNGEN_POOL_SPIN_US=value and returns its
+ * stderr; *same is set when every run's output equals the 1-thread run's, bit for bit. */
+static void spin_env_child(const char *value, char *out, size_t n, int *same) {
+  int fd[2], st[2];
+  out[0] = 0;
+  *same = 0;
+  if (pipe(fd) != 0) return;
+  if (pipe(st) != 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return;
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fd[1], 2);
+    close(fd[0]);
+    close(fd[1]);
+    close(st[0]);
+    setenv("ATTNGEN_POOL_SPIN_US", value, 1);
+    unsetenv("ATTNGEN_VERBOSE");
+    small s;
+    small_init(&s, ATTNGEN_PHASE_DECODE, ATTNGEN_MASK_CAUSAL);
+    char ok = 1;
+    float *ref = malloc(s.no * sizeof *ref);
+    if (!ref || attngen_run_parallel(&s.k, &s.a, 1) != ATTNGEN_OK) ok = 0;
+    if (ref) memcpy(ref, s.o, s.no * sizeof *ref);
+    for (int i = 0; i < 3 && ok; i++) {
+      memset(s.o, 0, s.no * sizeof *s.o);
+      if (attngen_run_parallel(&s.k, &s.a, 2) != ATTNGEN_OK || memcmp(ref, s.o, s.no * sizeof *ref) != 0) ok = 0;
+    }
+    if (write(st[1], &ok, 1) != 1) ok = 0;
+    fflush(stderr);
+    _exit(0);
+  }
+  close(fd[1]);
+  close(st[1]);
+  size_t len = 0;
+  ssize_t got;
+  while (len + 1 < n && (got = read(fd[0], out + len, n - 1 - len)) > 0) len += (size_t)got;
+  out[len] = 0;
+  close(fd[0]);
+  char ok = 0;
+  if (read(st[0], &ok, 1) == 1) *same = ok;
+  close(st[0]);
+  int status;
+  waitpid(pid, &status, 0);
+}
+
 static void regressions(void) {
   small s;
   attngen_args a;
@@ -1255,6 +1305,29 @@ static void regressions(void) {
               tag, lines, err);
       else if (cases[i].needle && !strstr(err, cases[i].needle))
         failf("the stderr line does not say why (\"%s\"): \"%s\"", cases[i].needle, err);
+    }
+  }
+
+  /* ATTNGEN_POOL_SPIN_US (the pool's polling before it sleeps): a bad value is said once and the default kept;
+   * every value gives the 1-thread result */
+  {
+    static const struct {
+      const char *value;
+      int lines;
+    } cases[] = {{"0", 0}, {"50", 0}, {"1000000", 0}, {"abc", 1}, {"-5", 1}, {"1000001", 1}, {"20us", 1}};
+    char err[8192];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      int same = 0;
+      snprintf(g_ctx, sizeof g_ctx, "regression: ATTNGEN_POOL_SPIN_US=%s", cases[i].value);
+      g_st.regress++;
+      spin_env_child(cases[i].value, err, sizeof err, &same);
+      const int lines = count_lines_with(err, "ATTNGEN_POOL_SPIN_US");
+      if (!same) failf("2-thread runs differ from the 1-thread run (or failed); stderr: \"%s\"", err);
+      else if (lines != cases[i].lines)
+        failf("expected %d stderr line(s) about ATTNGEN_POOL_SPIN_US over three calls, got %d: \"%s\"", cases[i].lines,
+              lines, err);
+      else if (cases[i].lines && !strstr(err, "ignored"))
+        failf("the stderr line does not say the value was ignored: \"%s\"", err);
     }
   }
 

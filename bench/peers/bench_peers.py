@@ -30,7 +30,8 @@ Timing: two warm-up calls per variant (excluded); then the variants of a family 
 over 1.5x the family's fastest are dropped (results.csv lists them); then interleaved rounds, one sample of every
 remaining variant per round in a fresh random order, with PEERS_GAP_MS of sleep after each sample so thread
 pools that spin after a call (ONNX Runtime, OpenMP, TBB) are idle before the next library starts. A sample is
-`inner` back-to-back calls (inner chosen so a sample lasts >= 2 ms; 1 for ov-kv); the number of rounds fits
+`inner` back-to-back calls (inner chosen so a sample lasts >= PEERS_MIN_SAMPLE_MS, default 2 ms; 1 for ov-kv), so
+the first call of a sample finds every library's threads asleep since the gap; the number of rounds fits
 PEERS_SECONDS per case and thread count, between 5 and 60 (quick: 3 and 20). Reported: median and minimum
 per-call time. attngen÷fastest = fastest peer's median / attngen's median (> 1: attngen is faster).
 
@@ -44,7 +45,7 @@ reference; the exit status is then 1.
 
 Environment: PEERS_QUICK=1 (small sizes, short budget), PEERS_FILTER=substring (case-insensitive, on the case
 label), PEERS_SECONDS (timing budget per case and thread count; default 4, quick 0.5), PEERS_THREADS (default
-"1,2"), PEERS_GAP_MS (default 5), PEERS_SEED (default 1).
+"1,2"), PEERS_GAP_MS (default 5), PEERS_MIN_SAMPLE_MS (default 2), PEERS_SEED (default 1).
 Outputs in --out: results.txt (the printed table), results.csv (one row per variant), ratios_<n>t.dat (attngen ÷
 each peer per case, for bench/peers/plot.gp).
 """
@@ -671,7 +672,7 @@ class Config:
         self.gap = float(os.environ.get("PEERS_GAP_MS", "5")) / 1e3
         self.seed = int(os.environ.get("PEERS_SEED", "1"))
         self.min_rounds, self.max_rounds = (3, 20) if self.quick else (5, 60)
-        self.min_sample = 2e-3
+        self.min_sample = float(os.environ.get("PEERS_MIN_SAMPLE_MS", "2")) / 1e3
 
 
 def main():
