@@ -196,7 +196,8 @@ int attngen_run(const attngen_kernel *kernel, const attngen_args *args);
 /* Built-in parallel entry (pthreads). Results are bit-identical for any nthreads. nthreads <= 0: online CPUs;
  * at most 64 threads are started (a larger nthreads is capped, not refused). The threads persist between calls;
  * after a call they poll for the next one for ATTNGEN_POOL_SPIN_US microseconds (default 200; 0 to 1000000, 0:
- * sleep at once; another value is said once on stderr and the default kept), then sleep. */
+ * sleep at once; another value is said once on stderr and the default kept), then sleep. They do not poll when
+ * nthreads exceeds the CPUs the caller may use. On Linux they run on any of those CPUs but the caller's. */
 int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args, int nthreads);
 
 /* Range API for a caller's own thread pool: a plan lists independent items; run any subset of them on any

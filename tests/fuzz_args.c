@@ -25,6 +25,7 @@
  *    Iteration i draws everything from (seed, i) only: FUZZ_ITERS=N replays exactly, FUZZ_ONLY=i one iteration.
  * Environment: FUZZ_SECONDS (default 60), FUZZ_SEED (default 0x5EEDF0220, printed), FUZZ_ITERS, FUZZ_ONLY,
  * FUZZ_VERBOSE=1 (one line per iteration). Exit status 1 on any failure. */
+#define _GNU_SOURCE /* sched_setaffinity: a child confined to one CPU runs the thread pool */
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
 #include <limits.h>
@@ -34,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1219,9 +1221,10 @@ static void isa_env_child(const char *value, int verbose, char *out, size_t n) {
   waitpid(pid, &status, 0);
 }
 
-/* Runs attngen_run_parallel on 2 threads three times in a child with ATTNGEN_POOL_SPIN_US=value and returns its
- * stderr; *same is set when every run's output equals the 1-thread run's, bit for bit. */
-static void spin_env_child(const char *value, char *out, size_t n, int *same) {
+/* Runs attngen_run_parallel on 2 threads three times in a child with ATTNGEN_POOL_SPIN_US=value (confined to one
+ * CPU if one_cpu: more threads than CPUs) and returns its stderr; *same is set when every run's output equals the
+ * 1-thread run's, bit for bit. */
+static void spin_env_child(const char *value, int one_cpu, char *out, size_t n, int *same) {
   int fd[2], st[2];
   out[0] = 0;
   *same = 0;
@@ -1241,6 +1244,16 @@ static void spin_env_child(const char *value, char *out, size_t n, int *same) {
     close(st[0]);
     setenv("ATTNGEN_POOL_SPIN_US", value, 1);
     unsetenv("ATTNGEN_VERBOSE");
+#ifdef CPU_SETSIZE
+    if (one_cpu) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+      (void)sched_setaffinity(0, sizeof one, &one);
+    }
+#else
+    (void)one_cpu;
+#endif
     small s;
     small_init(&s, ATTNGEN_PHASE_DECODE, ATTNGEN_MASK_CAUSAL);
     char ok = 1;
@@ -1313,14 +1326,16 @@ static void regressions(void) {
   {
     static const struct {
       const char *value;
-      int lines;
-    } cases[] = {{"0", 0}, {"50", 0}, {"1000000", 0}, {"abc", 1}, {"-5", 1}, {"1000001", 1}, {"20us", 1}};
+      int one_cpu, lines;
+    } cases[] = {{"0", 0, 0},    {"50", 0, 0}, {"1000000", 0, 0}, {"abc", 0, 1},
+                 {"-5", 0, 1},   {"1000001", 0, 1}, {"20us", 0, 1}, {"200", 1, 0}};
     char err[8192];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
       int same = 0;
-      snprintf(g_ctx, sizeof g_ctx, "regression: ATTNGEN_POOL_SPIN_US=%s", cases[i].value);
+      snprintf(g_ctx, sizeof g_ctx, "regression: ATTNGEN_POOL_SPIN_US=%s%s", cases[i].value,
+               cases[i].one_cpu ? ", 2 threads on one CPU" : "");
       g_st.regress++;
-      spin_env_child(cases[i].value, err, sizeof err, &same);
+      spin_env_child(cases[i].value, cases[i].one_cpu, err, sizeof err, &same);
       const int lines = count_lines_with(err, "ATTNGEN_POOL_SPIN_US");
       if (!same) failf("2-thread runs differ from the 1-thread run (or failed); stderr: \"%s\"", err);
       else if (lines != cases[i].lines)

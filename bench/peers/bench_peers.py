@@ -28,8 +28,9 @@ timing; outputs are converted back outside the timed region for the check.
 
 Timing: two warm-up calls per variant (excluded); then the variants of a family whose faster warm-up call is
 over 1.5x the family's fastest are dropped (results.csv lists them); then interleaved rounds, one sample of every
-remaining variant per round in a fresh random order, with PEERS_GAP_MS of sleep after each sample so thread
-pools that spin after a call (ONNX Runtime, OpenMP, TBB) are idle before the next library starts. A sample is
+remaining variant per round in a fresh random order. After each sample: PEERS_GAP_MS of sleep, then until the
+process's threads are idle (at most PEERS_QUIESCE_MS), so that thread pools that spin after a call (ONNX Runtime
+spun 30-35 ms of CPU here, PyTorch 8-9 ms) are idle before the next library starts. A sample is
 `inner` back-to-back calls (inner chosen so a sample lasts >= PEERS_MIN_SAMPLE_MS, default 2 ms; 1 for ov-kv), so
 the first call of a sample finds every library's threads asleep since the gap; the number of rounds fits
 PEERS_SECONDS per case and thread count, between 5 and 60 (quick: 3 and 20). Reported: median and minimum
@@ -45,7 +46,8 @@ reference; the exit status is then 1.
 
 Environment: PEERS_QUICK=1 (small sizes, short budget), PEERS_FILTER=substring (case-insensitive, on the case
 label), PEERS_SECONDS (timing budget per case and thread count; default 4, quick 0.5), PEERS_THREADS (default
-"1,2"), PEERS_GAP_MS (default 5), PEERS_MIN_SAMPLE_MS (default 2), PEERS_SEED (default 1).
+"1,2"), PEERS_GAP_MS (default 5), PEERS_QUIESCE_MS (default 200), PEERS_MIN_SAMPLE_MS (default 2),
+PEERS_SEED (default 1).
 Outputs in --out: results.txt (the printed table), results.csv (one row per variant), ratios_<n>t.dat (attngen ÷
 each peer per case, for bench/peers/plot.gp).
 """
@@ -508,6 +510,25 @@ def peer_runners(family, case, q, k, v, threads):
 
 # ---------------------------------------------------------------------------------------------------- timing
 
+def quiesce(cfg):
+    """Sleeps PEERS_GAP_MS, then until this process's threads are idle (less than a tenth of a core over 2 ms),
+    at most PEERS_QUIESCE_MS. Thread pools spin after a call for very different times (measured here: ONNX
+    Runtime 30-35 ms of CPU, PyTorch 8-9 ms, OpenVINO and attngen under 1 ms): a fixed gap shorter than the
+    longest spin let one library's spinning threads take the second core from whichever library came next.
+    Returns the seconds waited."""
+    t0 = time.perf_counter()
+    time.sleep(cfg.gap)
+    deadline = t0 + cfg.quiesce_max
+    c = time.process_time()
+    while time.perf_counter() < deadline:
+        time.sleep(0.002)
+        c2 = time.process_time()
+        if c2 - c < 0.0002:
+            break
+        c = c2
+    return time.perf_counter() - t0
+
+
 def timed(r, inner):
     r.prepare()
     t0 = time.perf_counter()
@@ -524,6 +545,8 @@ class Result:
         self.note = runner.note
         self.relerr = None
         self.samples = []
+        self.quiet_waits = []  # seconds quiesce() waited after each sample (the library's threads spinning down)
+        self.quiet = 0.0
         self.inner = 0
         self.est = None
         self.dropped = False
@@ -575,6 +598,7 @@ def run_case(lib, case, threads, data, cfg, rng, log):
                 if res.relerr > TOL:
                     res.out = np.array(out)  # kept to tell against float64 which side is off
             res.est = min(timed(res.r, 1), timed(res.r, 1))  # min: one slow spell must not drop a variant
+            res.quiet = quiesce(cfg)
         except Exception as e:
             res.error = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
             if res.family == "attngen":
@@ -592,7 +616,7 @@ def run_case(lib, case, threads, data, cfg, rng, log):
     timed_ = [r for r in live if not r.dropped]
     for r in timed_:
         r.inner = max(1, min(r.r.inner_cap, math.ceil(cfg.min_sample / max(r.est, 1e-7))))
-    per_round = sum(r.inner * r.est for r in timed_) + len(timed_) * cfg.gap
+    per_round = sum(r.inner * r.est + r.quiet for r in timed_)
     rounds = int(min(cfg.max_rounds, max(cfg.min_rounds, cfg.seconds / per_round)))
     for _ in range(rounds):
         for i in rng.permutation(len(timed_)):
@@ -601,7 +625,7 @@ def run_case(lib, case, threads, data, cfg, rng, log):
                 r.samples.append(timed(r.r, r.inner))
             except Exception as e:
                 r.error = f"{type(e).__name__}: {e}"
-            time.sleep(cfg.gap)
+            r.quiet_waits.append(quiesce(cfg))
         timed_ = [r for r in timed_ if not r.error]
     for r in results:
         try:
@@ -670,6 +694,7 @@ class Config:
         self.seconds = float(os.environ.get("PEERS_SECONDS", "0.5" if self.quick else "4"))
         self.threads = [int(t) for t in os.environ.get("PEERS_THREADS", "1,2").split(",") if t.strip()]
         self.gap = float(os.environ.get("PEERS_GAP_MS", "5")) / 1e3
+        self.quiesce_max = float(os.environ.get("PEERS_QUIESCE_MS", "200")) / 1e3
         self.seed = int(os.environ.get("PEERS_SEED", "1"))
         self.min_rounds, self.max_rounds = (3, 20) if self.quick else (5, 60)
         self.min_sample = float(os.environ.get("PEERS_MIN_SAMPLE_MS", "2")) / 1e3
@@ -705,6 +730,9 @@ def main():
     out(f"timing: interleaved rounds (random order), {cfg.seconds:g} s per case and thread count, "
         f"{cfg.min_rounds}..{cfg.max_rounds} rounds, medians in ms (minima in results.csv); "
         f"check: max|out - attngen| / max|attngen| <= {TOL:g}")
+    out(f"samples: >= {cfg.min_sample * 1e3:g} ms of back-to-back calls each; after each, {cfg.gap * 1e3:g} ms of sleep "
+        f"and then until the process is idle (at most {cfg.quiesce_max * 1e3:g} ms; the wait per variant is in "
+        f"results.csv)")
     out()
     head = (f"{'case':<36} {'thr':>3} {'attngen':>9} {'torch':>9} {'ort':>9} {'ov':>9} {'ov-kv':>9} "
             f"{'attngen÷fastest':>15}  {'fastest':<20} {'attngen rate':>14}")
@@ -779,6 +807,7 @@ def main():
                     "case": case.label, "threads": threads, "family": r.family, "variant": r.variant,
                     "median_ms": f"{med * 1e3:.4f}" if med else "", "min_ms": f"{mn * 1e3:.4f}" if mn else "",
                     "samples": len(r.samples), "inner": r.inner, "load": load_now,
+                    "quiesce_ms": f"{np.median(r.quiet_waits) * 1e3:.1f}" if r.quiet_waits else "",
                     "gflops": f"{case.flops() / med / 1e9:.2f}" if med else "",
                     "gbps": f"{case.kv_bytes() / med / 1e9:.2f}" if med and case.decode else "",
                     "rel_diff": f"{r.relerr:.3e}" if r.relerr is not None else "",

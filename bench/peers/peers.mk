@@ -7,7 +7,7 @@
 #   make bench-peers PEERS_QUICK=1           smoke run with small sizes (about a minute)
 #   make bench-peers PEERS_FILTER='decode'   only the cases whose label contains the substring
 #   make bench-peers-plot                    redraw the plots from an existing $(BUILD)/peers/ratios_*.dat
-# More knobs (PEERS_SECONDS, PEERS_THREADS, PEERS_GAP_MS, PEERS_MIN_SAMPLE_MS) are in bench/peers/bench_peers.py's header.
+# More knobs (PEERS_SECONDS, PEERS_THREADS, PEERS_GAP_MS, PEERS_QUIESCE_MS, PEERS_MIN_SAMPLE_MS) are in bench/peers/bench_peers.py's header.
 #
 # Steps: (1) a virtual environment in $(BUILD)/peers-venv with bench/peers/requirements.txt, installed once
 # (stamp file; delete the venv to reinstall); (2) attngen as a shared library, $(BUILD)/peers/libattngen_peers.so:
