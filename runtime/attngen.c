@@ -1126,13 +1126,29 @@ static void *pool_worker(void *arg)
   return NULL;
 }
 
+/* In a child of fork() only the forking thread exists: the workers are gone, and a lock another thread held stays
+ * held. The pool starts afresh (before this, a forked child's first attngen_run_parallel waited forever). */
+static void pool_after_fork_child(void)
+{
+  pthread_mutex_init(&pool.busy, NULL);
+  pthread_mutex_init(&pool.m, NULL);
+  pthread_cond_init(&pool.wake, NULL);
+  pthread_cond_init(&pool.done, NULL);
+  pool.started = pool.want = pool.running = pool.sleeping = pool.caller_waiting = 0;
+  pool.plan = NULL;
+  pool.next = 0;
+  pool.placed_for = -1;
+}
+
 /* Runs the plan's items on the pool (the caller is thread 0). Returns 0 when the pool is in use by another call. */
 static int pool_run(attngen_plan *p, int nthreads)
 {
+  static int fork_handler; /* registered with the first worker */
   worker_arg w;
   if (pthread_mutex_trylock(&pool.busy) != 0) return 0;
   pthread_mutex_lock(&pool.m);
   if (pool_spin_ns < 0) pool_spin_ns = read_pool_spin_ns();
+  if (!fork_handler && nthreads > 1) fork_handler = pthread_atfork(NULL, NULL, pool_after_fork_child) == 0;
   while (pool.started < nthreads - 1) {
     pthread_t tid;
     if (pthread_create(&tid, NULL, pool_worker, (void *)(intptr_t)(pool.started + 1)) != 0) break;

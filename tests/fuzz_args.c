@@ -1346,6 +1346,38 @@ static void regressions(void) {
     }
   }
 
+  /* a child of fork() after the pool started: its 2-thread call completes (it waited forever for the parent's
+   * workers, which a child does not have) and gives the 1-thread result */
+  {
+    snprintf(g_ctx, sizeof g_ctx, "regression: attngen_run_parallel in a forked child");
+    g_st.regress++;
+    small f;
+    small_init(&f, ATTNGEN_PHASE_DECODE, ATTNGEN_MASK_CAUSAL);
+    float *ref = malloc(f.no * sizeof *ref);
+    if (!ref || attngen_run_parallel(&f.k, &f.a, 1) != ATTNGEN_OK) {
+      failf("1-thread run failed: %s", attngen_last_error());
+    } else {
+      memcpy(ref, f.o, f.no * sizeof *ref);
+      if (attngen_run_parallel(&f.k, &f.a, 2) != ATTNGEN_OK) failf("2-thread run failed: %s", attngen_last_error());
+      fflush(stdout);
+      fflush(stderr);
+      pid_t pid = fork();
+      if (pid == 0) {
+        alarm(60); /* a hang becomes SIGALRM */
+        memset(f.o, 0, f.no * sizeof *f.o);
+        const int st = attngen_run_parallel(&f.k, &f.a, 2);
+        _exit(st != ATTNGEN_OK ? 2 : memcmp(ref, f.o, f.no * sizeof *ref) != 0 ? 3 : 0);
+      }
+      int status = 0;
+      if (pid < 0 || waitpid(pid, &status, 0) != pid) failf("fork/waitpid failed");
+      else if (WIFSIGNALED(status)) failf("the child was killed by signal %d (SIGALRM: it hung)", WTERMSIG(status));
+      else if (WEXITSTATUS(status) != 0)
+        failf("the child's 2-thread call %s", WEXITSTATUS(status) == 2 ? "failed" : "differs from the 1-thread result");
+    }
+    free(ref);
+    small_free(&f);
+  }
+
   /* defect 2: sizes and strides whose arithmetic overflowed */
   small_init(&s, ATTNGEN_PHASE_DECODE, ATTNGEN_MASK_NONE);
   a = s.a;
