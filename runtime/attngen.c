@@ -628,12 +628,13 @@ struct attngen_plan {
 
 static int plan_rope(attngen_plan *p); /* the RoPE section, below */
 
+/* The 64-byte aligned start inside a block of bytes + 64 from malloc. */
+static void *align64(void *raw) { return (unsigned char *)raw + (64 - ((size_t)raw & 63)); }
+
 static void *aligned64(size_t bytes, void **raw)
 {
-  unsigned char *p = (unsigned char *)malloc(bytes + 64);
-  *raw = p;
-  if (!p) return NULL;
-  return p + (64 - ((size_t)p & 63));
+  *raw = malloc(bytes + 64);
+  return *raw ? align64(*raw) : NULL;
 }
 
 /* Scratch buffers are kept for the next plan (up to SCRATCH_CACHE of them, the largest): a decode step at kv_len
@@ -661,14 +662,13 @@ static void *scratch_get(size_t bytes, void **raw, size_t *cap)
   for (i = 0; i < n_cached; ++i)
     if (cached_cap[i] >= bytes && (best < 0 || cached_cap[i] < cached_cap[best])) best = i;
   if (best >= 0) {
-    unsigned char *r = (unsigned char *)cached_raw[best];
-    *raw = r;
+    *raw = cached_raw[best];
     *cap = cached_cap[best];
     --n_cached;
     cached_raw[best] = cached_raw[n_cached];
     cached_cap[best] = cached_cap[n_cached];
     CACHE_UNLOCK();
-    return r + (64 - ((size_t)r & 63));
+    return align64(*raw);
   }
   CACHE_UNLOCK();
   *cap = bytes;
@@ -1119,18 +1119,21 @@ static void cpu_relax(void)
 #endif
 }
 
-/* Polls *v until it differs from `from` or the spin time is up; returns the last value read. */
-static unsigned long spin_while_equal(const unsigned long *v, unsigned long from)
+/* What a pool thread polls for: a new call (a worker, `seen` its last generation), or the workers' last items
+ * (the caller). */
+static int new_call(unsigned long seen) { return __atomic_load_n(&pool.generation, __ATOMIC_ACQUIRE) != seen; }
+static int workers_done(unsigned long unused) { (void)unused; return __atomic_load_n(&pool.running, __ATOMIC_ACQUIRE) == 0; }
+
+/* Polls until ready(arg) or the spin time is up (no polling when the call's threads do not fit on the CPUs). */
+static void spin_until(int (*ready)(unsigned long), unsigned long arg)
 {
-  unsigned long now = __atomic_load_n(v, __ATOMIC_ACQUIRE);
   long long end;
   int i;
-  if (now != from || pool_spin_ns <= 0 || !__atomic_load_n(&pool.spin, __ATOMIC_RELAXED)) return now;
+  if (ready(arg) || pool_spin_ns <= 0 || !__atomic_load_n(&pool.spin, __ATOMIC_RELAXED)) return;
   end = mono_ns() + pool_spin_ns;
-  for (i = 1;; ++i) {
+  for (i = 1; !ready(arg); ++i) {
     cpu_relax();
-    now = __atomic_load_n(v, __ATOMIC_ACQUIRE);
-    if (now != from || ((i & 63) == 0 && mono_ns() > end)) return now;
+    if ((i & 63) == 0 && mono_ns() > end) return;
   }
 }
 
@@ -1167,7 +1170,7 @@ static void *pool_worker(void *arg)
   unsigned long seen = 0;
   worker_arg w;
   for (;;) {
-    spin_while_equal(&pool.generation, seen); /* a call that comes while polling needs no wake-up */
+    spin_until(new_call, seen); /* a call that comes while polling needs no wake-up */
     pthread_mutex_lock(&pool.m);
     if (pool.generation == seen) {
       ++pool.sleeping;
@@ -1236,15 +1239,7 @@ static int pool_run(attngen_plan *p, int nthreads)
   w.thread = 0;
   w.next = &pool.next;
   worker(&w);
-  /* the workers' last items: poll, then sleep */
-  if (__atomic_load_n(&pool.running, __ATOMIC_ACQUIRE) > 0 && pool_spin_ns > 0 && pool.spin) {
-    const long long end = mono_ns() + pool_spin_ns;
-    int i;
-    for (i = 1; __atomic_load_n(&pool.running, __ATOMIC_ACQUIRE) > 0; ++i) {
-      cpu_relax();
-      if ((i & 63) == 0 && mono_ns() > end) break;
-    }
-  }
+  spin_until(workers_done, 0); /* the workers' last items: poll, then sleep */
   pthread_mutex_lock(&pool.m);
   pool.caller_waiting = 1;
   while (__atomic_load_n(&pool.running, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&pool.done, &pool.m);

@@ -1187,11 +1187,12 @@ static int count_lines_with(const char *text, const char *needle) {
   return n;
 }
 
-/* Runs attngen_select three times in a child with ATTNGEN_ISA=value and returns its stderr. */
-static void isa_env_child(const char *value, int verbose, char *out, size_t n) {
+/* Runs body(arg) in a child process and returns its wait status (-1 if none ran); its stderr goes to out. The
+ * child exits with what body returns. */
+static int in_child(int (*body)(const void *), const void *arg, char *out, size_t n) {
   int fd[2];
   out[0] = 0;
-  if (pipe(fd) != 0) return;
+  if (pipe(fd) != 0) return -1;
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
@@ -1199,87 +1200,85 @@ static void isa_env_child(const char *value, int verbose, char *out, size_t n) {
     dup2(fd[1], 2);
     close(fd[0]);
     close(fd[1]);
-    setenv("ATTNGEN_ISA", value, 1);
-    if (verbose) setenv("ATTNGEN_VERBOSE", "1", 1);
-    else unsetenv("ATTNGEN_VERBOSE");
-    attngen_shape s = {4, 2, 8, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL};
-    attngen_kernel k;
-    for (int i = 0; i < 3; i++) {
-      (void)attngen_select(g_tables[0], &s, &k);
-      s.phase = (attngen_phase)(1 - (int)s.phase);
-    }
+    const int code = body(arg);
     fflush(stderr);
-    _exit(0);
+    _exit(code);
   }
   close(fd[1]);
   size_t len = 0;
   ssize_t got;
-  while (len + 1 < n && (got = read(fd[0], out + len, n - 1 - len)) > 0) len += (size_t)got;
+  while (pid > 0 && len + 1 < n && (got = read(fd[0], out + len, n - 1 - len)) > 0) len += (size_t)got;
   out[len] = 0;
   close(fd[0]);
-  int status;
-  waitpid(pid, &status, 0);
+  int status = -1;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+  return status;
 }
 
-/* Runs attngen_run_parallel on 2 threads three times in a child with ATTNGEN_POOL_SPIN_US=value (confined to one
- * CPU if one_cpu: more threads than CPUs) and returns its stderr; *same is set when every run's output equals the
- * 1-thread run's, bit for bit. */
-static void spin_env_child(const char *value, int one_cpu, char *out, size_t n, int *same) {
-  int fd[2], st[2];
-  out[0] = 0;
-  *same = 0;
-  if (pipe(fd) != 0) return;
-  if (pipe(st) != 0) {
-    close(fd[0]);
-    close(fd[1]);
-    return;
+typedef struct {
+  const char *value;
+  int verbose;
+} isa_env;
+
+/* attngen_select three times with ATTNGEN_ISA=value */
+static int isa_env_body(const void *arg) {
+  const isa_env *e = (const isa_env *)arg;
+  setenv("ATTNGEN_ISA", e->value, 1);
+  if (e->verbose) setenv("ATTNGEN_VERBOSE", "1", 1);
+  else unsetenv("ATTNGEN_VERBOSE");
+  attngen_shape s = {4, 2, 8, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL};
+  attngen_kernel k;
+  for (int i = 0; i < 3; i++) {
+    (void)attngen_select(g_tables[0], &s, &k);
+    s.phase = (attngen_phase)(1 - (int)s.phase);
   }
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fd[1], 2);
-    close(fd[0]);
-    close(fd[1]);
-    close(st[0]);
-    setenv("ATTNGEN_POOL_SPIN_US", value, 1);
-    unsetenv("ATTNGEN_VERBOSE");
+  return 0;
+}
+
+/* 1 if attngen_run_parallel on 2 threads, three times, gives the 1-thread output bit for bit, else 0 */
+static int two_threads_match_one(void) {
+  small s;
+  small_init(&s, ATTNGEN_PHASE_DECODE, ATTNGEN_MASK_CAUSAL);
+  int ok = 1;
+  float *ref = malloc(s.no * sizeof *ref);
+  if (!ref || attngen_run_parallel(&s.k, &s.a, 1) != ATTNGEN_OK) ok = 0;
+  if (ref) memcpy(ref, s.o, s.no * sizeof *ref);
+  for (int i = 0; i < 3 && ok; i++) {
+    memset(s.o, 0, s.no * sizeof *s.o);
+    if (attngen_run_parallel(&s.k, &s.a, 2) != ATTNGEN_OK || memcmp(ref, s.o, s.no * sizeof *ref) != 0) ok = 0;
+  }
+  free(ref);
+  small_free(&s);
+  return ok;
+}
+
+typedef struct {
+  const char *value;
+  int one_cpu;
+} spin_env;
+
+/* two_threads_match_one with ATTNGEN_POOL_SPIN_US=value, confined to one CPU if one_cpu (more threads than
+ * CPUs); exits 0 when the outputs match */
+static int spin_env_body(const void *arg) {
+  const spin_env *e = (const spin_env *)arg;
+  setenv("ATTNGEN_POOL_SPIN_US", e->value, 1);
+  unsetenv("ATTNGEN_VERBOSE");
 #ifdef CPU_SETSIZE
-    if (one_cpu) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
-      (void)sched_setaffinity(0, sizeof one, &one);
-    }
-#else
-    (void)one_cpu;
-#endif
-    small s;
-    small_init(&s, ATTNGEN_PHASE_DECODE, ATTNGEN_MASK_CAUSAL);
-    char ok = 1;
-    float *ref = malloc(s.no * sizeof *ref);
-    if (!ref || attngen_run_parallel(&s.k, &s.a, 1) != ATTNGEN_OK) ok = 0;
-    if (ref) memcpy(ref, s.o, s.no * sizeof *ref);
-    for (int i = 0; i < 3 && ok; i++) {
-      memset(s.o, 0, s.no * sizeof *s.o);
-      if (attngen_run_parallel(&s.k, &s.a, 2) != ATTNGEN_OK || memcmp(ref, s.o, s.no * sizeof *ref) != 0) ok = 0;
-    }
-    if (write(st[1], &ok, 1) != 1) ok = 0;
-    fflush(stderr);
-    _exit(0);
+  if (e->one_cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+    (void)sched_setaffinity(0, sizeof one, &one);
   }
-  close(fd[1]);
-  close(st[1]);
-  size_t len = 0;
-  ssize_t got;
-  while (len + 1 < n && (got = read(fd[0], out + len, n - 1 - len)) > 0) len += (size_t)got;
-  out[len] = 0;
-  close(fd[0]);
-  char ok = 0;
-  if (read(st[0], &ok, 1) == 1) *same = ok;
-  close(st[0]);
-  int status;
-  waitpid(pid, &status, 0);
+#endif
+  return two_threads_match_one() ? 0 : 1;
+}
+
+/* after the parent's pool ran: the 2-thread call must finish (a hang becomes SIGALRM) and match 1 thread */
+static int forked_pool_body(const void *arg) {
+  (void)arg;
+  alarm(60);
+  return two_threads_match_one() ? 0 : 1;
 }
 
 static void regressions(void) {
@@ -1309,7 +1308,8 @@ static void regressions(void) {
       snprintf(g_ctx, sizeof g_ctx, "regression: ATTNGEN_ISA=%s%s", cases[i].value,
                cases[i].verbose ? " ATTNGEN_VERBOSE=1" : "");
       g_st.regress++;
-      isa_env_child(cases[i].value, cases[i].verbose, err, sizeof err);
+      const isa_env e = {cases[i].value, cases[i].verbose};
+      (void)in_child(isa_env_body, &e, err, sizeof err);
       char tag[96];
       snprintf(tag, sizeof tag, "ATTNGEN_ISA=%s", cases[i].value);
       const int lines = count_lines_with(err, tag);
@@ -1331,11 +1331,12 @@ static void regressions(void) {
                  {"-5", 0, 1},   {"1000001", 0, 1}, {"20us", 0, 1}, {"200", 1, 0}};
     char err[8192];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-      int same = 0;
       snprintf(g_ctx, sizeof g_ctx, "regression: ATTNGEN_POOL_SPIN_US=%s%s", cases[i].value,
                cases[i].one_cpu ? ", 2 threads on one CPU" : "");
       g_st.regress++;
-      spin_env_child(cases[i].value, cases[i].one_cpu, err, sizeof err, &same);
+      const spin_env e = {cases[i].value, cases[i].one_cpu};
+      const int status = in_child(spin_env_body, &e, err, sizeof err);
+      const int same = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
       const int lines = count_lines_with(err, "ATTNGEN_POOL_SPIN_US");
       if (!same) failf("2-thread runs differ from the 1-thread run (or failed); stderr: \"%s\"", err);
       else if (lines != cases[i].lines)
@@ -1351,31 +1352,13 @@ static void regressions(void) {
   {
     snprintf(g_ctx, sizeof g_ctx, "regression: attngen_run_parallel in a forked child");
     g_st.regress++;
-    small f;
-    small_init(&f, ATTNGEN_PHASE_DECODE, ATTNGEN_MASK_CAUSAL);
-    float *ref = malloc(f.no * sizeof *ref);
-    if (!ref || attngen_run_parallel(&f.k, &f.a, 1) != ATTNGEN_OK) {
-      failf("1-thread run failed: %s", attngen_last_error());
-    } else {
-      memcpy(ref, f.o, f.no * sizeof *ref);
-      if (attngen_run_parallel(&f.k, &f.a, 2) != ATTNGEN_OK) failf("2-thread run failed: %s", attngen_last_error());
-      fflush(stdout);
-      fflush(stderr);
-      pid_t pid = fork();
-      if (pid == 0) {
-        alarm(60); /* a hang becomes SIGALRM */
-        memset(f.o, 0, f.no * sizeof *f.o);
-        const int st = attngen_run_parallel(&f.k, &f.a, 2);
-        _exit(st != ATTNGEN_OK ? 2 : memcmp(ref, f.o, f.no * sizeof *ref) != 0 ? 3 : 0);
-      }
-      int status = 0;
-      if (pid < 0 || waitpid(pid, &status, 0) != pid) failf("fork/waitpid failed");
-      else if (WIFSIGNALED(status)) failf("the child was killed by signal %d (SIGALRM: it hung)", WTERMSIG(status));
-      else if (WEXITSTATUS(status) != 0)
-        failf("the child's 2-thread call %s", WEXITSTATUS(status) == 2 ? "failed" : "differs from the 1-thread result");
-    }
-    free(ref);
-    small_free(&f);
+    if (!two_threads_match_one()) failf("in the parent, 2 threads differ from 1 (or a run failed)");
+    char err[1024];
+    const int status = in_child(forked_pool_body, NULL, err, sizeof err);
+    if (status == -1) failf("fork/waitpid failed");
+    else if (WIFSIGNALED(status)) failf("the child was killed by signal %d (SIGALRM: it hung)", WTERMSIG(status));
+    else if (WEXITSTATUS(status) != 0)
+      failf("the child's 2-thread call failed or differs from the 1-thread result; stderr: \"%s\"", err);
   }
 
   /* defect 2: sizes and strides whose arithmetic overflowed */
