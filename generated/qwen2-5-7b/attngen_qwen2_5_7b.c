@@ -985,9 +985,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
   for (int R = 0; R < ms; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
-    const int r = R % rows_pv;
-    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
+  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
+   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
   memset(st, 0, sizeof(float) * (size_t)8 * (size_t)ms);
 
@@ -1131,9 +1134,12 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
   for (int R = 0; R < ms; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
-    const int r = R % rows_pv;
-    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
+  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
+   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
   memset(st, 0, sizeof(float) * (size_t)8 * (size_t)ms);
 
@@ -2152,9 +2158,12 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
   for (int R = 0; R < ms; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
-    const int r = R % rows_pv;
-    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
+  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
+   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
   memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
 
@@ -2298,9 +2307,12 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
   for (int R = 0; R < ms; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
-    const int r = R % rows_pv;
-    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
+  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
+   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
   memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
 
@@ -2939,9 +2951,12 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
   for (int R = 0; R < ms; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
-    const int r = R % rows_pv;
-    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
+  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
+   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3079,9 +3094,12 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
   for (int R = 0; R < ms; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
-    const int r = R % rows_pv;
-    lim_abs[R] = R < rows_all && r < rows ? q0 + r / 7 + offset + 1 : INT_MAX;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
+  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
+   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
