@@ -130,7 +130,9 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ if decode then
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = $(I(plan.scratch.ms));         /* rows of all the item's heads, padded$(columns and ": S's key stride" or "") */
+@   if columns then
+  const ptrdiff_t ms = $(I(plan.scratch.ms));         /* rows of all the item's heads, padded: S's key stride */
+@   end
   const int rows_all = nh * rows_pv;
 @   if columns then
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, $(I(W))); /* the softmax's rows: whole vectors */
@@ -148,8 +150,16 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   int *restrict lim_abs = (int *)(scratch + $(I(plan.scratch.lim_abs_offset))); /* exclusive key limit per row */
 @ end
   float *restrict state = scratch + $(I(plan.scratch.state_offset)); /* per kv head: Q tile, O$(decode and "" or ", max, sum") */
+@ if decode then
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = $(I(spec.phase.decode.max_q)); laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+@ else
   const ptrdiff_t state_floats = $(I(plan.scratch.state_floats));
   const ptrdiff_t q_floats = $(I(plan.scratch.q_floats));
+@ end
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -238,7 +248,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
 @ if decode then
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < $(columns and "rows_all_v" or "rows_all"); ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
 @   if causal ~= false then
@@ -253,7 +263,8 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @   end
 @   if columns then
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)$(I(plan.keys_padded)) * (size_t)ms);
+  for (int j = 0; j < $(I(plan.keys_padded)); ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 @   end
 @ elseif causal ~= false then
   for (int r = 0; r < $(rows_used); ++r) lim_abs[r] = r < rows ? q0 + r / $(G) + offset + 1 : INT_MAX;

@@ -674,8 +674,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
   float *restrict lim = scratch + 20160; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 20736); /* exclusive key limit per row */
   float *restrict state = scratch + 21312; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 72704;
-  const ptrdiff_t q_floats = 36352;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -702,7 +705,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -712,7 +715,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 71 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)ms);
+  for (int j = 0; j < 32; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1361,8 +1365,11 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
   float *restrict lim = scratch + 38592; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 39168); /* exclusive key limit per row */
   float *restrict state = scratch + 39744; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 72704;
-  const ptrdiff_t q_floats = 36352;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1389,7 +1396,7 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1399,7 +1406,8 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 71 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
+  for (int j = 0; j < 64; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1845,7 +1853,6 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 576;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 36864, *restrict l_all = scratch + 37440;
@@ -1853,8 +1860,11 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
   float *restrict lim = scratch + 38592; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 39168); /* exclusive key limit per row */
   float *restrict state = scratch + 39744; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 72704;
-  const ptrdiff_t q_floats = 36352;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1881,7 +1891,7 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */

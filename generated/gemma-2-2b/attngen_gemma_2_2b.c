@@ -1014,7 +1014,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 512, *restrict l_all = scratch + 576;
@@ -1022,8 +1021,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
   float *restrict lim = scratch + 704; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 768); /* exclusive key limit per row */
   float *restrict state = scratch + 832; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1050,7 +1052,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1157,7 +1159,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 512, *restrict l_all = scratch + 576;
@@ -1165,8 +1166,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
   float *restrict lim = scratch + 704; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 768); /* exclusive key limit per row */
   float *restrict state = scratch + 832; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1193,7 +1197,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -2543,7 +2547,6 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
@@ -2551,8 +2554,11 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
   float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
   float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2579,7 +2585,7 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -2686,7 +2692,6 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
@@ -2694,8 +2699,11 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
   float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
   float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2722,7 +2730,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -3299,7 +3307,6 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
@@ -3307,8 +3314,11 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
   float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
   float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -3335,7 +3345,7 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -3442,7 +3452,6 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
@@ -3450,8 +3459,11 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
   float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
   float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -3478,7 +3490,7 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */

@@ -779,7 +779,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 768, *restrict l_all = scratch + 864;
@@ -787,8 +786,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
   float *restrict lim = scratch + 1056; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1152); /* exclusive key limit per row */
   float *restrict state = scratch + 1248; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1024;
-  const ptrdiff_t q_floats = 512;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -810,7 +812,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -917,7 +919,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 768, *restrict l_all = scratch + 864;
@@ -925,8 +926,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
   float *restrict lim = scratch + 1056; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1152); /* exclusive key limit per row */
   float *restrict state = scratch + 1248; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1024;
-  const ptrdiff_t q_floats = 512;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -948,7 +952,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1798,7 +1802,6 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 6912, *restrict l_all = scratch + 7008;
@@ -1806,8 +1809,11 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
   float *restrict lim = scratch + 7200; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7296); /* exclusive key limit per row */
   float *restrict state = scratch + 7392; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1024;
-  const ptrdiff_t q_floats = 512;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1829,7 +1835,7 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1936,7 +1942,6 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 6912, *restrict l_all = scratch + 7008;
@@ -1944,8 +1949,11 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
   float *restrict lim = scratch + 7200; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7296); /* exclusive key limit per row */
   float *restrict state = scratch + 7392; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1024;
-  const ptrdiff_t q_floats = 512;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1967,7 +1975,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -2534,7 +2542,6 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 6144, *restrict l_all = scratch + 6240;
@@ -2542,8 +2549,11 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
   float *restrict lim = scratch + 6432; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 6528); /* exclusive key limit per row */
   float *restrict state = scratch + 6624; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1024;
-  const ptrdiff_t q_floats = 512;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2565,7 +2575,7 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -2672,7 +2682,6 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 96;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 6144, *restrict l_all = scratch + 6240;
@@ -2680,8 +2689,11 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
   float *restrict lim = scratch + 6432; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 6528); /* exclusive key limit per row */
   float *restrict state = scratch + 6624; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1024;
-  const ptrdiff_t q_floats = 512;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2703,7 +2715,7 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */

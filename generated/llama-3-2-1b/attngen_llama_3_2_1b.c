@@ -889,8 +889,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
   float *restrict lim = scratch + 2816; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 3072); /* exclusive key limit per row */
   float *restrict state = scratch + 3328; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 4096;
-  const ptrdiff_t q_floats = 2048;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -917,7 +920,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -927,7 +930,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_decode__avx2(const attng
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)8 * (size_t)ms);
+  for (int j = 0; j < 8; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1038,8 +1042,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
   float *restrict lim = scratch + 2816; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 3072); /* exclusive key limit per row */
   float *restrict state = scratch + 3328; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 4096;
-  const ptrdiff_t q_floats = 2048;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1066,7 +1073,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1076,7 +1083,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d64_causal_padding_decode__avx2(con
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)8 * (size_t)ms);
+  for (int j = 0; j < 8; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1906,8 +1914,11 @@ static void attn_h32_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, c
   float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
   float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 4096;
-  const ptrdiff_t q_floats = 2048;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1934,7 +1945,7 @@ static void attn_h32_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, c
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1944,7 +1955,8 @@ static void attn_h32_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, c
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
+  for (int j = 0; j < 64; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2055,8 +2067,11 @@ static void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_kernel *k
   float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
   float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 4096;
-  const ptrdiff_t q_floats = 2048;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2083,7 +2098,7 @@ static void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_kernel *k
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -2093,7 +2108,8 @@ static void attn_h32_kv8_d64_causal_padding_decode__neon(const attngen_kernel *k
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
+  for (int j = 0; j < 64; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2691,7 +2707,6 @@ static void attn_h32_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel,
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
@@ -2699,8 +2714,11 @@ static void attn_h32_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel,
   float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
   float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 4096;
-  const ptrdiff_t q_floats = 2048;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2727,7 +2745,7 @@ static void attn_h32_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel,
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -2834,7 +2852,6 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_kernel 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
@@ -2842,8 +2859,11 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_kernel 
   float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
   float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 4096;
-  const ptrdiff_t q_floats = 2048;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2870,7 +2890,7 @@ static void attn_h32_kv8_d64_causal_padding_decode__scalar(const attngen_kernel 
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */

@@ -1020,8 +1020,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   float *restrict lim = scratch + 2816; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 3072); /* exclusive key limit per row */
   float *restrict state = scratch + 3328; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1048,7 +1051,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1058,7 +1061,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)8 * (size_t)ms);
+  for (int j = 0; j < 8; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1169,8 +1173,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   float *restrict lim = scratch + 2816; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 3072); /* exclusive key limit per row */
   float *restrict state = scratch + 3328; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1197,7 +1204,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1207,7 +1214,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)8 * (size_t)ms);
+  for (int j = 0; j < 8; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2193,8 +2201,11 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
   float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
   float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2221,7 +2232,7 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -2231,7 +2242,8 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
+  for (int j = 0; j < 64; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2342,8 +2354,11 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
   float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
   float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2370,7 +2385,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -2380,7 +2395,8 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
+  for (int j = 0; j < 64; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2978,7 +2994,6 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
@@ -2986,8 +3001,11 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
   float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
   float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -3014,7 +3032,7 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -3121,7 +3139,6 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
@@ -3129,8 +3146,11 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
   float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
   float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 8192;
-  const ptrdiff_t q_floats = 4096;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -3157,7 +3177,7 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */

@@ -693,7 +693,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 2048, *restrict l_all = scratch + 2304;
@@ -701,8 +700,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
   float *restrict lim = scratch + 2816; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 3072); /* exclusive key limit per row */
   float *restrict state = scratch + 3328; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1536;
-  const ptrdiff_t q_floats = 768;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -729,7 +731,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1552,7 +1554,6 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 18432, *restrict l_all = scratch + 18688;
@@ -1560,8 +1561,11 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
   float *restrict lim = scratch + 19200; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 19456); /* exclusive key limit per row */
   float *restrict state = scratch + 19712; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1536;
-  const ptrdiff_t q_floats = 768;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1588,7 +1592,7 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -2013,7 +2017,6 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
@@ -2021,8 +2024,11 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
   float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
   float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1536;
-  const ptrdiff_t q_floats = 768;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2049,7 +2055,7 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */

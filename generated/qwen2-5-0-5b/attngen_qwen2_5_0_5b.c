@@ -790,8 +790,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
   float *restrict lim = scratch + 3920; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4032); /* exclusive key limit per row */
   float *restrict state = scratch + 4144; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 7168;
-  const ptrdiff_t q_floats = 3584;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -818,7 +821,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -828,7 +831,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)ms);
+  for (int j = 0; j < 32; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -939,8 +943,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
   float *restrict lim = scratch + 3920; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4032); /* exclusive key limit per row */
   float *restrict state = scratch + 4144; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 7168;
-  const ptrdiff_t q_floats = 3584;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -967,7 +974,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -977,7 +984,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)32 * (size_t)ms);
+  for (int j = 0; j < 32; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1807,8 +1815,11 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
   float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
   float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 7168;
-  const ptrdiff_t q_floats = 3584;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1835,7 +1846,7 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1845,7 +1856,8 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
+  for (int j = 0; j < 64; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1956,8 +1968,11 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
   float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
   float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 7168;
-  const ptrdiff_t q_floats = 3584;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1984,7 +1999,7 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1994,7 +2009,8 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  memset(st, 0, sizeof(float) * (size_t)64 * (size_t)ms);
+  for (int j = 0; j < 64; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2592,7 +2608,6 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 112;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 7168, *restrict l_all = scratch + 7280;
@@ -2600,8 +2615,11 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
   float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
   float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 7168;
-  const ptrdiff_t q_floats = 3584;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2628,7 +2646,7 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -2735,7 +2753,6 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 112;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 7168, *restrict l_all = scratch + 7280;
@@ -2743,8 +2760,11 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
   float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
   float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 7168;
-  const ptrdiff_t q_floats = 3584;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -2771,7 +2791,7 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */

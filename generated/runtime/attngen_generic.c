@@ -593,7 +593,6 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
@@ -601,8 +600,11 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   float *restrict lim = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
   float *restrict state = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16));
-  const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16);
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -629,7 +631,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1316,7 +1318,6 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
@@ -1324,8 +1325,11 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
   float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16));
-  const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16);
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1352,7 +1356,7 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1900,7 +1904,6 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
@@ -1908,8 +1911,11 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
   float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
   float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16));
-  const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16);
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1936,7 +1942,7 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */

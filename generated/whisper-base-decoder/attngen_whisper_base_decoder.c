@@ -621,7 +621,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 512, *restrict l_all = scratch + 576;
@@ -629,8 +628,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
   float *restrict lim = scratch + 704; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 768); /* exclusive key limit per row */
   float *restrict state = scratch + 832; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1024;
-  const ptrdiff_t q_floats = 512;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -652,7 +654,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1346,7 +1348,6 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 4608, *restrict l_all = scratch + 4672;
@@ -1354,8 +1355,11 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
   float *restrict lim = scratch + 4800; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4864); /* exclusive key limit per row */
   float *restrict state = scratch + 4928; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1024;
-  const ptrdiff_t q_floats = 512;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1377,7 +1381,7 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -1797,7 +1801,6 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
-  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
   float *restrict m_all = scratch + 4096, *restrict l_all = scratch + 4160;
@@ -1805,8 +1808,11 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
   float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
   float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
-  const ptrdiff_t state_floats = 1024;
-  const ptrdiff_t q_floats = 512;
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
+   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
+   * setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -1828,7 +1834,7 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < ms; ++R) {
+  for (int R = 0; R < rows_all; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
