@@ -786,9 +786,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
   float *restrict lim = scratch + 1056; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1152); /* exclusive key limit per row */
   float *restrict state = scratch + 1248; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -817,8 +817,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_decode__avx2(const attn
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 1 + offset + 1;
 
@@ -926,9 +926,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
   float *restrict lim = scratch + 1056; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 1152); /* exclusive key limit per row */
   float *restrict state = scratch + 1248; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -957,8 +957,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_causal_padding_decode__avx2(co
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 1 + offset + 1;
 
@@ -1809,9 +1809,9 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
   float *restrict lim = scratch + 7200; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7296); /* exclusive key limit per row */
   float *restrict state = scratch + 7392; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1840,8 +1840,8 @@ static void attn_h12_kv12_d64_causal_decode__neon(const attngen_kernel *kernel, 
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 1 + offset + 1;
 
@@ -1949,9 +1949,9 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
   float *restrict lim = scratch + 7200; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7296); /* exclusive key limit per row */
   float *restrict state = scratch + 7392; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1980,8 +1980,8 @@ static void attn_h12_kv12_d64_causal_padding_decode__neon(const attngen_kernel *
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 1 + offset + 1;
 
@@ -2549,9 +2549,9 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
   float *restrict lim = scratch + 6432; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 6528); /* exclusive key limit per row */
   float *restrict state = scratch + 6624; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2580,8 +2580,8 @@ static void attn_h12_kv12_d64_causal_decode__scalar(const attngen_kernel *kernel
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 1 + offset + 1;
 
@@ -2689,9 +2689,9 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
   float *restrict lim = scratch + 6432; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 6528); /* exclusive key limit per row */
   float *restrict state = scratch + 6624; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2720,8 +2720,8 @@ static void attn_h12_kv12_d64_causal_padding_decode__scalar(const attngen_kernel
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 1 + offset + 1;
 

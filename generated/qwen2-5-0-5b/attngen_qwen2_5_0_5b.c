@@ -790,9 +790,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
   float *restrict lim = scratch + 3920; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4032); /* exclusive key limit per row */
   float *restrict state = scratch + 4144; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -826,8 +826,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
@@ -943,9 +943,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
   float *restrict lim = scratch + 3920; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4032); /* exclusive key limit per row */
   float *restrict state = scratch + 4144; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -979,8 +979,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
@@ -1815,9 +1815,9 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
   float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
   float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1851,8 +1851,8 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
@@ -1968,9 +1968,9 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
   float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
   float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2004,8 +2004,8 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
@@ -2615,9 +2615,9 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
   float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
   float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2651,8 +2651,8 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
 
@@ -2760,9 +2760,9 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
   float *restrict lim = scratch + 7504; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 7616); /* exclusive key limit per row */
   float *restrict state = scratch + 7728; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2796,8 +2796,8 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
 

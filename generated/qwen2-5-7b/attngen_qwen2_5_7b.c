@@ -954,9 +954,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
   float *restrict lim = scratch + 2464; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 2688); /* exclusive key limit per row */
   float *restrict state = scratch + 2912; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -990,8 +990,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
@@ -1107,9 +1107,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
   float *restrict lim = scratch + 2464; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 2688); /* exclusive key limit per row */
   float *restrict state = scratch + 2912; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1143,8 +1143,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
@@ -2135,9 +2135,9 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
   float *restrict lim = scratch + 15008; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 15232); /* exclusive key limit per row */
   float *restrict state = scratch + 15456; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2171,8 +2171,8 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
@@ -2288,9 +2288,9 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
   float *restrict lim = scratch + 15008; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 15232); /* exclusive key limit per row */
   float *restrict state = scratch + 15456; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2324,8 +2324,8 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
   /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
@@ -2935,9 +2935,9 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
   float *restrict lim = scratch + 15008; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 15232); /* exclusive key limit per row */
   float *restrict state = scratch + 15456; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -2971,8 +2971,8 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
 
@@ -3080,9 +3080,9 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
   float *restrict lim = scratch + 15008; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 15232); /* exclusive key limit per row */
   float *restrict state = scratch + 15456; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -3116,8 +3116,8 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
 

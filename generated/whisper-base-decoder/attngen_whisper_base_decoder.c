@@ -628,9 +628,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
   float *restrict lim = scratch + 704; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 768); /* exclusive key limit per row */
   float *restrict state = scratch + 832; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -659,8 +659,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 1 + offset + 1;
 
@@ -1355,9 +1355,9 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
   float *restrict lim = scratch + 4800; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4864); /* exclusive key limit per row */
   float *restrict state = scratch + 4928; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1386,8 +1386,8 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 1 + offset + 1;
 
@@ -1808,9 +1808,9 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
   float *restrict lim = scratch + 4288; /* visible keys of this tile per row */
   int *restrict lim_abs = (int *)(scratch + 4352); /* exclusive key limit per row */
   float *restrict state = scratch + 4416; /* per kv head: Q tile, O */
-  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8; laid out for that,
-   * a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets (h64/kv8: its per-call
-   * setup took twice as long) */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
   const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
   const ptrdiff_t state_floats = 2 * q_floats;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
@@ -1839,8 +1839,8 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
   }
-  /* each kv head's rows, head by head: a row's head and row from R % rows_pv cost an integer division per row,
-   * 3-4 us of a 19 us step at kv_len 32 (h32/kv8/d128) */
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 1 + offset + 1;
 
