@@ -48,6 +48,13 @@ static volatile float g_sink; /* keeps results alive */
 #if BENCH_X86
 #define FMA_ACCS 12 /* >= latency (4) x ports (2) with margin */
 
+/* The sum of a vector's 8 lanes (what the loops below return, so their work is not optimized away). */
+__attribute__((target("avx2,fma"))) static float sum_lanes(__m256 s) {
+  float out[8];
+  _mm256_storeu_ps(out, s);
+  return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
+}
+
 /* iters x 12 independent FMAs. acc = acc * m + c converges to c / (1 - m): no overflow, no denormals. */
 __attribute__((target("avx2,fma"), noinline)) static float fma_loop(long iters) {
   const __m256 m = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
@@ -72,29 +79,7 @@ __attribute__((target("avx2,fma"), noinline)) static float fma_loop(long iters) 
   __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
                            _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
   s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
-  float out[8];
-  _mm256_storeu_ps(out, s);
-  return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
-}
-
-/* Sum n floats (n a multiple of 64, p 64-byte aligned) with 8 independent accumulators. */
-__attribute__((target("avx2,fma"), noinline)) static float read_sum(const float *p, size_t n) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
-  for (size_t i = 0; i < n; i += 64) {
-    s0 = _mm256_add_ps(s0, _mm256_load_ps(p + i));
-    s1 = _mm256_add_ps(s1, _mm256_load_ps(p + i + 8));
-    s2 = _mm256_add_ps(s2, _mm256_load_ps(p + i + 16));
-    s3 = _mm256_add_ps(s3, _mm256_load_ps(p + i + 24));
-    s4 = _mm256_add_ps(s4, _mm256_load_ps(p + i + 32));
-    s5 = _mm256_add_ps(s5, _mm256_load_ps(p + i + 40));
-    s6 = _mm256_add_ps(s6, _mm256_load_ps(p + i + 48));
-    s7 = _mm256_add_ps(s7, _mm256_load_ps(p + i + 56));
-  }
-  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)),
-                           _mm256_add_ps(_mm256_add_ps(s4, s5), _mm256_add_ps(s6, s7)));
-  float out[8];
-  _mm256_storeu_ps(out, s);
-  return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
+  return sum_lanes(s);
 }
 
 /* Sum ns streams of n floats each (n a multiple of STREAM_CHUNK, every stream 64-byte aligned), visiting them in
@@ -118,9 +103,7 @@ __attribute__((target("avx2,fma"), noinline)) static float read_streams(const fl
       }
   __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)),
                            _mm256_add_ps(_mm256_add_ps(s4, s5), _mm256_add_ps(s6, s7)));
-  float out[8];
-  _mm256_storeu_ps(out, s);
-  return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
+  return sum_lanes(s);
 }
 
 typedef struct {
@@ -169,20 +152,26 @@ static int have_avx2_fma(void) {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
+/* have_avx2_fma, asked once (the readers call it on every pass) */
+static int reader_avx2(void) {
+  static int avx2 = -1;
+  if (avx2 < 0) avx2 = have_avx2_fma();
+  return avx2;
+}
+
 #endif /* BENCH_X86 */
 
 /* ---- the interleaved reader (machine.h) ---- */
 
-/* Sum of n floats: the AVX2 loop on the 64-float aligned body where the CPU has it, plain C elsewhere. */
+/* Sum of n floats: the AVX2 loop (one stream) on the aligned body of whole chunks where the CPU has it, plain C
+ * elsewhere. */
 static float read_any(const float *p, size_t n) {
   float acc = 0.0f;
   size_t i = 0;
 #if BENCH_X86
-  static int avx2 = -1;
-  if (avx2 < 0) avx2 = have_avx2_fma();
-  if (avx2 && ((uintptr_t)p & 63) == 0) {
-    i = n & ~(size_t)63;
-    acc = read_sum(p, i);
+  if (reader_avx2() && ((uintptr_t)p & 63) == 0) {
+    i = n / STREAM_CHUNK * STREAM_CHUNK;
+    acc = read_streams(&p, 1, i);
   }
 #endif
   float s[8] = {0};
@@ -215,9 +204,7 @@ static void reader_share_pass(struct reader_share *s) {
   const int nb = bufs[1] ? 2 : 1, per_buf = READ_STREAMS / nb;
   size_t part = 0;
 #if BENCH_X86
-  static int avx2 = -1;
-  if (avx2 < 0) avx2 = have_avx2_fma();
-  if (avx2 && ((uintptr_t)bufs[0] & 63) == 0 && (nb == 1 || ((uintptr_t)bufs[1] & 63) == 0)) {
+  if (reader_avx2() && ((uintptr_t)bufs[0] & 63) == 0 && (nb == 1 || ((uintptr_t)bufs[1] & 63) == 0)) {
     const float *p[READ_STREAMS];
     part = len / (size_t)per_buf / STREAM_CHUNK * STREAM_CHUNK;
     for (int b = 0; b < nb; b++)
