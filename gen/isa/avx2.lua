@@ -30,10 +30,14 @@ return {
     -- (groups of 4-6: one row x 8 keys, every key of an 8-key tile in flight at once: beyond the cache 1.05-1.06x
     -- at h32/kv8/d128 and 1.13-1.15x at h32/kv8/d64 over 2 x 4; for groups 7 and 8 it was 0.99-1.03x beyond the
     -- cache and 0.88x in it, interleaved A/B)
+    -- (groups 1-2 too, since S holds every kv head's rows side by side: MHA h12/d64 has 12 rows, 2 vectors, where
+    -- the row form paid a horizontal max, a horizontal sum and a libm expf per head and tile. In cache (kv_len
+    -- 512-2048), interleaved with an A/A copy: h12/kv12/d64 1.08-1.11x, h16/kv8/d64 1.12-1.16x, h32/kv32/d128
+    -- 1.03-1.05x; beyond the cache 1.00-1.02x, the memory's pace)
     by_group = { { min_g = 7, rb = 2, kb = 4, pr = 4, pvv = 3, columns = true },
                  { min_g = 4, rb = 1, kb = 8, pr = 4, pvv = 3, columns = true },
-                 { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4 },   -- 8 + 8 ymm accumulators
-                 { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8 } },  -- MHA: one row, 8 keys in flight
+                 { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },   -- 8 + 8 ymm accumulators
+                 { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8, columns = true } },  -- MHA: one row, 8 keys in flight
     generic = { rb = 2, kb = 4, pr = 2, pvv = 4 } },
   zero = function() return "_mm256_setzero_ps()" end,
   set1 = function(x) return "_mm256_set1_ps(" .. x .. ")" end,

@@ -345,9 +345,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_panel_6x16_s96__avx2
 }
 
 /* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
- * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 64 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1x8_s8__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1x8_t64__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -432,15 +432,19 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1x8_s8__avx2(
       { const __m256 kv = _mm256_loadu_ps(k5 + 56); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
       { const __m256 kv = _mm256_loadu_ps(k6 + 56); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
       { const __m256 kv = _mm256_loadu_ps(k7 + 56); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
-    attngen_hsum4_avx2(s + 4, acc0_4, acc0_5, acc0_6, acc0_7);
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[64] = t4[1]; s[128] = t4[2]; s[192] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[256] = t4[0]; s[320] = t4[1]; s[384] = t4[2]; s[448] = t4[3]; }
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 8].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_p8__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_t64__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   (void)os; /* one row per block */
@@ -448,7 +452,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d64_1x64_p8__avx2(co
     __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_4 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_5 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha)), o0_6 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_7 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j;
+      const float *restrict pj = pt + j * 64;
       const __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16), v3 = _mm256_loadu_ps(vj + 24), v4 = _mm256_loadu_ps(vj + 32), v5 = _mm256_loadu_ps(vj + 40), v6 = _mm256_loadu_ps(vj + 48), v7 = _mm256_loadu_ps(vj + 56);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); o0_4 = _mm256_fmadd_ps(p, v4, o0_4); o0_5 = _mm256_fmadd_ps(p, v5, o0_5); o0_6 = _mm256_fmadd_ps(p, v6, o0_6); o0_7 = _mm256_fmadd_ps(p, v7, o0_7); }
     }
@@ -610,19 +614,20 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_prefill__avx2(const attng
   }
 }
 
-/* attn_h8_kv8_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, P·V 1x64, 8 keys per tile, fully unrolled over head_dim */
+/* attn_h8_kv8_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 1x64, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
   const int rows = 1 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 1); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 8;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = 64;
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 64;         /* rows of all the item's heads, padded: S's key stride */
   const int rows_all = nh * rows_pv;
-  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
   float *restrict m_all = scratch + 512, *restrict l_all = scratch + 576;
   float *restrict alpha = scratch + 640; /* rescale per row */
   float *restrict lim = scratch + 704; /* visible keys of this tile per row */
@@ -654,7 +659,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
   }
-  for (int R = 0; R < rows_all; ++R) {
+  for (int R = 0; R < rows_all_v; ++R) {
     m_all[R] = -INFINITY;
     l_all[R] = 0.0f;
     lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
@@ -663,6 +668,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 1 + offset + 1;
+  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
+  for (int j = 0; j < 8; ++j)
+    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -673,7 +681,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
     const int n = kend - kt < 8 ? kend - kt : 8;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
-      for (int r = 0; r < rows_all; ++r) {
+      for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
@@ -687,35 +695,39 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           for (int r0 = 0; r0 < rows_pv; r0 += 1)
-            attngen_qkdot_d64_1x8_s8__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+            attngen_qkdot_d64_1x8_t64__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
     {
       float *restrict m = m_all, *restrict l = l_all;
-      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
-      for (int r = 0; r < rows_all; ++r) {
-        float *restrict srow = st + r * ss;
-        const int vis = masked ? (int)lim[r] : n;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
         __m256 s_max = _mm256_set1_ps(-INFINITY);
-        for (int j = 0; j < n; j += 8) {
-          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
           s_max = _mm256_max_ps(s_max, s);
         }
-        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
-        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        const __m256 m_vec = _mm256_set1_ps(m_use);
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
         __m256 sum = _mm256_setzero_ps();
-        for (int j = 0; j < n; j += 8) {
-          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
-          _mm256_storeu_ps(srow + j, p);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * ms + r0, p);
           sum = _mm256_add_ps(sum, p);
         }
-        alpha[r] = expf(m[r] - m_use);
-        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
-        m[r] = m_new;
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
       }
+
     }
     /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
      * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
@@ -725,7 +737,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
       for (int r0 = 0; r0 < rows_pv; r0 += 1)
-        attngen_pv_d64_1x64_p8__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d64_1x64_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
