@@ -148,8 +148,8 @@ function plan.for_kernel(k)
     p.keys_padded = round_up(type(p.keys) == "number" and p.keys or blk.keys, lcm(p.kb, W))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(p.rb, p.pr)
-    -- softmax down the columns of a transposed S (groups of 4+ rows), over every kv head's rows side by side: the
-    -- per-row arrays span ms rows (scratch_layout), padded there to whole vectors
+    -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
+    -- side by side: the per-row arrays span ms rows (scratch_layout), padded there to whole vectors
     p.columns = plan.decode_choice(isa, G).columns or false
     p.q_tile = spec.phase.decode.max_q        -- every query of a step in one item ...
     p.kv_heads_per_item = 0                   -- ... and every kv head: K/V rows are read page after page
