@@ -602,8 +602,9 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
 /* ---------------------------------------------------------------- plans */
 
 /* The work cut comes from the kernel (attngen_work, chosen by the generator's plan); the runtime executes it.
- * It depends only on the shape and lengths, never on the thread count, so results are bit-identical for any
- * thread count. */
+ * What it computes depends only on the shape and lengths, never on the thread count, so results are
+ * bit-identical for any thread count (more threads than items only spreads a decode step's kv heads over more
+ * items, which computes each head the same way). */
 
 struct attngen_plan {
   attngen_kernel kernel;
@@ -627,6 +628,14 @@ struct attngen_plan {
 };
 
 static int plan_rope(attngen_plan *p); /* the RoPE section, below */
+
+/* A short decode step is cut by kv heads for 2+ threads only when each part reads at least this many K/V bytes
+ * or does this many flops (~100 us of work here): a pool thread that has gone to sleep takes tens of us to wake
+ * on a busy VM. 2 threads vs the single item, calls back to back / 300 us apart / 1 ms apart: Llama-3-8B at kv_len
+ * 512 (parts of 2 MiB and 4.2 MFLOP) 1.27-1.93x / 1.19x / 1.28-1.30x; GPT-2 at kv_len 768 (2.25 MiB, 1.2 MFLOP)
+ * 1.36-1.76x / 0.87-0.92x / 1.05-1.42x, so parts that small stay whole. */
+#define HEAD_SPLIT_MIN_BYTES (4.0 * 1024 * 1024)
+#define HEAD_SPLIT_MIN_FLOP 4.0e6
 
 /* The 64-byte aligned start inside a block of bytes + 64 from malloc. */
 static void *align64(void *raw) { return (unsigned char *)raw + (64 - ((size_t)raw & 63)); }
@@ -846,6 +855,25 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
     p->splits = a.kv_len / w->split_min_keys;
     if (p->splits > w->split_max) p->splits = w->split_max;
     if (p->splits < 1) p->splits = 1;
+  }
+  /* A decode step with fewer items than threads (one sequence, one KV chunk: kv_len below 2 x split_min_keys)
+   * cuts its kv heads among as many items as there are threads, when each part is still worth a thread (see
+   * HEAD_SPLIT_MIN_*); with one thread nothing changes. The results do not depend on it: a kv head's rows are
+   * computed alike in whichever item holds them (the softmax works lane by lane, every block stays within one
+   * head), so they stay bit-identical for any thread count. The split-KV cut above, which does change the
+   * arithmetic, never depends on the threads. */
+  if (w->kv_heads_per_item == 0 && nthreads > 1) {
+    const long items = (long)a.batch * ((a.q_len - 1) / q_tile + 1) * p->splits;
+    long parts = items < nthreads ? (nthreads + items - 1) / items : 1;
+    for (; parts >= 2; --parts) { /* as many parts as the threads want, fewer if they would be too small */
+      const int part_heads = (int)((sh->kv_heads + parts - 1) / parts);
+      const double keys = (double)a.kv_len * a.batch * part_heads * sh->head_dim;
+      if (part_heads < sh->kv_heads && (keys * 2.0 * sizeof(float) >= HEAD_SPLIT_MIN_BYTES ||
+                                        keys * 4.0 * p->group * a.q_len >= HEAD_SPLIT_MIN_FLOP)) {
+        hpi = part_heads;
+        break;
+      }
+    }
   }
   {
     /* item count and split-KV partial sizes, checked before anything else is allocated */

@@ -203,7 +203,8 @@ int attngen_run_parallel(const attngen_kernel *kernel, const attngen_args *args,
 /* Range API for a caller's own thread pool: a plan lists independent items; run any subset of them on any
  * thread (each thread passes its own thread index < nthreads), then call attngen_plan_finish once
  * (merges split-KV partials through the log-sum-exp). nthreads must be in [1, ATTNGEN_MAX_THREADS]: the plan
- * allocates one scratch buffer per thread. */
+ * allocates one scratch buffer per thread. A short decode step (one item for the whole step) may list more
+ * items for more threads, each with some of the kv heads: the results are the same bits for any nthreads. */
 typedef struct attngen_plan attngen_plan;
 int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, int nthreads, attngen_plan **out);
 size_t attngen_plan_items(const attngen_plan *plan);

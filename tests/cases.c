@@ -1117,6 +1117,7 @@ static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
       mk(v, b, 3, 2, 1030, 1040, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 1); /* split-KV */
       mk(v, b, 1, 4, 1500, 1500, KVL_FULL, LAYOUT_DENSE, RANGE_LARGE, 1);
       mk(v, b, 1, 2, 1030, 1040, KVL_FULL, LAYOUT_DENSE, RANGE_WIDE, 1); /* split-KV */
+      mk(v, b, 1, 8, 600, 610, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1); /* kv heads cut among threads (below) */
     }
     return;
   }
@@ -1162,6 +1163,9 @@ static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
     mk(v, b, 2, 4, 1500, 1500, KVL_VARIED, LAYOUT_HEAD_MAJOR, RANGE_LARGE, 1);
     mk(v, b, 2, 8, 257, 266, KVL_FULL, LAYOUT_DENSE, RANGE_WIDE, 1);
     mk(v, b, 1, 4, 1030, 1040, KVL_NULL, LAYOUT_DENSE, RANGE_WIDE, 1); /* split-KV with large scores */
+    /* one sequence, one KV chunk, 8 queries: with 2-3 threads the runtime cuts the kv heads among items (shapes
+     * with 2+ kv heads and enough work per part: t-gqa4, t-gqa7), which the thread variants must not tell apart */
+    mk(v, b, 1, 8, 600, 610, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 0);
   }
 }
 
