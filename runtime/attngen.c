@@ -867,7 +867,8 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
     long parts = items < nthreads ? (nthreads + items - 1) / items : 1;
     for (; parts >= 2; --parts) { /* as many parts as the threads want, fewer if they would be too small */
       const int part_heads = (int)((sh->kv_heads + parts - 1) / parts);
-      const double keys = (double)a.kv_len * a.batch * part_heads * sh->head_dim;
+      /* one item's K/V floats: its sequence's KV chunk, its heads */
+      const double keys = (double)((a.kv_len + p->splits - 1) / p->splits) * part_heads * sh->head_dim;
       if (part_heads < sh->kv_heads && (keys * 2.0 * sizeof(float) >= HEAD_SPLIT_MIN_BYTES ||
                                         keys * 4.0 * p->group * a.q_len >= HEAD_SPLIT_MIN_FLOP)) {
         hpi = part_heads;
