@@ -865,12 +865,13 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
   if (w->kv_heads_per_item == 0 && nthreads > 1) {
     const long items = (long)a.batch * ((a.q_len - 1) / q_tile + 1) * p->splits;
     long parts = items < nthreads ? (nthreads + items - 1) / items : 1;
+    if (parts > sh->kv_heads) parts = sh->kv_heads; /* a part holds at least one kv head */
     for (; parts >= 2; --parts) { /* as many parts as the threads want, fewer if they would be too small */
       const int part_heads = (int)((sh->kv_heads + parts - 1) / parts);
-      /* one item's K/V floats: its sequence's KV chunk, its heads */
-      const double keys = (double)((a.kv_len + p->splits - 1) / p->splits) * part_heads * sh->head_dim;
-      if (part_heads < sh->kv_heads && (keys * 2.0 * sizeof(float) >= HEAD_SPLIT_MIN_BYTES ||
-                                        keys * 4.0 * p->group * a.q_len >= HEAD_SPLIT_MIN_FLOP)) {
+      /* the floats of one item's K (and of its V): its sequence's KV chunk, its heads */
+      const double floats = (double)((a.kv_len + p->splits - 1) / p->splits) * part_heads * sh->head_dim;
+      if (floats * 2.0 * sizeof(float) >= HEAD_SPLIT_MIN_BYTES ||
+          floats * 4.0 * p->group * a.q_len >= HEAD_SPLIT_MIN_FLOP) {
         hpi = part_heads;
         break;
       }

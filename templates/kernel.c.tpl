@@ -10,7 +10,8 @@
 @ local causal, padded = feature("causal"), feature("kv_lens") -- true/false, or nil when decided at run time
 @ local decode = kern.phase == "decode"
 @ local columns = not decode or plan.columns -- the softmax runs down the columns of a transposed S
-@ local qs_arg = columns and not mk.qs and (decode and ", ms" or ", mp") or "" -- S transposed: its key stride when not a constant (decode: ms)
+@ -- S transposed: its key stride (decode ms, prefill mp), passed when not a constant
+@ local qs_arg = columns and not mk.qs and (decode and ", ms" or ", mp") or ""
 @ local attr = isa.attr and (isa.attr .. " ") or ""
 @ local generic = not kern.D
 @ -- The online softmax over the rows of S: R rows (RV: R rounded up to whole vectors; SS: S's key stride when S is
