@@ -115,7 +115,7 @@ static double visible_pairs(attngen_mask mask, int q_len, int kv_len) {
 
 /* ------------------------------------------------------------------------------------------------ */
 
-typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP, RUN_READ } run_kind;
+typedef enum { RUN_KERNEL, RUN_PARALLEL, RUN_NAIVE, RUN_STEP, RUN_READ, RUN_PEAK } run_kind;
 
 typedef struct {
   run_kind kind;
@@ -125,6 +125,7 @@ typedef struct {
   int threads;
   const attngen_step_args *step; /* RUN_STEP */
   bench_reader *reader;           /* RUN_READ: a streaming read of the case's K and V (machine.h) */
+  bench_peak *peak;               /* RUN_PEAK: the FMA peak loop on `threads` threads (machine.h) */
 } job;
 
 static int job_run(const job *j) {
@@ -134,6 +135,7 @@ static int job_run(const job *j) {
   case RUN_NAIVE: return naive_attention(j->shape, j->args) == 0 ? ATTNGEN_OK : ATTNGEN_ERR_NOMEM;
   case RUN_STEP: return attngen_step(j->kernel, j->step);
   case RUN_READ: bench_reader_pass(j->reader); return ATTNGEN_OK;
+  case RUN_PEAK: bench_peak_pass(j->peak); return ATTNGEN_OK;
   }
   return ATTNGEN_ERR_UNSUPPORTED;
 }
@@ -146,6 +148,9 @@ typedef struct {
   /* decode beyond the last-level cache: the plain read of the case's K/V bytes timed in the same rounds (same
    * thread count): its GB/s, and the median of per-round (read time / this job's time) in %. 0: not measured */
   double read_gbs, pct_bw_read;
+  /* the FMA peak loop timed in the same rounds (same thread count): the median of per-round (this job's GFLOP/s /
+   * the loop's) in %. 0: not measured */
+  double pct_peak_rounds;
 } timing;
 
 #define MAX_SAMPLES 301
@@ -164,7 +169,7 @@ static void measure_set(const job *jobs, int n, double budget, int min_samples, 
     out[j].status = ATTNGEN_OK;
     out[j].sec = 0.0;
     out[j].calls = out[j].samples = 0;
-    out[j].read_gbs = out[j].pct_bw_read = 0.0;
+    out[j].read_gbs = out[j].pct_bw_read = out[j].pct_peak_rounds = 0.0;
     double t0 = bench_now();
     out[j].status = job_run(&jobs[j]);
     tw[j] = bench_now() - t0;
@@ -259,7 +264,9 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
   const int ok = t->status == ATTNGEN_OK;
   const double gflops = ok ? flop / t->sec * 1e-9 : 0.0;
   const double peak = st->m.fma_gflops * threads;
-  const double pct_peak = (ok && peak > 0) ? 100.0 * gflops / peak : 0.0;
+  /* against the peak loop run in the same rounds when measured, else the start-of-run figure */
+  const double pct_peak_start = (ok && peak > 0) ? 100.0 * gflops / peak : 0.0;
+  const double pct_peak = t->pct_peak_rounds > 0 ? t->pct_peak_rounds : pct_peak_start;
   const double gbs = (ok && decode) ? bytes / t->sec * 1e-9 : 0.0;
   const double bw = threads >= 2 ? st->m.bw2_gbs : st->m.bw1_gbs;
   /* against the read of these very bytes in the same rounds when measured, else the start-of-run figure */
@@ -302,6 +309,8 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
     if (decode && ok && t->read_gbs > 0) fprintf(st->csv, "%.3f", t->read_gbs);
     fprintf(st->csv, ",");
     if (decode && ok) fprintf(st->csv, "%.2f", pct_bw_start);
+    fprintf(st->csv, ",");
+    if (ok) fprintf(st->csv, "%.2f", pct_peak_start);
     fprintf(st->csv, "\n");
     fflush(st->csv);
   }
@@ -335,7 +344,7 @@ static void run_case(bench_state *st, const bcase *c0) {
   const attngen_shape *sh = &c->shape;
   const int H = sh->heads, KVH = sh->kv_heads, D = sh->head_dim;
   const size_t nq = (size_t)c->batch * c->q_len * H * D, nkv = (size_t)c->batch * c->kv_len * KVH * D;
-  const timing none = {ATTNGEN_OK, 0, 0, 0, 0, 0};
+  const timing none = {ATTNGEN_OK, 0, 0, 0, 0, 0, 0};
 
   attngen_kernel ksel, kgen;
   int rc = attngen_select(c->table, sh, &ksel);
@@ -393,11 +402,11 @@ static void run_case(bench_state *st, const bcase *c0) {
   ag.o = og;
   a2.o = o2;
   const int gen_separate = rcg == ATTNGEN_OK && !sel_generic;
-  job jobs[5];
-  int nj = 0, i1, ig = -1, i2, ir1 = -1, ir2 = -1;
-  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL, NULL};
-  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL, NULL};
-  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL, NULL};
+  job jobs[7];
+  int nj = 0, i1, ig = -1, i2, ir1 = -1, ir2 = -1, ip1 = -1, ip2 = -1;
+  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL, NULL, NULL};
+  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL, NULL, NULL};
+  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL, NULL, NULL};
   /* decode beyond the last-level cache is bounded by the memory: the same K/V bytes read plainly, 1 and 2
    * threads, in the same rounds (in the cache, a read of a few MiB is dominated by waking the reader threads, and
    * %bw stays against the start-of-run figure) */
@@ -406,14 +415,29 @@ static void run_case(bench_state *st, const bcase *c0) {
   if (sh->phase == ATTNGEN_PHASE_DECODE && st->m.have_avx2_fma && kv_bytes > st->llc) {
     rd1 = bench_reader_new(k, v, nkv, 1);
     rd2 = bench_reader_new(k, v, nkv, 2);
-    if (rd1) jobs[ir1 = nj++] = (job){RUN_READ, NULL, sh, NULL, 1, NULL, rd1};
-    if (rd2) jobs[ir2 = nj++] = (job){RUN_READ, NULL, sh, NULL, 2, NULL, rd2};
+    if (rd1) jobs[ir1 = nj++] = (job){RUN_READ, NULL, sh, NULL, 1, NULL, rd1, NULL};
+    if (rd2) jobs[ir2 = nj++] = (job){RUN_READ, NULL, sh, NULL, 2, NULL, rd2, NULL};
   }
-  static double samples[5][MAX_SAMPLES];
-  timing tt[5];
+  /* and the FMA peak loop, 1 and 2 threads, ~1 ms a pass: %peak against what the cores gave in these rounds (a
+   * neighbour that takes a core for a while slows the loop and the kernels alike; the start-of-run figure stays
+   * in the CSV) */
+  bench_peak *pk1 = bench_peak_new(&st->m, 1e-3, 1), *pk2 = bench_peak_new(&st->m, 1e-3, 2);
+  if (pk1) jobs[ip1 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 1, NULL, NULL, pk1};
+  if (pk2) jobs[ip2 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 2, NULL, NULL, pk2};
+  static double samples[7][MAX_SAMPLES];
+  timing tt[7];
   measure_set(jobs, nj, st->budget, st->min_rounds, tt, samples);
   bench_reader_free(rd1);
   bench_reader_free(rd2);
+  const double case_flop = 4.0 * D * H * c->batch * visible_pairs(sh->mask, c->q_len, c->kv_len);
+  for (int x = 0; x < 3; x++) {
+    const int j = (int[]){i1, ig, i2}[x], p = (int[]){ip1, ip1, ip2}[x];
+    if (j < 0 || p < 0 || tt[j].status != ATTNGEN_OK) continue;
+    const bench_peak *pk = p == ip1 ? pk1 : pk2;
+    tt[j].pct_peak_rounds = 100.0 * case_flop / bench_peak_flop(pk) * paired_ratio(samples[p], samples[j], tt[j].samples);
+  }
+  bench_peak_free(pk1);
+  bench_peak_free(pk2);
   /* each kernel job against the read with its thread count */
   const int kernel_jobs[] = {i1, ig, i2}, read_of[] = {ir1, ir1, ir2};
   for (int x = 0; x < 3; x++) {
@@ -431,7 +455,7 @@ static void run_case(bench_state *st, const bcase *c0) {
     tg = t1; /* select ran the generic kernel itself */
 
   /* naive, small sizes only, timed on its own (it is only there for the plots) */
-  const double flop = 4.0 * D * H * c->batch * visible_pairs(sh->mask, c->q_len, c->kv_len);
+  const double flop = case_flop;
   timing tn = none;
   float *on = NULL;
   const int do_naive = flop <= st->naive_max_flop;
@@ -439,7 +463,7 @@ static void run_case(bench_state *st, const bcase *c0) {
     attngen_args an = a;
     on = alloc_floats(nq);
     an.o = on;
-    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL, NULL};
+    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL, NULL, NULL};
     static double nsamples[1][MAX_SAMPLES];
     measure_set(&jn, 1, st->budget, 1, &tn, nsamples);
   }
@@ -581,11 +605,11 @@ static void run_rope(bench_state *st, const char *outdir) {
       s.kv.batch = 1, s.kv.n_new = 1, s.kv.kv_capacity = KV, s.kv.cache_len = &len;
       s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
       s.q = q, s.o = o2;
-      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL};
+      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL};
       rope_pair(st, "decode h32/kv8/d128 kv=4096: attention alone vs fused step", &plain, &step, 1.05, csv);
       attngen_args ar = a;
       ar.o = o2;
-      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL};
+      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL};
       rope_pair(st, "decode h32/kv8/d128 kv=4096: attention alone vs with q rotated", &plain, &rot, 0, csv);
       free(q), free(kc), free(vc), free(kn), free(vn), free(o1), free(o2);
     }
@@ -612,7 +636,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     a.batch = 1, a.q_len = S, a.kv_len = S, a.q = q, a.k = kc, a.v = vc, a.o = o1;
     attngen_args ar = a;
     ar.o = o2;
-    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL};
+    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL};
     char label[120];
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: without vs with RoPE", S);
     rope_pair(st, label, &plain, &rot, 1.03, csv);
@@ -622,7 +646,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     s.kv.batch = 1, s.kv.n_new = S, s.kv.kv_capacity = S, s.kv.cache_len = &zero;
     s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
     s.q = q, s.o = o2;
-    job step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL};
+    job step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL};
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: attention alone vs step", S);
     rope_pair(st, label, &plain, &step, 0, csv);
     free(q), free(kc), free(vc), free(kn), free(vn), free(o1), free(o2);
@@ -787,7 +811,7 @@ int main(int argc, char **argv) {
   }
   fprintf(st.csv, "case,model,phase,mask,heads,kv_heads,head_dim,q_len,kv_len,batch,variant,kernel,specialized,isa,"
                   "threads,calls,status,median_ms,gflops,pct_peak,gbs,pct_bw,spec_over_generic,speedup_2t_over_1t,"
-                  "max_abs_err,err_vs,note,read_gbs_same_rounds,pct_bw_vs_start_of_run\n");
+                  "max_abs_err,err_vs,note,read_gbs_same_rounds,pct_bw_vs_start_of_run,pct_peak_vs_start_of_run\n");
 
   /* ---- cases ---- */
   bcase cases[64];
@@ -857,7 +881,9 @@ int main(int argc, char **argv) {
 
   printf("spec/gen = generic time / selected time (1 thread); 2T/1T = 1-thread time / 2-thread time (both the\n"
          "median of per-round ratios, the variants being timed in interleaved rounds);\n"
-         "%%peak is against threads x the 1-core FMA peak; %%bw against the measured read bandwidth for that\n"
+         "%%peak is against the FMA peak loop on as many threads, timed in the same interleaved rounds (median of\n"
+         "per-round ratios; the start-of-run figure, threads x the 1-core peak, is in the CSV); %%bw against the\n"
+         "measured read bandwidth for that\n"
          "thread count; maxerr = max |out - reference| (select row: vs naive if run, else vs generic;\n"
          "2-thread row: vs 1 thread, expected 0).\n\n");
   print_header();

@@ -106,47 +106,6 @@ __attribute__((target("avx2,fma"), noinline)) static float read_streams(const fl
   return sum_lanes(s);
 }
 
-typedef struct {
-  pthread_barrier_t *start, *stop;
-  long iters;
-  int rounds;
-} fma_worker;
-
-static void *fma_thread(void *arg) {
-  fma_worker *w = (fma_worker *)arg;
-  float acc = 0.0f;
-  for (int r = 0; r < w->rounds; r++) {
-    pthread_barrier_wait(w->start);
-    acc += fma_loop(w->iters);
-    pthread_barrier_wait(w->stop);
-  }
-  g_sink = acc;
-  return NULL;
-}
-
-/* Median wall time of rounds in which 2 threads each run fma_loop(iters). */
-static double fma_time_2threads(long iters, int rounds) {
-  pthread_barrier_t start, stop;
-  pthread_t tid[2];
-  fma_worker w = {&start, &stop, iters, rounds};
-  double t[64];
-  if (rounds > 64) rounds = 64;
-  w.rounds = rounds;
-  pthread_barrier_init(&start, NULL, 3);
-  pthread_barrier_init(&stop, NULL, 3);
-  for (int i = 0; i < 2; i++) pthread_create(&tid[i], NULL, fma_thread, &w);
-  for (int r = 0; r < rounds; r++) {
-    pthread_barrier_wait(&start);
-    double t0 = bench_now();
-    pthread_barrier_wait(&stop);
-    t[r] = bench_now() - t0;
-  }
-  for (int i = 0; i < 2; i++) pthread_join(tid[i], NULL);
-  pthread_barrier_destroy(&start);
-  pthread_barrier_destroy(&stop);
-  return bench_median(t, rounds);
-}
-
 static int have_avx2_fma(void) {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -182,12 +141,68 @@ static float read_any(const float *p, size_t n) {
   return acc;
 }
 
-struct bench_reader {
-  const float *a, *b;
-  size_t n;
+/* A team of parked threads for work timed in the interleaved rounds (the reader, the peak loop): each pass runs
+ * run(share[k]) on member k, member 0 being the caller; the others wait on a barrier between passes (woken in
+ * microseconds). */
+typedef struct team team;
+typedef struct {
+  team *t;
+  int k;
+} team_member;
+struct team {
   int nthreads, quit;
   pthread_barrier_t start, stop;
   pthread_t tid[8];
+  team_member member[8];
+  void (*run)(void *share);
+  void *share[8];
+};
+
+static void *team_thread(void *arg) {
+  const team_member *m = (const team_member *)arg;
+  for (;;) {
+    pthread_barrier_wait(&m->t->start);
+    if (m->t->quit) return NULL;
+    m->t->run(m->t->share[m->k]);
+    pthread_barrier_wait(&m->t->stop);
+  }
+}
+
+/* Starts the members 1..nthreads-1 (run and share[] set by the caller first); exits the program if one cannot
+ * start: the barriers are sized for all of them, so there is no partial team. */
+static void team_start(team *t, int nthreads) {
+  t->nthreads = nthreads;
+  if (nthreads < 2) return;
+  pthread_barrier_init(&t->start, NULL, (unsigned)nthreads);
+  pthread_barrier_init(&t->stop, NULL, (unsigned)nthreads);
+  for (int i = 1; i < nthreads; i++) {
+    t->member[i] = (team_member){t, i};
+    if (pthread_create(&t->tid[i], NULL, team_thread, &t->member[i]) != 0) {
+      fprintf(stderr, "bench: cannot start a helper thread\n");
+      exit(2);
+    }
+  }
+}
+
+static void team_pass(team *t) {
+  if (t->nthreads > 1) pthread_barrier_wait(&t->start);
+  t->run(t->share[0]);
+  if (t->nthreads > 1) pthread_barrier_wait(&t->stop);
+}
+
+static void team_stop(team *t) {
+  if (t->nthreads < 2) return;
+  t->quit = 1;
+  pthread_barrier_wait(&t->start);
+  for (int i = 1; i < t->nthreads; i++) pthread_join(t->tid[i], NULL);
+  pthread_barrier_destroy(&t->start);
+  pthread_barrier_destroy(&t->stop);
+}
+
+struct bench_reader {
+  const float *a, *b;
+  size_t n;
+  team team;
   struct reader_share {
     struct bench_reader *r;
     size_t lo, hi;
@@ -198,7 +213,8 @@ struct bench_reader {
 /* One share: [lo, hi) of a (and of b), as READ_STREAMS equal streams read in turn where the CPU has AVX2 (4 in a and
  * 4 in b, or 8 in a), the rest plainly. */
 #define READ_STREAMS 8
-static void reader_share_pass(struct reader_share *s) {
+static void reader_share_pass(void *arg) {
+  struct reader_share *s = (struct reader_share *)arg;
   const float *bufs[2] = {s->r->a + s->lo, s->r->b ? s->r->b + s->lo : NULL};
   const size_t len = s->hi - s->lo;
   const int nb = bufs[1] ? 2 : 1, per_buf = READ_STREAMS / nb;
@@ -216,16 +232,6 @@ static void reader_share_pass(struct reader_share *s) {
     s->sum += read_any(bufs[b] + (size_t)per_buf * part, len - (size_t)per_buf * part);
 }
 
-static void *reader_thread(void *arg) {
-  struct reader_share *s = (struct reader_share *)arg;
-  for (;;) {
-    pthread_barrier_wait(&s->r->start);
-    if (s->r->quit) return NULL;
-    reader_share_pass(s);
-    pthread_barrier_wait(&s->r->stop);
-  }
-}
-
 bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nthreads) {
   bench_reader *r = (bench_reader *)calloc(1, sizeof *r);
   if (!r) return NULL;
@@ -234,46 +240,89 @@ bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nth
   r->a = a;
   r->b = b;
   r->n = n;
-  r->nthreads = nthreads;
   /* shares of whole 64-float blocks (aligned buffers stay aligned per share); the last takes the rest */
   const size_t per = (n / (size_t)nthreads) & ~(size_t)63;
   for (int i = 0; i < nthreads; i++) {
     r->share[i].r = r;
     r->share[i].lo = (size_t)i * per;
     r->share[i].hi = i == nthreads - 1 ? n : (size_t)(i + 1) * per;
+    r->team.share[i] = &r->share[i];
   }
-  if (nthreads > 1) {
-    pthread_barrier_init(&r->start, NULL, (unsigned)nthreads);
-    pthread_barrier_init(&r->stop, NULL, (unsigned)nthreads);
-    for (int i = 1; i < nthreads; i++) /* share 0 is read by the caller */
-      if (pthread_create(&r->tid[i], NULL, reader_thread, &r->share[i]) != 0) {
-        /* the parked threads wait on barriers sized for all of them: no partial reader */
-        fprintf(stderr, "bench: cannot start a reader thread\n");
-        exit(2);
-      }
-  }
+  r->team.run = reader_share_pass;
+  team_start(&r->team, nthreads);
   return r;
 }
 
-void bench_reader_pass(bench_reader *r) {
-  if (r->nthreads > 1) pthread_barrier_wait(&r->start);
-  reader_share_pass(&r->share[0]);
-  if (r->nthreads > 1) pthread_barrier_wait(&r->stop);
-}
+void bench_reader_pass(bench_reader *r) { team_pass(&r->team); }
 
 void bench_reader_free(bench_reader *r) {
   if (!r) return;
   float acc = 0.0f;
-  if (r->nthreads > 1) {
-    r->quit = 1;
-    pthread_barrier_wait(&r->start);
-    for (int i = 1; i < r->nthreads; i++) pthread_join(r->tid[i], NULL);
-    pthread_barrier_destroy(&r->start);
-    pthread_barrier_destroy(&r->stop);
-  }
-  for (int i = 0; i < r->nthreads; i++) acc += r->share[i].sum;
+  team_stop(&r->team);
+  for (int i = 0; i < r->team.nthreads; i++) acc += r->share[i].sum;
   g_sink = acc;
   free(r);
+}
+
+/* ---- the interleaved peak (machine.h) ---- */
+
+struct bench_peak {
+  long iters;
+  team team;
+  struct peak_share {
+    long iters;
+    float sum;
+  } share[8];
+};
+
+static void peak_share_pass(void *arg) {
+  struct peak_share *s = (struct peak_share *)arg;
+#if BENCH_X86
+  s->sum += fma_loop(s->iters);
+#else
+  (void)s;
+#endif
+}
+
+bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads) {
+#if BENCH_X86
+  if (!m->have_avx2_fma || m->fma_gflops <= 0) return NULL;
+  bench_peak *p = (bench_peak *)calloc(1, sizeof *p);
+  if (!p) return NULL;
+  if (nthreads < 1) nthreads = 1;
+  if (nthreads > 8) nthreads = 8;
+  p->iters = (long)(seconds * m->fma_gflops * 1e9 / (FMA_ACCS * 16.0)) + 1;
+  for (int i = 0; i < nthreads; i++) {
+    p->share[i].iters = p->iters;
+    p->team.share[i] = &p->share[i];
+  }
+  p->team.run = peak_share_pass;
+  team_start(&p->team, nthreads);
+  return p;
+#else
+  (void)m, (void)seconds, (void)nthreads;
+  return NULL;
+#endif
+}
+
+void bench_peak_pass(bench_peak *p) { team_pass(&p->team); }
+
+double bench_peak_flop(const bench_peak *p) {
+#if BENCH_X86
+  return (double)p->iters * FMA_ACCS * 16.0 * p->team.nthreads;
+#else
+  (void)p;
+  return 0.0;
+#endif
+}
+
+void bench_peak_free(bench_peak *p) {
+  if (!p) return;
+  float acc = 0.0f;
+  team_stop(&p->team);
+  for (int i = 0; i < p->team.nthreads; i++) acc += p->share[i].sum;
+  g_sink = acc;
+  free(p);
 }
 
 #if BENCH_X86
@@ -328,7 +377,16 @@ int bench_machine_measure(bench_machine *m, int quick) {
   double tf = bench_median(t, reps);
   m->fma_gflops = (double)iters * FMA_ACCS * 16.0 / tf * 1e-9;
   m->fma_ghz_est = m->fma_gflops / 32.0;
-  m->fma2_gflops = 2.0 * (double)iters * FMA_ACCS * 16.0 / fma_time_2threads(iters, reps) * 1e-9;
+  /* the same loop on 2 threads at once: median wall time of the passes */
+  bench_peak *p2 = bench_peak_new(m, tf, 2);
+  if (!p2) return -1;
+  for (int r = 0; r < reps; r++) {
+    double t0 = bench_now();
+    bench_peak_pass(p2);
+    t[r] = bench_now() - t0;
+  }
+  m->fma2_gflops = bench_peak_flop(p2) / bench_median(t, reps) * 1e-9;
+  bench_peak_free(p2);
 
   /* (b) read bandwidth, 256 MiB (BENCH_BW_MIB overrides) */
   size_t mib = 256;

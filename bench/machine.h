@@ -32,6 +32,14 @@ typedef struct bench_reader bench_reader;
 bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nthreads); /* NULL: no memory */
 void bench_reader_pass(bench_reader *r);
 void bench_reader_free(bench_reader *r);
+/* The FMA peak loop of (a), about `seconds` per pass on each of nthreads threads at once (threads parked between
+ * passes like the reader's), for a peak measured in the same interleaved rounds as a kernel: a neighbour that
+ * takes this host's cores for a while slows both alike. NULL: no AVX2+FMA, or no memory. */
+typedef struct bench_peak bench_peak;
+bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads);
+void bench_peak_pass(bench_peak *p);
+double bench_peak_flop(const bench_peak *p); /* flop of one pass, all threads */
+void bench_peak_free(bench_peak *p);
 /* Human-readable summary to stdout. */
 void bench_machine_print(const bench_machine *m);
 
