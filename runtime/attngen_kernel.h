@@ -28,6 +28,16 @@
 static inline size_t attngen_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static inline float attngen_maxf_(float a, float b) { return a > b ? a : b; }
 
+/* The keys of a masked tile that any of rows [r0, r0 + nr) sees: the largest of their visible-key counts lim[r] (a
+ * float per row, as the softmax's mask reads them). A prefill kernel skips the Q·Kᵀ and P·V work of a row block
+ * past it: the softmax masks those scores to -inf whatever S holds there, so their P is exactly 0. */
+static inline int attngen_keys_seen(const float *lim, int r0, int nr)
+{
+  float most = 0.0f;
+  for (int r = r0; r < r0 + nr; ++r) most = lim[r] > most ? lim[r] : most;
+  return (int)most;
+}
+
 /* RoPE, the one rotation code: y[c * ys] = mul * (x rotated)[c] for c < d, x one head's row of d floats.
  * cs holds the token's cos and sin in float: cos of pair p at cs[p], sin at cs[rotary_dim / 2 + p] (the runtime
  * computes them from a float64 angle, pos * inv_freq[p]). Pair p is (p, p + rotary_dim / 2) for the half style,

@@ -340,12 +340,21 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 
       /* S = Q·Kᵀ: blocks of $(I(RQK)) rows (their Qᵀ slice stays in L1) x $(I(plan.kb)) keys; a short last block
        * repeats its last key (masked below). */
+@   if causal ~= false then
+      for (int r0 = 0; r0 < rows_qk; r0 += $(I(RQK))) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, $(I(RQK))) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += $(I(plan.kb))) {
+@   else
       for (int r0 = 0; r0 < rows_qk; r0 += $(I(RQK)))
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
+@   end
           const float *krow[$(I(plan.kb))];
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           $(mk.qk_name)(qt + r0$(qs_arg), krow, st + j0 * mp + r0$(kern.D and "" or ", d"));
         }
+@   if causal ~= false then
+      }
+@   end
 
 @   softmax("rows_pv", "rows_qk", "mp")
       /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
@@ -366,15 +375,17 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 
       /* O = alpha·O + P·V, one panel of $(I(PW)) columns at a time: the panel's V rows stay in L1 while every row
        * block passes over them */
+@   -- keys a P·V row block reads: in a masked tile, none past its rows' limits (their P is exactly 0)
+@   local pv_n = causal ~= false and ("masked ? attngen_keys_seen(lim, r0, " .. I(PR) .. ") : n") or "n"
       for (int c0 = 0; c0 + $(I(PW)) <= $(D); c0 += $(I(PW)))
         for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-          $(mk.pv_panel.name)(st + r0$(qs_arg), alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          $(mk.pv_panel.name)(st + r0$(qs_arg), alpha + r0, $(pv_n), vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
 @   if mk.pv_tail then
 @     local rest = mk.pv_tail.D and "" or (", " .. D .. " - c0")
       $(mk.pv_tail.D and "{" or string.format("if (%s %% %s != 0) {", D, I(PW))) /* the last columns */
         const int c0 = $(D) - $(D) % $(I(PW));
         for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-          $(mk.pv_tail.name)(st + r0$(qs_arg), alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp$(rest));
+          $(mk.pv_tail.name)(st + r0$(qs_arg), alpha + r0, $(pv_n), vtile + c0, vtile_stride, ot + r0 * dp + c0, dp$(rest));
       }
 @   end
     }

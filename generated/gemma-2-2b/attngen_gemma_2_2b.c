@@ -749,12 +749,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
 
       /* S = Q·Kᵀ: blocks of 24 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 24)
-        for (int j0 = 0; j0 < n; j0 += 4) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 24) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 24) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d256_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -802,7 +804,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_prefill__avx2(const attn
        * block passes over them */
       for (int c0 = 0; c0 + 16 <= 256; c0 += 16)
         for (int r0 = 0; r0 < rows_pv; r0 += 6)
-          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 6) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -929,12 +931,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
 
       /* S = Q·Kᵀ: blocks of 24 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 24)
-        for (int j0 = 0; j0 < n; j0 += 4) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 24) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 24) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d256_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -982,7 +986,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
        * block passes over them */
       for (int c0 = 0; c0 + 16 <= 256; c0 += 16)
         for (int r0 = 0; r0 < rows_pv; r0 += 6)
-          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 6) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -2298,12 +2302,14 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
 
       /* S = Q·Kᵀ: blocks of 16 rows (their Qᵀ slice stays in L1) x 5 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 16)
-        for (int j0 = 0; j0 < n; j0 += 5) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 16) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 16) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 5) {
           const float *krow[5];
           for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d256_16x5_s96__neon(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -2351,7 +2357,7 @@ static void attn_h8_kv4_d256_causal_prefill__neon(const attngen_kernel *kernel, 
        * block passes over them */
       for (int c0 = 0; c0 + 8 <= 256; c0 += 8)
         for (int r0 = 0; r0 < rows_pv; r0 += 8)
-          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -2478,12 +2484,14 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
 
       /* S = Q·Kᵀ: blocks of 16 rows (their Qᵀ slice stays in L1) x 5 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 16)
-        for (int j0 = 0; j0 < n; j0 += 5) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 16) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 16) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 5) {
           const float *krow[5];
           for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d256_16x5_s96__neon(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -2531,7 +2539,7 @@ static void attn_h8_kv4_d256_causal_padding_prefill__neon(const attngen_kernel *
        * block passes over them */
       for (int c0 = 0; c0 + 8 <= 256; c0 += 8)
         for (int r0 = 0; r0 < rows_pv; r0 += 8)
-          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -3087,12 +3095,14 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
 
       /* S = Q·Kᵀ: blocks of 4 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        for (int j0 = 0; j0 < n; j0 += 4) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 4) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d256_4x4_s64__scalar(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
@@ -3140,7 +3150,7 @@ static void attn_h8_kv4_d256_causal_prefill__scalar(const attngen_kernel *kernel
        * block passes over them */
       for (int c0 = 0; c0 + 4 <= 256; c0 += 4)
         for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 4) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -3238,12 +3248,14 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
 
       /* S = Q·Kᵀ: blocks of 4 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        for (int j0 = 0; j0 < n; j0 += 4) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 4) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d256_4x4_s64__scalar(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
@@ -3291,7 +3303,7 @@ static void attn_h8_kv4_d256_causal_padding_prefill__scalar(const attngen_kernel
        * block passes over them */
       for (int c0 = 0; c0 + 4 <= 256; c0 += 4)
         for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 4) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 

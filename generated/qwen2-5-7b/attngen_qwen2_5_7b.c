@@ -677,12 +677,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_prefill__avx2(const att
 
       /* S = Q·Kᵀ: blocks of 24 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 24)
-        for (int j0 = 0; j0 < n; j0 += 4) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 24) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 24) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d128_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -730,7 +732,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_prefill__avx2(const att
        * block passes over them */
       for (int c0 = 0; c0 + 16 <= 128; c0 += 16)
         for (int r0 = 0; r0 < rows_pv; r0 += 6)
-          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 6) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -857,12 +859,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_prefill__avx2(c
 
       /* S = Q·Kᵀ: blocks of 24 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 24)
-        for (int j0 = 0; j0 < n; j0 += 4) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 24) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 24) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d128_24x4_s96__avx2(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -910,7 +914,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_prefill__avx2(c
        * block passes over them */
       for (int c0 = 0; c0 + 16 <= 128; c0 += 16)
         for (int r0 = 0; r0 < rows_pv; r0 += 6)
-          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_6x16_s96__avx2(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 6) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -1858,12 +1862,14 @@ static void attn_h28_kv4_d128_causal_prefill__neon(const attngen_kernel *kernel,
 
       /* S = Q·Kᵀ: blocks of 16 rows (their Qᵀ slice stays in L1) x 5 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 16)
-        for (int j0 = 0; j0 < n; j0 += 5) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 16) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 16) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 5) {
           const float *krow[5];
           for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d128_16x5_s96__neon(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -1911,7 +1917,7 @@ static void attn_h28_kv4_d128_causal_prefill__neon(const attngen_kernel *kernel,
        * block passes over them */
       for (int c0 = 0; c0 + 8 <= 128; c0 += 8)
         for (int r0 = 0; r0 < rows_pv; r0 += 8)
-          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -2038,12 +2044,14 @@ static void attn_h28_kv4_d128_causal_padding_prefill__neon(const attngen_kernel 
 
       /* S = Q·Kᵀ: blocks of 16 rows (their Qᵀ slice stays in L1) x 5 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 16)
-        for (int j0 = 0; j0 < n; j0 += 5) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 16) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 16) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 5) {
           const float *krow[5];
           for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d128_16x5_s96__neon(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -2091,7 +2099,7 @@ static void attn_h28_kv4_d128_causal_padding_prefill__neon(const attngen_kernel 
        * block passes over them */
       for (int c0 = 0; c0 + 8 <= 128; c0 += 8)
         for (int r0 = 0; r0 < rows_pv; r0 += 8)
-          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_8x8_s96__neon(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -2688,12 +2696,14 @@ static void attn_h28_kv4_d128_causal_prefill__scalar(const attngen_kernel *kerne
 
       /* S = Q·Kᵀ: blocks of 4 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        for (int j0 = 0; j0 < n; j0 += 4) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 4) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d128_4x4_s64__scalar(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
@@ -2741,7 +2751,7 @@ static void attn_h28_kv4_d128_causal_prefill__scalar(const attngen_kernel *kerne
        * block passes over them */
       for (int c0 = 0; c0 + 4 <= 128; c0 += 4)
         for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 4) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -2839,12 +2849,14 @@ static void attn_h28_kv4_d128_causal_padding_prefill__scalar(const attngen_kerne
 
       /* S = Q·Kᵀ: blocks of 4 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        for (int j0 = 0; j0 < n; j0 += 4) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 4) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_d128_4x4_s64__scalar(qt + r0, krow, st + j0 * mp + r0);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
@@ -2892,7 +2904,7 @@ static void attn_h28_kv4_d128_causal_padding_prefill__scalar(const attngen_kerne
        * block passes over them */
       for (int c0 = 0; c0 + 4 <= 128; c0 += 4)
         for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_4x4_s64__scalar(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 4) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 

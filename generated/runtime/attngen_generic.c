@@ -480,12 +480,14 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
 
       /* S = Q·Kᵀ: blocks of 24 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 24)
-        for (int j0 = 0; j0 < n; j0 += 4) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 24) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 24) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_dany_24x4__avx2(qt + r0, mp, krow, st + j0 * mp + r0, d);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 8) {
@@ -533,11 +535,11 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
        * block passes over them */
       for (int c0 = 0; c0 + 16 <= d; c0 += 16)
         for (int r0 = 0; r0 < rows_pv; r0 += 6)
-          attngen_pv_panel_6x16__avx2(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_6x16__avx2(st + r0, mp, alpha + r0, masked ? attngen_keys_seen(lim, r0, 6) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
       if (d % 16 != 0) { /* the last columns */
         const int c0 = d - d % 16;
         for (int r0 = 0; r0 < rows_pv; r0 += 6)
-          attngen_pv_tail_dany_6x16__avx2(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp, d - c0);
+          attngen_pv_tail_dany_6x16__avx2(st + r0, mp, alpha + r0, masked ? attngen_keys_seen(lim, r0, 6) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp, d - c0);
       }
     }
   }
@@ -1205,12 +1207,14 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
 
       /* S = Q·Kᵀ: blocks of 16 rows (their Qᵀ slice stays in L1) x 5 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 16)
-        for (int j0 = 0; j0 < n; j0 += 5) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 16) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 16) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 5) {
           const float *krow[5];
           for (int j = 0; j < 5; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_dany_16x5__neon(qt + r0, mp, krow, st + j0 * mp + r0, d);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 4) {
@@ -1258,11 +1262,11 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
        * block passes over them */
       for (int c0 = 0; c0 + 8 <= d; c0 += 8)
         for (int r0 = 0; r0 < rows_pv; r0 += 8)
-          attngen_pv_panel_8x8__neon(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_8x8__neon(st + r0, mp, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
       if (d % 8 != 0) { /* the last columns */
         const int c0 = d - d % 8;
         for (int r0 = 0; r0 < rows_pv; r0 += 8)
-          attngen_pv_tail_dany_8x8__neon(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp, d - c0);
+          attngen_pv_tail_dany_8x8__neon(st + r0, mp, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp, d - c0);
       }
     }
   }
@@ -1791,12 +1795,14 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
 
       /* S = Q·Kᵀ: blocks of 4 rows (their Qᵀ slice stays in L1) x 4 keys; a short last block
        * repeats its last key (masked below). */
-      for (int r0 = 0; r0 < rows_qk; r0 += 4)
-        for (int j0 = 0; j0 < n; j0 += 4) {
+      for (int r0 = 0; r0 < rows_qk; r0 += 4) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 4) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 4) {
           const float *krow[4];
           for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           attngen_qk_dany_4x4__scalar(qt + r0, mp, krow, st + j0 * mp + r0, d);
         }
+      }
 
       /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
       for (int r0 = 0; r0 < rows_qk; r0 += 1) {
@@ -1844,11 +1850,11 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
        * block passes over them */
       for (int c0 = 0; c0 + 4 <= d; c0 += 4)
         for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_pv_panel_4x4__scalar(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_4x4__scalar(st + r0, mp, alpha + r0, masked ? attngen_keys_seen(lim, r0, 4) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
       if (d % 4 != 0) { /* the last columns */
         const int c0 = d - d % 4;
         for (int r0 = 0; r0 < rows_pv; r0 += 4)
-          attngen_pv_tail_dany_4x4__scalar(st + r0, mp, alpha + r0, n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp, d - c0);
+          attngen_pv_tail_dany_4x4__scalar(st + r0, mp, alpha + r0, masked ? attngen_keys_seen(lim, r0, 4) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp, d - c0);
       }
     }
   }
