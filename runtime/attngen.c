@@ -662,6 +662,21 @@ static pthread_mutex_t cache_m = PTHREAD_MUTEX_INITIALIZER;
 #define CACHE_UNLOCK() ((void)0)
 #endif
 
+#ifdef ATTNGEN_POISON_SCRATCH
+/* Test builds (tests/tests.mk): every scratch buffer a plan takes is filled with quiet NaNs, so a kernel that lets a
+ * number it did not write this call (a skipped block of S, padding lanes) reach an output shows as NaN there. */
+static void *poisoned(void *p, size_t bytes)
+{
+  static const uint32_t nan_bits = 0x7FC0DEADu;
+  size_t i;
+  if (p)
+    for (i = 0; i + 4 <= bytes; i += 4) memcpy((unsigned char *)p + i, &nan_bits, 4);
+  return p;
+}
+#else
+#define poisoned(p, bytes) (p)
+#endif
+
 /* 64-byte aligned scratch of at least `bytes`: the smallest cached buffer that is large enough, else a new one.
  * *raw and *cap are what scratch_put takes back. */
 static void *scratch_get(size_t bytes, void **raw, size_t *cap)
@@ -677,11 +692,11 @@ static void *scratch_get(size_t bytes, void **raw, size_t *cap)
     cached_raw[best] = cached_raw[n_cached];
     cached_cap[best] = cached_cap[n_cached];
     CACHE_UNLOCK();
-    return align64(*raw);
+    return poisoned(align64(*raw), bytes);
   }
   CACHE_UNLOCK();
   *cap = bytes;
-  return aligned64(bytes, raw);
+  return poisoned(aligned64(bytes, raw), bytes);
 }
 
 /* Keeps a scratch buffer for a later plan, or frees it (a full cache keeps its largest buffers). */

@@ -77,7 +77,13 @@ TEST_OPT_clang = $(TEST_WARN)
 TEST_OPT_a64   = $(TEST_WARN)
 TEST_SAN_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 TEST_OPT_san   = -O1 -g -Wall $(TEST_SAN_FLAGS)
-TEST_XFLAGS_a64 :=
+# every build of the runtime for tests fills each scratch buffer a plan takes with quiet NaNs (runtime/attngen.c,
+# ATTNGEN_POISON_SCRATCH): a kernel that lets a number it did not write reach an output fails its checks
+TEST_POISON := -DATTNGEN_POISON_SCRATCH
+TEST_XFLAGS_gcc := $(TEST_POISON)
+TEST_XFLAGS_clang := $(TEST_POISON)
+TEST_XFLAGS_a64 := $(TEST_POISON)
+TEST_XFLAGS_san := $(TEST_POISON)
 TEST_LDFLAGS_a64 := -static
 
 $(foreach tc,gcc clang a64 san,$(foreach s,$(TEST_LIB_SRC) $(TEST_COMMON) tests/run_cases.c,$(eval $(call test_obj_rule,$(tc),$(s)))))
@@ -133,7 +139,7 @@ FUZZ_SRC     := $(RUNTIME_SRC) $(FUZZ_GEN_C) tests/reference.c tests/fuzz_args.c
 TEST_FUZZ_FLAGS ?= -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_CC_fuzz     = $(TEST_GCC)
 TEST_OPT_fuzz    = -O1 -g -Wall -Wextra $(TEST_FUZZ_FLAGS)
-TEST_XFLAGS_fuzz = -D'FUZZ_TABLES(X)=$(foreach m,$(FUZZ_MODELS),X($(call test_cname,$(m))))'
+TEST_XFLAGS_fuzz = $(TEST_POISON) -D'FUZZ_TABLES(X)=$(foreach m,$(FUZZ_MODELS),X($(call test_cname,$(m))))'
 $(foreach s,$(FUZZ_SRC),$(eval $(call test_obj_rule,fuzz,$(s))))
 $(BUILD)/tests/fuzz/fuzz_args: $(addprefix $(BUILD)/tests/fuzz/,$(notdir $(FUZZ_SRC:.c=.o)))
 	$(TEST_GCC) $(TEST_FUZZ_FLAGS) -o $@ $^ -lm -lpthread
