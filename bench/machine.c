@@ -292,6 +292,7 @@ void bench_reader_free(bench_reader *r) {
 
 struct bench_peak {
   long iters;
+  double gflops; /* the 1-core rate iters are sized by */
   team team;
   struct peak_share {
     long iters;
@@ -315,17 +316,24 @@ bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads)
   if (!p) return NULL;
   if (nthreads < 1) nthreads = 1;
   if (nthreads > 8) nthreads = 8;
-  p->iters = (long)(seconds * m->fma_gflops * 1e9 / (FMA_ACCS * 16.0)) + 1;
-  for (int i = 0; i < nthreads; i++) {
-    p->share[i].iters = p->iters;
-    p->team.share[i] = &p->share[i];
-  }
+  p->gflops = m->fma_gflops;
+  for (int i = 0; i < nthreads; i++) p->team.share[i] = &p->share[i];
   p->team.run = peak_share_pass;
   team_start(&p->team, nthreads);
+  bench_peak_set_seconds(p, seconds);
   return p;
 #else
   (void)m, (void)seconds, (void)nthreads;
   return NULL;
+#endif
+}
+
+void bench_peak_set_seconds(bench_peak *p, double seconds) {
+#if BENCH_X86
+  p->iters = (long)(seconds * p->gflops * 1e9 / (FMA_ACCS * 16.0)) + 1;
+  for (int i = 0; i < p->team.nthreads; i++) p->share[i].iters = p->iters;
+#else
+  (void)p, (void)seconds;
 #endif
 }
 

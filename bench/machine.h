@@ -37,6 +37,7 @@ void bench_reader_free(bench_reader *r);
  * takes this host's cores for a while slows both alike. NULL: no AVX2+FMA, or no memory. */
 typedef struct bench_peak bench_peak;
 bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads);
+void bench_peak_set_seconds(bench_peak *p, double seconds); /* resize a pass (threads keep running it alike) */
 void bench_peak_pass(bench_peak *p);
 double bench_peak_flop(const bench_peak *p); /* flop of one pass, all threads */
 void bench_peak_free(bench_peak *p);
