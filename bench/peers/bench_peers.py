@@ -34,7 +34,9 @@ spun 30-35 ms of CPU here, PyTorch 8-9 ms) are idle before the next library star
 `inner` back-to-back calls (inner chosen so a sample lasts >= PEERS_MIN_SAMPLE_MS, default 2 ms; 1 for ov-kv), so
 the first call of a sample finds every library's threads asleep since the gap; the number of rounds fits
 PEERS_SECONDS per case and thread count, between 5 and 60 (quick: 3 and 20). Reported: median and minimum
-per-call time. attngen÷fastest = fastest peer's median / attngen's median (> 1: attngen is faster).
+per-call time. attngen÷fastest = the median over rounds of (fastest peer's sample / attngen's sample), the fastest
+peer being the one with the lowest median (> 1: attngen is faster); a slow spell of the shared machine hits a
+round's samples alike. results.csv also has the ratio of the medians.
 
 Useful flops = 4 * head_dim * heads * batch * visible (query, key) pairs, counted exactly for the causal mask,
 bottom-right aligned (query i sees keys j <= i + kv_len - q_len). Decode bandwidth = the K and V bytes read
@@ -642,6 +644,14 @@ def fmt_ms(x):
     return "-" if x is None else (f"{x * 1e3:.3f}" if x < 0.01 else f"{x * 1e3:.2f}" if x < 1 else f"{x * 1e3:.1f}")
 
 
+def paired(num, den):
+    """Median over rounds of num's per-call time / den's (one sample of each per round, in random order)."""
+    n = min(len(num.samples), len(den.samples))
+    if n == 0:
+        return None
+    return float(np.median(np.array(num.samples[:n]) / np.array(den.samples[:n])))
+
+
 def best_of(results, fam):
     """The family's timed variant with the lowest median, or None."""
     vs = [r for r in results if r.family == fam and r.samples and not r.error]
@@ -762,7 +772,7 @@ def main():
                 if b:
                     flag = "!" if b.relerr is not None and b.relerr > TOL else ""
                     cells.append(fmt_ms(b.median) + flag)
-                    ratios[fam] = b.median / att.median if att else None
+                    ratios[fam] = paired(b, att) if att else None
                 elif rs:
                     cells.append("fail")
                 else:
@@ -771,7 +781,7 @@ def main():
             peers = [p for p in peers if p]
             if att and peers:
                 fastest = min(peers, key=lambda p: p.median)
-                speed = f"{fastest.median / att.median:.2f}x"
+                speed = f"{paired(fastest, att):.2f}x"
                 who = f"{fastest.family} ({fastest.variant})"
             else:
                 fastest, speed, who = None, "-", "-"
@@ -813,7 +823,9 @@ def main():
                     "rel_diff": f"{r.relerr:.3e}" if r.relerr is not None else "",
                     "agrees": "" if r.relerr is None else ("yes" if r.relerr <= TOL else "NO"),
                     "best_of_family": "yes" if r.samples and r is best_of(results, r.family) else "",
-                    "attngen_over_this": f"{med / att.median:.4f}" if med and att and r.family != "attngen" else "",
+                    "attngen_over_this": f"{paired(r, att):.4f}" if med and att and r.family != "attngen" else "",
+                    "attngen_over_this_medians": f"{med / att.median:.4f}" if med and att and r.family != "attngen"
+                    else "",
                     "note": "; ".join(x for x in (r.error, f"not timed: warm-up {fmt_ms(r.est)} ms" if r.dropped else "",
                                                   r.note) if x),
                     "batch": case.batch, "q_len": case.q_len, "kv_len": case.kv_len, "heads": case.heads,
@@ -823,7 +835,7 @@ def main():
 
     out()
     out(f"load average at end: {loadavg()}")
-    out("attngen÷fastest = fastest peer's median / attngen's median (> 1: attngen is faster). '!' = output")
+    out("attngen÷fastest = median over rounds of fastest peer's sample / attngen's (> 1: attngen is faster). '!' = output")
     out(f"disagrees with attngen's (> {TOL:g}), 'fail' = the peer could not run the case, '-' = not applicable.")
     out("ort = best of the ONNX Runtime operators that apply; ov = OpenVINO stateless SDPA; ov-kv = OpenVINO's")
     out("stateful KV-cache SDPA (decode). attngen rate: GFLOP/s (useful flops) for prefill, K+V GB/s for decode.")
@@ -847,7 +859,7 @@ def main():
         w.writerows(csv_rows)
     for t, rows in ratio_rows.items():
         with open(os.path.join(a.out, f"ratios_{t}t.dat"), "w") as f:
-            f.write(f"# attngen ÷ each peer (peer median / attngen median; > 1: attngen faster), {t} thread(s)\n")
+            f.write(f"# attngen ÷ each peer (median over rounds of peer / attngen time; > 1: attngen faster), {t} thread(s)\n")
             f.write("case " + " ".join(FAMILIES) + "\n")
             for short, rs in rows:
                 f.write(f"\"{short}\" " + " ".join("NaN" if x is None else f"{x:.4f}" for x in rs) + "\n")

@@ -21,7 +21,7 @@ set grid ytics
 set xtics rotate by -30 scale 0
 set key top left horizontal
 set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2 lc rgb "black" front
-set ylabel "peer median / attngen median"
+set ylabel "peer time / attngen time (median of rounds)"
 # only the peers with at least one result (a filtered run, e.g. PEERS_FILTER=prefill, has no ov-kv data); the
 # values are the last 4 fields of a row (a case label may hold spaces)
 cols = system(sprintf("awk 'NR > 2 { for (c = 2; c <= 5; c++) if ($(NF - 5 + c) != \"NaN\") seen[c] = 1 } END { for (c = 2; c <= 5; c++) if (c in seen) printf \"%%d \", c }' '%s'", data))
