@@ -187,9 +187,10 @@ static void team_start(team *t, int nthreads) {
   }
 }
 
-/* Keeps the members off the caller's CPU (Linux), like the runtime's pool workers: a member woken there only waits
- * for the caller's share to end, and a 2-thread pass then runs at 1 thread's rate (the peak loop's 2-thread pass
- * took 1.0-1.1x the 1-thread time in a third of its rounds before this). Redone when the caller moves. */
+/* Keeps the members off the caller's CPU (Linux), as the runtime does with its pool workers: a member woken there
+ * would only wait for the caller's share to end. (The slow 2-thread passes seen while writing this, 1.0-1.1x the
+ * 1-thread time in some rounds, stayed with it: they were the host taking the second vCPU, and the kernels'
+ * 2-thread samples in those rounds slowed alike.) Redone when the caller moves. */
 static void team_place(team *t) {
 #if defined(__linux__) && defined(CPU_SETSIZE)
   cpu_set_t others;
