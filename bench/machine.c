@@ -301,14 +301,12 @@ struct bench_peak {
   } share[8];
 };
 
+#if BENCH_X86
 static void peak_share_pass(void *arg) {
   struct peak_share *s = (struct peak_share *)arg;
-#if BENCH_X86
   s->sum += fma_loop(s->iters);
-#else
-  (void)s;
-#endif
 }
+#endif
 
 bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads) {
 #if BENCH_X86
