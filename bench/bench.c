@@ -439,26 +439,24 @@ static void run_case(bench_state *st, const bcase *c0) {
   measure_set(jobs, nj, st->budget, st->min_rounds, tt, samples);
   bench_reader_free(rd1);
   bench_reader_free(rd2);
-  const double case_flop = 4.0 * D * H * c->batch * visible_pairs(sh->mask, c->q_len, c->kv_len);
+  const double flop = 4.0 * D * H * c->batch * visible_pairs(sh->mask, c->q_len, c->kv_len);
+  /* each kernel job against the peak loop and the read with its thread count */
+  const int kernel_jobs[] = {i1, ig, i2}, peak_of[] = {ip1, ip1, ip2}, read_of[] = {ir1, ir1, ir2};
   for (int x = 0; x < 3; x++) {
-    const int j = (int[]){i1, ig, i2}[x], p = (int[]){ip1, ip1, ip2}[x];
-    if (j < 0 || p < 0 || tt[j].status != ATTNGEN_OK) continue;
-    const bench_peak *pk = p == ip1 ? pk1 : pk2;
-    tt[j].pct_peak_rounds = 100.0 * case_flop / bench_peak_flop(pk) * paired_ratio(samples[p], samples[j], tt[j].samples);
+    const int j = kernel_jobs[x], p = peak_of[x], r = read_of[x];
+    if (j < 0) continue;
+    if (p >= 0 && tt[j].status == ATTNGEN_OK)
+      tt[j].pct_peak_rounds =
+          100.0 * flop / bench_peak_flop(jobs[p].peak) * paired_ratio(samples[p], samples[j], tt[j].samples);
+    if (r < 0) continue;
+    tt[j].read_gbs = kv_bytes / tt[r].sec * 1e-9;
+    if (tt[j].status == ATTNGEN_OK) tt[j].pct_bw_read = 100.0 * paired_ratio(samples[r], samples[j], tt[j].samples);
   }
   if (ip1 >= 0 && ip2 >= 0 && tt[i2].status == ATTNGEN_OK)
     tt[i2].peak_2t_over_1t =
         bench_peak_flop(pk2) / bench_peak_flop(pk1) * paired_ratio(samples[ip1], samples[ip2], tt[i2].samples);
   bench_peak_free(pk1);
   bench_peak_free(pk2);
-  /* each kernel job against the read with its thread count */
-  const int kernel_jobs[] = {i1, ig, i2}, read_of[] = {ir1, ir1, ir2};
-  for (int x = 0; x < 3; x++) {
-    const int j = kernel_jobs[x], r = read_of[x];
-    if (j < 0 || r < 0) continue;
-    tt[j].read_gbs = kv_bytes / tt[r].sec * 1e-9;
-    if (tt[j].status == ATTNGEN_OK) tt[j].pct_bw_read = 100.0 * paired_ratio(samples[r], samples[j], tt[j].samples);
-  }
   timing t1 = tt[i1], t2 = tt[i2], tg = none;
   if (gen_separate)
     tg = tt[ig];
@@ -468,7 +466,6 @@ static void run_case(bench_state *st, const bcase *c0) {
     tg = t1; /* select ran the generic kernel itself */
 
   /* naive, small sizes only, timed on its own (it is only there for the plots) */
-  const double flop = case_flop;
   timing tn = none;
   float *on = NULL;
   const int do_naive = flop <= st->naive_max_flop;

@@ -144,7 +144,8 @@ static float read_any(const float *p, size_t n) {
 
 /* A team of parked threads for work timed in the interleaved rounds (the reader, the peak loop): each pass runs
  * run(share[k]) on member k, member 0 being the caller; the others wait on a barrier between passes (woken in
- * microseconds). */
+ * microseconds). What run returns is summed per member and kept alive in g_sink when the team stops, so the
+ * work is not optimized away. */
 typedef struct team team;
 typedef struct {
   team *t;
@@ -156,8 +157,9 @@ struct team {
   pthread_barrier_t start, stop;
   pthread_t tid[8];
   team_member member[8];
-  void (*run)(void *share);
+  float (*run)(void *share);
   void *share[8];
+  float sum[8];
 };
 
 static void *team_thread(void *arg) {
@@ -165,7 +167,7 @@ static void *team_thread(void *arg) {
   for (;;) {
     pthread_barrier_wait(&m->t->start);
     if (m->t->quit) return NULL;
-    m->t->run(m->t->share[m->k]);
+    m->t->sum[m->k] += m->t->run(m->t->share[m->k]);
     pthread_barrier_wait(&m->t->stop);
   }
 }
@@ -211,18 +213,25 @@ static void team_pass(team *t) {
     team_place(t);
     pthread_barrier_wait(&t->start);
   }
-  t->run(t->share[0]);
+  t->sum[0] += t->run(t->share[0]);
   if (t->nthreads > 1) pthread_barrier_wait(&t->stop);
 }
 
 static void team_stop(team *t) {
-  if (t->nthreads < 2) return;
-  t->quit = 1;
-  pthread_barrier_wait(&t->start);
-  for (int i = 1; i < t->nthreads; i++) pthread_join(t->tid[i], NULL);
-  pthread_barrier_destroy(&t->start);
-  pthread_barrier_destroy(&t->stop);
+  float acc = 0.0f;
+  if (t->nthreads > 1) {
+    t->quit = 1;
+    pthread_barrier_wait(&t->start);
+    for (int i = 1; i < t->nthreads; i++) pthread_join(t->tid[i], NULL);
+    pthread_barrier_destroy(&t->start);
+    pthread_barrier_destroy(&t->stop);
+  }
+  for (int i = 0; i < t->nthreads; i++) acc += t->sum[i];
+  g_sink = acc;
 }
+
+/* nthreads a team can have: 1 to 8 */
+static int team_size(int nthreads) { return nthreads < 1 ? 1 : nthreads > 8 ? 8 : nthreads; }
 
 struct bench_reader {
   const float *a, *b;
@@ -231,15 +240,15 @@ struct bench_reader {
   struct reader_share {
     struct bench_reader *r;
     size_t lo, hi;
-    float sum;
   } share[8];
 };
 
 /* One share: [lo, hi) of a (and of b), as READ_STREAMS equal streams read in turn where the CPU has AVX2 (4 in a and
  * 4 in b, or 8 in a), the rest plainly. */
 #define READ_STREAMS 8
-static void reader_share_pass(void *arg) {
-  struct reader_share *s = (struct reader_share *)arg;
+static float reader_share_pass(void *arg) {
+  const struct reader_share *s = (const struct reader_share *)arg;
+  float sum = 0.0f;
   const float *bufs[2] = {s->r->a + s->lo, s->r->b ? s->r->b + s->lo : NULL};
   const size_t len = s->hi - s->lo;
   const int nb = bufs[1] ? 2 : 1, per_buf = READ_STREAMS / nb;
@@ -250,18 +259,17 @@ static void reader_share_pass(void *arg) {
     part = len / (size_t)per_buf / STREAM_CHUNK * STREAM_CHUNK;
     for (int b = 0; b < nb; b++)
       for (int k = 0; k < per_buf; k++) p[b * per_buf + k] = bufs[b] + (size_t)k * part;
-    if (part) s->sum += read_streams(p, nb * per_buf, part);
+    if (part) sum += read_streams(p, nb * per_buf, part);
   }
 #endif
-  for (int b = 0; b < nb; b++)
-    s->sum += read_any(bufs[b] + (size_t)per_buf * part, len - (size_t)per_buf * part);
+  for (int b = 0; b < nb; b++) sum += read_any(bufs[b] + (size_t)per_buf * part, len - (size_t)per_buf * part);
+  return sum;
 }
 
 bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nthreads) {
   bench_reader *r = (bench_reader *)calloc(1, sizeof *r);
   if (!r) return NULL;
-  if (nthreads < 1) nthreads = 1;
-  if (nthreads > 8) nthreads = 8;
+  nthreads = team_size(nthreads);
   r->a = a;
   r->b = b;
   r->n = n;
@@ -282,30 +290,21 @@ void bench_reader_pass(bench_reader *r) { team_pass(&r->team); }
 
 void bench_reader_free(bench_reader *r) {
   if (!r) return;
-  float acc = 0.0f;
   team_stop(&r->team);
-  for (int i = 0; i < r->team.nthreads; i++) acc += r->share[i].sum;
-  g_sink = acc;
   free(r);
 }
 
 /* ---- the interleaved peak (machine.h) ---- */
 
+/* Every member runs iters of the loop per pass: the team's shares all point at the peak itself. */
 struct bench_peak {
   long iters;
   double gflops; /* the 1-core rate iters are sized by */
   team team;
-  struct peak_share {
-    long iters;
-    float sum;
-  } share[8];
 };
 
 #if BENCH_X86
-static void peak_share_pass(void *arg) {
-  struct peak_share *s = (struct peak_share *)arg;
-  s->sum += fma_loop(s->iters);
-}
+static float peak_share_pass(void *arg) { return fma_loop(((const bench_peak *)arg)->iters); }
 #endif
 
 bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads) {
@@ -313,13 +312,12 @@ bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads)
   if (!m->have_avx2_fma || m->fma_gflops <= 0) return NULL;
   bench_peak *p = (bench_peak *)calloc(1, sizeof *p);
   if (!p) return NULL;
-  if (nthreads < 1) nthreads = 1;
-  if (nthreads > 8) nthreads = 8;
+  nthreads = team_size(nthreads);
   p->gflops = m->fma_gflops;
-  for (int i = 0; i < nthreads; i++) p->team.share[i] = &p->share[i];
+  bench_peak_set_seconds(p, seconds);
+  for (int i = 0; i < nthreads; i++) p->team.share[i] = p;
   p->team.run = peak_share_pass;
   team_start(&p->team, nthreads);
-  bench_peak_set_seconds(p, seconds);
   return p;
 #else
   (void)m, (void)seconds, (void)nthreads;
@@ -330,7 +328,6 @@ bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads)
 void bench_peak_set_seconds(bench_peak *p, double seconds) {
 #if BENCH_X86
   p->iters = (long)(seconds * p->gflops * 1e9 / (FMA_ACCS * 16.0)) + 1;
-  for (int i = 0; i < p->team.nthreads; i++) p->share[i].iters = p->iters;
 #else
   (void)p, (void)seconds;
 #endif
@@ -349,10 +346,7 @@ double bench_peak_flop(const bench_peak *p) {
 
 void bench_peak_free(bench_peak *p) {
   if (!p) return;
-  float acc = 0.0f;
   team_stop(&p->team);
-  for (int i = 0; i < p->team.nthreads; i++) acc += p->share[i].sum;
-  g_sink = acc;
   free(p);
 }
 
