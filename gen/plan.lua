@@ -184,7 +184,7 @@ function plan.for_kernel(k)
   p.pack_kv_min_q = k.phase == "prefill" and E.add(p.q_tile, 1) or 0
   p.split = { max = split.max or 1, min_keys = split.min_keys or 0, align = split.align or 1,
               below_batch = split.below_batch or 0 }
-  p.mk = plan.microkernels(isa, p, D)
+  p.mk = plan.microkernels(isa, p, D, G)
   if k.phase == "prefill" then
     p.describe = string.format("about %d (query x group) rows per item, Q·Kᵀ %dx%d register blocks, " ..
       "P·V %dx%d, %s keys per tile%s", p.rows, p.rv * W, p.kb, p.pr, p.pvv * W, E.I(p.keys),
@@ -203,7 +203,22 @@ end
 
 -- Microkernels are shared by all kernels of a file with the same (ISA, head_dim, blocking, strides); the name
 -- carries every parameter.
-function plan.microkernels(isa, p, D)
+-- The live rows of a decode step's last row block, for blocks of `rb` rows, that get an edge microkernel: a
+-- one-query step's G rows per kv head modulo rb (G nil: a generic kernel, every count from 1 to rb - 1). The
+-- edge computes only those rows, so a group of 7 on blocks of 4 does not compute an 8th row of zeros. Steps of
+-- 2-8 queries (speculative decoding) with another remainder run the full block over zero-padded rows, as before:
+-- an edge for each would grow Qwen2.5-7B's file by half.
+local function edge_rows(rb, G)
+  local list = {}
+  if G then
+    if G % rb ~= 0 then list[1] = G % rb end
+  else
+    for live = rb - 1, 1, -1 do list[#list + 1] = live end
+  end
+  return list
+end
+
+function plan.microkernels(isa, p, D, G)
   local W = isa.width
   local dim = D and string.format("d%d", D) or "dany"
   local mk = { D = D, kb = p.kb, pr = p.pr, pvv = p.pvv, unroll = p.unroll }
@@ -249,6 +264,18 @@ function plan.microkernels(isa, p, D)
       mk.pv_name = string.format("attngen_pv_%s_%dx%d_p%d__%s", dim, p.pr, p.pvv * W, p.keys_padded, isa.name)
     end
     mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
+    -- edges: the last row block of a step with fewer live rows (S of the block's other rows is stored as 0; P·V
+    -- leaves their O alone); named by live rows of the block, e.g. attngen_qkdot_d64_3of4x2_t112__avx2
+    local function edge_name(name, live, rows) return (name:gsub("_" .. rows .. "x", "_" .. live .. "of" .. rows .. "x", 1)) end
+    mk.qk_edges, mk.pv_edges = {}, {}
+    for _, live in ipairs(edge_rows(p.rb, G)) do
+      mk.qk_edges[#mk.qk_edges + 1] = { name = edge_name(mk.qk_name, live, p.rb), live = live }
+    end
+    for _, live in ipairs(edge_rows(p.pr, G)) do
+      local e = { name = edge_name(mk.pv_name, live, p.pr), D = D, unroll = p.unroll, live = live }
+      mk.pv_edges[#mk.pv_edges + 1] = e
+      mk.pvs[#mk.pvs + 1] = e
+    end
   end
   return mk
 end

@@ -158,11 +158,15 @@ local function section(root, isa, kernels)
   local parts, seen = {}, {}
   for _, k in ipairs(kernels) do
     local mk = k.plan.mk
-    -- Q·Kᵀ, then each P·V microkernel of the plan (decode: one for the whole head_dim; prefill: the column panel
-    -- and its tail), rendered from the same template with its own column count and form
+    -- Q·Kᵀ (and decode's edge blocks), then each P·V microkernel of the plan (decode: one for the whole head_dim,
+    -- and its edge blocks; prefill: the column panel and its tail), rendered from the same template with its own
+    -- column count, live rows and form
     local list = { { mk.qk_name, mk.template, mk } }
+    for _, e in ipairs(mk.qk_edges or {}) do
+      list[#list + 1] = { e.name, mk.template, setmetatable({ qk_name = e.name, live = e.live }, { __index = mk }) }
+    end
     for _, pv in ipairs(mk.pvs) do
-      local sub = setmetatable({ pv_name = pv.name, D = pv.D, unroll = pv.unroll }, { __index = mk })
+      local sub = setmetatable({ pv_name = pv.name, D = pv.D, unroll = pv.unroll, live = pv.live }, { __index = mk })
       list[#list + 1] = { pv.name, "pv_microkernel.c.tpl", sub }
     end
     for _, which in ipairs(list) do

@@ -262,11 +262,18 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / $(G) + offset + 1;
 @   end
+  /* The softmax reads every row of S$(columns and " (whole vectors of rows)" or ""): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block$(columns and ", the lanes past rows_all" or "")) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, $(I(plan.rb)));
+    for (int j = 0; j < $(I(plan.keys_padded)); ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[$(columns and "j * ms + R0 + r" or "(R0 + r) * ss + j")] = 0.0f;
 @   if columns then
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < $(I(plan.keys_padded)); ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
 @   end
+    }
+  }
 @ elseif causal ~= false then
   for (int r = 0; r < $(rows_used); ++r) lim_abs[r] = r < rows ? q0 + r / $(G) + offset + 1 : INT_MAX;
 @ end
@@ -310,8 +317,24 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += $(I(plan.rb)))
-            $(mk.qk_name)(qt + r0 * dp, krow, $(columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0")$(kern.D and "" or ", d, dp")$(qs_arg));
+          int r0 = 0;
+@   local s_at = columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0"
+@   local qk_args = "(qt + r0 * dp, krow, " .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");"
+          for (; r0 + $(I(plan.rb)) <= rows; r0 += $(I(plan.rb)))
+            $(mk.qk_name)$(qk_args)
+@   if #mk.qk_edges > 0 then
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+@     for _, e in ipairs(mk.qk_edges) do
+          case $(I(e.live)): $(e.name)$(qk_args) break;
+@     end
+@     if generic then
+          default: break; /* every remainder has its edge */
+@     else
+          default: $(mk.qk_name)$(qk_args) break;
+@     end
+          }
+@   end
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -326,9 +349,25 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += $(I(PR)))
-        $(mk.pv_name)($(columns and "st + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss")$(qs_arg), alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp$(kern.D and "" or ", d"));
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+@   local pv_args = "(" .. (columns and "st + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss") .. qs_arg ..
+@     ", alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");"
+      int r0 = 0;
+      for (; r0 + $(I(PR)) <= rows; r0 += $(I(PR)))
+        $(mk.pv_name)$(pv_args)
+@   if #mk.pv_edges > 0 then
+      switch (rows - r0) {
+      case 0: break;
+@     for _, e in ipairs(mk.pv_edges) do
+      case $(I(e.live)): $(e.name)$(pv_args) break;
+@     end
+@     if generic then
+      default: break;
+@     else
+      default: $(mk.pv_name)$(pv_args) break;
+@     end
+      }
+@   end
     }
 @ else
     for (int hh = 0; hh < nh; ++hh) {

@@ -3,6 +3,7 @@
 @ -- Inside C code, a number from Lua is printed with I(); an index that is a C variable stays a name.
 @ local V, W = isa.vtype, isa.width
 @ local PR, PVV = mk.pr, mk.pvv
+@ local LIVE = mk.live or PR -- rows computed: an edge block leaves O of its last PR - LIVE rows alone
 @ -- P's strides: prefill keeps it transposed (key stride = the tile's row count), decode row-major
 @ local PKS, PRS = mk.p_key_stride or "qs", mk.p_row_stride
 @ local DV = mk.D and I(mk.D) or "d" -- head_dim in the loop form: a constant, or the generic kernel's argument
@@ -11,7 +12,7 @@
 @ local function pv_block(c0, nv)
   {
 @   -- each row's rescale is broadcast where it is used: eight held at once made gcc spill NEON's 8x12 block
-@   for r = 0, PR - 1 do
+@   for r = 0, LIVE - 1 do
 @     local os = {}
 @     for v = 0, nv - 1 do os[#os + 1] = string.format("o%d_%d = %s", r, v, isa.mul(isa.load(add("o", mul(r, "os"), c0, v * W)), isa.bcast(add("alpha", r)))) end
     $(V) $(table.concat(os, ", "));
@@ -21,34 +22,34 @@
       const float *restrict pj = pt + $(mul("j", PKS));
 @   local vs = {}
 @   for vv = 0, nv - 1 do vs[#vs + 1] = string.format("v%d = %s", vv, isa.load(add("vj", c0, vv * W))) end
-@   if isa.pin and PR > 1 then
+@   if isa.pin and LIVE > 1 then
 @     local pins = {}
 @     for vv = 0, nv - 1 do pins[#pins + 1] = isa.pin("v" .. I(vv)) end
-      $(V) $(table.concat(vs, ", ")); /* in registers: each is used by $(I(PR)) rows */
+      $(V) $(table.concat(vs, ", ")); /* in registers: each is used by $(I(LIVE)) rows */
       $(table.concat(pins, " "))
 @   else
       const $(V) $(table.concat(vs, ", "));
 @   end
-@   for r = 0, PR - 1 do
+@   for r = 0, LIVE - 1 do
 @     local fm = {}
 @     for vv = 0, nv - 1 do fm[#fm + 1] = string.format("o%d_%d = %s;", r, vv, isa.fma("o" .. I(r) .. "_" .. I(vv), "p", "v" .. I(vv))) end
       { const $(V) p = $(isa.bcast(add("pj", mul(r, PRS)))); $(table.concat(fm, " ")) }
 @   end
     }
-@   for r = 0, PR - 1 do
+@   for r = 0, LIVE - 1 do
 @     local sts = {}
 @     for vv = 0, nv - 1 do sts[#sts + 1] = isa.store(add("o", mul(r, "os"), c0, vv * W), "o" .. I(r) .. "_" .. I(vv)) end
     $(table.concat(sts, " "))
 @   end
   }
 @ end
-/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for $(I(PR)) rows r and n keys j (alpha: the online-softmax
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for $(I(LIVE))$(LIVE < PR and (" (of a block of " .. I(PR) .. ")") or "") rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * $(I(PKS)) + r * $(I(PRS))].
- * Column blocks of $(I(PVV * W)) floats keep $(I(PR * PVV)) accumulators in registers while V streams by. */
+ * Column blocks of $(I(PVV * W)) floats keep $(I(LIVE * PVV)) accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
 {
-@ if PR == 1 then
+@ if LIVE == 1 then
   (void)os; /* one row per block */
 @ end
 @ if mk.D and mk.unroll then
@@ -62,7 +63,7 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS 
 @   end
 @   if c < mk.D then
   /* last $(I(mk.D - c)) columns: head_dim is not a multiple of the vector width */
-  for (int r = 0; r < $(I(PR)); ++r)
+  for (int r = 0; r < $(I(LIVE)); ++r)
     for (int c = $(I(c)); c < $(I(mk.D)); ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * v[j * vs + c];
@@ -77,7 +78,7 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS 
   for (; c0 + $(I(W)) <= $(DV); c0 += $(I(W)))
 @     pv_block("c0", 1)
 @   end
-  for (int r = 0; r < $(I(PR)); ++r)
+  for (int r = 0; r < $(I(LIVE)); ++r)
     for (int c = c0; c < $(DV); ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * v[j * vs + c];

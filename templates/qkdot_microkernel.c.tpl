@@ -2,6 +2,7 @@
 @ -- Decode's Q·Kᵀ: few query rows, so dot products run along head_dim (no lanes wasted on missing rows).
 @ local V, W = isa.vtype, isa.width
 @ local RB, KB = mk.rb, mk.kb
+@ local LIVE = mk.live or RB -- rows computed: an edge block's last RB - LIVE rows get S = 0
 @ local DP = mk.D and I(mk.dp) or "dp"
 @ local DV = mk.D and I(mk.D) or "d" -- head_dim in the loop form: a constant, or the generic kernel's argument
 @ local attr = isa.attr and (isa.attr .. " ") or ""
@@ -9,35 +10,35 @@
 @ -- where S[r][j] goes: row-major (row stride ss), or transposed for the softmax down the columns (key stride qs)
 @ local QS = mk.qs or "qs"
 @ local function sidx(rr, j) if mk.columns then return add(mul(j, QS), rr) end return add(mul(rr, mk.ss), j) end
-/* S[r][j] = Q_r · K_j for $(I(RB)) query rows and KB=$(I(KB)) keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for $(LIVE < RB and (I(LIVE) .. " of a block of ") or "")$(I(RB)) query rows and KB=$(I(KB)) keys: vector dot products along head_dim, then one
  * horizontal sum each, stored $(mk.columns and "transposed (S[r][j] at s[j * " .. QS .. " + r])" or "row-major"). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp")$(mk.columns and not mk.qs and ", ptrdiff_t qs" or ""))
 {
-@ if RB == 1 and not mk.D then
+@ if LIVE == 1 and not mk.D then
   (void)dp; /* one row per block */
 @ end
 @ for j = 0, KB - 1 do
   const float *restrict k$(I(j)) = krow[$(I(j))];
 @ end
   {
-@ for rr = 0, RB - 1 do
+@ for rr = 0, LIVE - 1 do
     const float *restrict q$(I(rr)) = qp + $(mul(rr, DP));
 @ end
 @ for rr = 0, RB - 1 do
 @   local decl = {}
 @   for j = 0, KB - 1 do decl[#decl + 1] = acc(rr, j) .. " = " .. isa.zero() end
-    $(V) $(table.concat(decl, ", "));
+    $(rr >= LIVE and "const " or "")$(V) $(table.concat(decl, ", "));$(rr == LIVE and " /* rows past the live ones: S = 0 */" or "")
 @ end
 @ -- one vector of head_dim: RB vectors of Q, then one line per key (load, RB FMAs); `{` opens the step's scope
 @ local function step(c, indent)
 @   local qs = {}
-@   for rr = 0, RB - 1 do qs[#qs + 1] = string.format("const %s qv%d = %s;", V, rr, isa.load(add("q" .. I(rr), c))) end
+@   for rr = 0, LIVE - 1 do qs[#qs + 1] = string.format("const %s qv%d = %s;", V, rr, isa.load(add("q" .. I(rr), c))) end
 $(indent){ $(table.concat(qs, " "))
 @   for j = 0, KB - 1 do
 @     local fm = {}
-@     for rr = 0, RB - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), "qv" .. I(rr), "kv")) end
-@     if isa.pin and RB > 1 then
+@     for rr = 0, LIVE - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), "qv" .. I(rr), "kv")) end
+@     if isa.pin and LIVE > 1 then
 $(indent)  { $(V) kv = $(isa.load(add("k" .. I(j), c))); $(isa.pin("kv")) $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
 @     else
 $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
@@ -80,7 +81,7 @@ $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm
 @     step(c, "    ")
 @   end
 @   store_all()
-@   for rr = 0, RB - 1 do
+@   for rr = 0, LIVE - 1 do
 @     for j = 0, KB - 1 do
 @       local tail = {}
 @       for c = full, mk.D - 1 do tail[#tail + 1] = string.format(" + q%d[%d] * k%d[%d]", rr, c, j, c) end
@@ -95,7 +96,7 @@ $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm
 @   step("c", "      ")
 @   store_all()
     for (; c < $(DV); ++c) { /* head_dim past the last full vector */
-@   for rr = 0, RB - 1 do for j = 0, KB - 1 do
+@   for rr = 0, LIVE - 1 do for j = 0, KB - 1 do
       s[$(sidx(rr, j))] += q$(I(rr))[c] * k$(I(j))[c];
 @   end end
     }

@@ -1070,9 +1070,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 8; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 8; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1096,7 +1103,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d256_2x4_t64__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -1137,8 +1145,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
         attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -1223,9 +1232,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 8; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 8; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1250,7 +1266,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d256_2x4_t64__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -1291,8 +1308,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
         attngen_pv_d256_2x32_t64__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -2622,6 +2640,15 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2645,7 +2672,8 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
@@ -2682,8 +2710,9 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
         attngen_pv_d256_2x32_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -2767,6 +2796,15 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2791,7 +2829,8 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
@@ -2828,8 +2867,9 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
         attngen_pv_d256_2x32_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -3386,6 +3426,15 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3409,7 +3458,8 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
@@ -3446,8 +3496,9 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 1 <= rows; r0 += 1)
         attngen_pv_d256_1x8_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -3531,6 +3582,15 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 2 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3555,7 +3615,8 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
@@ -3592,8 +3653,9 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 1 <= rows; r0 += 1)
         attngen_pv_d256_1x8_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }

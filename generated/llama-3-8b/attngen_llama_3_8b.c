@@ -1064,9 +1064,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 8; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 8; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1090,7 +1097,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d128_1x8_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
@@ -1131,8 +1139,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -1217,9 +1226,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 8; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 8; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1244,7 +1260,8 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
         for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 1)
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d128_1x8_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
@@ -1285,8 +1302,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -2249,9 +2267,16 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 64; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2275,7 +2300,8 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -2316,8 +2342,9 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x16_t256__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -2402,9 +2429,16 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 64; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2429,7 +2463,8 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -2470,8 +2505,9 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x16_t256__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -3053,6 +3089,15 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3076,7 +3121,8 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -3113,8 +3159,9 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -3198,6 +3245,15 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3222,7 +3278,8 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -3259,8 +3316,9 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }

@@ -393,6 +393,50 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_4x2_t112__avx
   }
 }
 
+/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=2 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_3of4x2_t112__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 64;
+    const float *restrict q2 = qp + 2 * 64;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps(), acc2_1 = _mm256_setzero_ps();
+    const __m256 acc3_0 = _mm256_setzero_ps(), acc3_1 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2);
+      { __m256 kv = _mm256_loadu_ps(k0); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
+      { __m256 kv = _mm256_loadu_ps(k1); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8);
+      { __m256 kv = _mm256_loadu_ps(k0 + 8); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 8); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16);
+      { __m256 kv = _mm256_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24);
+      { __m256 kv = _mm256_loadu_ps(k0 + 24); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 24); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32);
+      { __m256 kv = _mm256_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40);
+      { __m256 kv = _mm256_loadu_ps(k0 + 40); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 40); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48);
+      { __m256 kv = _mm256_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56);
+      { __m256 kv = _mm256_loadu_ps(k0 + 56); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); }
+      { __m256 kv = _mm256_loadu_ps(k1 + 56); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm256_fmadd_ps(qv2, kv, acc2_1); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx2(s + 112, acc0_1, acc1_1, acc2_1, acc3_1);
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 112 + r * 1].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
@@ -834,9 +878,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 32; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 32; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -860,8 +911,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
         for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 3: attngen_qkdot_d64_3of4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          }
           for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -901,8 +958,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 1 <= rows; r0 += 1)
         attngen_pv_d64_1x64_t112__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -987,9 +1045,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 32; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 32; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1014,8 +1079,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
         for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 3: attngen_qkdot_d64_3of4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          }
           for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -1055,8 +1126,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 1)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 1 <= rows; r0 += 1)
         attngen_pv_d64_1x64_t112__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
@@ -1357,6 +1429,110 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_t112__neon(const float *restr
   }
 }
 
+/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d64_3of4x4_t112__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 64;
+    const float *restrict q2 = qp + 2 * 64;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    { const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1); const float32x4_t qv2 = vld1q_f32(q2);
+      { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4); const float32x4_t qv2 = vld1q_f32(q2 + 4);
+      { const float32x4_t kv = vld1q_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8); const float32x4_t qv2 = vld1q_f32(q2 + 8);
+      { const float32x4_t kv = vld1q_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12); const float32x4_t qv2 = vld1q_f32(q2 + 12);
+      { const float32x4_t kv = vld1q_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16); const float32x4_t qv2 = vld1q_f32(q2 + 16);
+      { const float32x4_t kv = vld1q_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20); const float32x4_t qv2 = vld1q_f32(q2 + 20);
+      { const float32x4_t kv = vld1q_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24); const float32x4_t qv2 = vld1q_f32(q2 + 24);
+      { const float32x4_t kv = vld1q_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28); const float32x4_t qv2 = vld1q_f32(q2 + 28);
+      { const float32x4_t kv = vld1q_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32); const float32x4_t qv2 = vld1q_f32(q2 + 32);
+      { const float32x4_t kv = vld1q_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36); const float32x4_t qv2 = vld1q_f32(q2 + 36);
+      { const float32x4_t kv = vld1q_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40); const float32x4_t qv2 = vld1q_f32(q2 + 40);
+      { const float32x4_t kv = vld1q_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44); const float32x4_t qv2 = vld1q_f32(q2 + 44);
+      { const float32x4_t kv = vld1q_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48); const float32x4_t qv2 = vld1q_f32(q2 + 48);
+      { const float32x4_t kv = vld1q_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52); const float32x4_t qv2 = vld1q_f32(q2 + 52);
+      { const float32x4_t kv = vld1q_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56); const float32x4_t qv2 = vld1q_f32(q2 + 56);
+      { const float32x4_t kv = vld1q_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60); const float32x4_t qv2 = vld1q_f32(q2 + 60);
+      { const float32x4_t kv = vld1q_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
+    vst1q_f32(s + 112, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 224, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 336, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 112 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
@@ -1438,6 +1614,78 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x16_t112__neon(const float *restric
     vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2); vst1q_f32(o + os + 60, o1_3);
     vst1q_f32(o + 2 * os + 48, o2_0); vst1q_f32(o + 2 * os + 52, o2_1); vst1q_f32(o + 2 * os + 56, o2_2); vst1q_f32(o + 2 * os + 60, o2_3);
     vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2); vst1q_f32(o + 3 * os + 60, o3_3);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 112 + r * 1].
+ * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_d64_3of4x16_t112__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 112;
+      const float32x4_t v0 = vld1q_f32(vj), v1 = vld1q_f32(vj + 4), v2 = vld1q_f32(vj + 8), v3 = vld1q_f32(vj + 12);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3);
+    vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3);
+    vst1q_f32(o + 2 * os, o2_0); vst1q_f32(o + 2 * os + 4, o2_1); vst1q_f32(o + 2 * os + 8, o2_2); vst1q_f32(o + 2 * os + 12, o2_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 112;
+      const float32x4_t v0 = vld1q_f32(vj + 16), v1 = vld1q_f32(vj + 20), v2 = vld1q_f32(vj + 24), v3 = vld1q_f32(vj + 28);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o + 16, o0_0); vst1q_f32(o + 20, o0_1); vst1q_f32(o + 24, o0_2); vst1q_f32(o + 28, o0_3);
+    vst1q_f32(o + os + 16, o1_0); vst1q_f32(o + os + 20, o1_1); vst1q_f32(o + os + 24, o1_2); vst1q_f32(o + os + 28, o1_3);
+    vst1q_f32(o + 2 * os + 16, o2_0); vst1q_f32(o + 2 * os + 20, o2_1); vst1q_f32(o + 2 * os + 24, o2_2); vst1q_f32(o + 2 * os + 28, o2_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 112;
+      const float32x4_t v0 = vld1q_f32(vj + 32), v1 = vld1q_f32(vj + 36), v2 = vld1q_f32(vj + 40), v3 = vld1q_f32(vj + 44);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o + 32, o0_0); vst1q_f32(o + 36, o0_1); vst1q_f32(o + 40, o0_2); vst1q_f32(o + 44, o0_3);
+    vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3);
+    vst1q_f32(o + 2 * os + 32, o2_0); vst1q_f32(o + 2 * os + 36, o2_1); vst1q_f32(o + 2 * os + 40, o2_2); vst1q_f32(o + 2 * os + 44, o2_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 112;
+      const float32x4_t v0 = vld1q_f32(vj + 48), v1 = vld1q_f32(vj + 52), v2 = vld1q_f32(vj + 56), v3 = vld1q_f32(vj + 60);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2); vst1q_f32(o + 60, o0_3);
+    vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2); vst1q_f32(o + os + 60, o1_3);
+    vst1q_f32(o + 2 * os + 48, o2_0); vst1q_f32(o + 2 * os + 52, o2_1); vst1q_f32(o + 2 * os + 56, o2_2); vst1q_f32(o + 2 * os + 60, o2_3);
   }
 }
 
@@ -1863,9 +2111,16 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 64; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1889,8 +2144,14 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 3: attngen_qkdot_d64_3of4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -1930,9 +2191,15 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      switch (rows - r0) {
+      case 0: break;
+      case 3: attngen_pv_d64_3of4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      }
     }
   }
 
@@ -2016,9 +2283,16 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 64; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2043,8 +2317,14 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 3: attngen_qkdot_d64_3of4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -2084,9 +2364,15 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      switch (rows - r0) {
+      case 0: break;
+      case 3: attngen_pv_d64_3of4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      }
     }
   }
 
@@ -2249,6 +2535,51 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_s64__scalar(const float *rest
   }
 }
 
+/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d64_3of4x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 64;
+    const float *restrict q2 = qp + 2 * 64;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    float acc2_0 = 0.0f, acc2_1 = 0.0f, acc2_2 = 0.0f, acc2_3 = 0.0f;
+    const float acc3_0 = 0.0f, acc3_1 = 0.0f, acc3_2 = 0.0f, acc3_3 = 0.0f; /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 1 <= 64; c += 1)
+      { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c)); const float qv2 = (*(q2 + c));
+        { const float kv = (*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; }
+        { const float kv = (*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; }
+        { const float kv = (*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; }
+        { const float kv = (*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
+    (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    for (; c < 64; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[64] += q1[c] * k0[c];
+      s[65] += q1[c] * k1[c];
+      s[66] += q1[c] * k2[c];
+      s[67] += q1[c] * k3[c];
+      s[128] += q2[c] * k0[c];
+      s[129] += q2[c] * k1[c];
+      s[130] += q2[c] * k2[c];
+      s[131] += q2[c] * k3[c];
+    }
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
@@ -2297,6 +2628,55 @@ static ATTNGEN_NOINLINE void attngen_pv_d64_4x4_p64__scalar(const float *restric
     *(o + 3 * os + c0) = o3_0;
   }
   for (int r = 0; r < 4; ++r)
+    for (int c = c0; c < 64; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_d64_3of4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= 64; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + c0)), v1 = (*(vj + c0 + 1)), v2 = (*(vj + c0 + 2)), v3 = (*(vj + c0 + 3));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+    *(o + 2 * os + c0) = o2_0; *(o + 2 * os + c0 + 1) = o2_1; *(o + 2 * os + c0 + 2) = o2_2; *(o + 2 * os + c0 + 3) = o2_3;
+  }
+  for (; c0 + 1 <= 64; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + c0));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+    *(o + 2 * os + c0) = o2_0;
+  }
+  for (int r = 0; r < 3; ++r)
     for (int c = c0; c < 64; ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
@@ -2667,6 +3047,15 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2690,8 +3079,14 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 3: attngen_qkdot_d64_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -2727,9 +3122,15 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      switch (rows - r0) {
+      case 0: break;
+      case 3: attngen_pv_d64_3of4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      }
     }
   }
 
@@ -2812,6 +3213,15 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2836,8 +3246,14 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 3: attngen_qkdot_d64_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -2873,9 +3289,15 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      switch (rows - r0) {
+      case 0: break;
+      case 3: attngen_pv_d64_3of4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      }
     }
   }
 

@@ -448,6 +448,108 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t224__av
   }
 }
 
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 224 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1of2x4_t224__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    { const __m256 qv0 = _mm256_loadu_ps(q0);
+      { const __m256 kv = _mm256_loadu_ps(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 64); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 64); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 72); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 72); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 80); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 80); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 88); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 88); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 96); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 96); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 104); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 104); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 112); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 112); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120);
+      { const __m256 kv = _mm256_loadu_ps(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[224] = t4[1]; s[448] = t4[2]; s[672] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[225] = t4[1]; s[449] = t4[2]; s[673] = t4[3]; }
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
@@ -573,6 +675,116 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t224__avx2
     _mm256_storeu_ps(o + os + 120, o1_0);
     _mm256_storeu_ps(o + 2 * os + 120, o2_0);
     _mm256_storeu_ps(o + 3 * os + 120, o3_0);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * Column blocks of 24 floats keep 9 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_3of4x24_t224__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      __m256 v0 = _mm256_loadu_ps(vj), v1 = _mm256_loadu_ps(vj + 8), v2 = _mm256_loadu_ps(vj + 16); /* in registers: each is used by 3 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2);
+    _mm256_storeu_ps(o + 2 * os, o2_0); _mm256_storeu_ps(o + 2 * os + 8, o2_1); _mm256_storeu_ps(o + 2 * os + 16, o2_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      __m256 v0 = _mm256_loadu_ps(vj + 24), v1 = _mm256_loadu_ps(vj + 32), v2 = _mm256_loadu_ps(vj + 40); /* in registers: each is used by 3 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+    }
+    _mm256_storeu_ps(o + 24, o0_0); _mm256_storeu_ps(o + 32, o0_1); _mm256_storeu_ps(o + 40, o0_2);
+    _mm256_storeu_ps(o + os + 24, o1_0); _mm256_storeu_ps(o + os + 32, o1_1); _mm256_storeu_ps(o + os + 40, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 24, o2_0); _mm256_storeu_ps(o + 2 * os + 32, o2_1); _mm256_storeu_ps(o + 2 * os + 40, o2_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      __m256 v0 = _mm256_loadu_ps(vj + 48), v1 = _mm256_loadu_ps(vj + 56), v2 = _mm256_loadu_ps(vj + 64); /* in registers: each is used by 3 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+    }
+    _mm256_storeu_ps(o + 48, o0_0); _mm256_storeu_ps(o + 56, o0_1); _mm256_storeu_ps(o + 64, o0_2);
+    _mm256_storeu_ps(o + os + 48, o1_0); _mm256_storeu_ps(o + os + 56, o1_1); _mm256_storeu_ps(o + os + 64, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 48, o2_0); _mm256_storeu_ps(o + 2 * os + 56, o2_1); _mm256_storeu_ps(o + 2 * os + 64, o2_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      __m256 v0 = _mm256_loadu_ps(vj + 72), v1 = _mm256_loadu_ps(vj + 80), v2 = _mm256_loadu_ps(vj + 88); /* in registers: each is used by 3 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+    }
+    _mm256_storeu_ps(o + 72, o0_0); _mm256_storeu_ps(o + 80, o0_1); _mm256_storeu_ps(o + 88, o0_2);
+    _mm256_storeu_ps(o + os + 72, o1_0); _mm256_storeu_ps(o + os + 80, o1_1); _mm256_storeu_ps(o + os + 88, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 72, o2_0); _mm256_storeu_ps(o + 2 * os + 80, o2_1); _mm256_storeu_ps(o + 2 * os + 88, o2_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      __m256 v0 = _mm256_loadu_ps(vj + 96), v1 = _mm256_loadu_ps(vj + 104), v2 = _mm256_loadu_ps(vj + 112); /* in registers: each is used by 3 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+    }
+    _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1); _mm256_storeu_ps(o + 112, o0_2);
+    _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 96, o2_0); _mm256_storeu_ps(o + 2 * os + 104, o2_1); _mm256_storeu_ps(o + 2 * os + 112, o2_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      __m256 v0 = _mm256_loadu_ps(vj + 120); /* in registers: each is used by 3 rows */
+      ATTNGEN_PIN_AVX2(v0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); }
+    }
+    _mm256_storeu_ps(o + 120, o0_0);
+    _mm256_storeu_ps(o + os + 120, o1_0);
+    _mm256_storeu_ps(o + 2 * os + 120, o2_0);
   }
 }
 
@@ -998,9 +1210,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 8; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 8; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1024,8 +1243,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 1: attngen_qkdot_d128_1of2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -1065,9 +1290,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      switch (rows - r0) {
+      case 0: break;
+      case 3: attngen_pv_d128_3of4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      }
     }
   }
 
@@ -1151,9 +1382,16 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 8; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 8; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1178,8 +1416,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 1: attngen_qkdot_d128_1of2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -1219,9 +1463,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      switch (rows - r0) {
+      case 0: break;
+      case 3: attngen_pv_d128_3of4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      }
     }
   }
 
@@ -1601,6 +1851,190 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t224__neon(const float *rest
   }
 }
 
+/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 224 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_3of4x4_t224__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    { const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1); const float32x4_t qv2 = vld1q_f32(q2);
+      { const float32x4_t kv = vld1q_f32(k0); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4); const float32x4_t qv2 = vld1q_f32(q2 + 4);
+      { const float32x4_t kv = vld1q_f32(k0 + 4); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 4); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 4); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 4); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8); const float32x4_t qv2 = vld1q_f32(q2 + 8);
+      { const float32x4_t kv = vld1q_f32(k0 + 8); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 8); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 8); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 8); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12); const float32x4_t qv2 = vld1q_f32(q2 + 12);
+      { const float32x4_t kv = vld1q_f32(k0 + 12); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 12); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 12); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 12); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16); const float32x4_t qv2 = vld1q_f32(q2 + 16);
+      { const float32x4_t kv = vld1q_f32(k0 + 16); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 16); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 16); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 16); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20); const float32x4_t qv2 = vld1q_f32(q2 + 20);
+      { const float32x4_t kv = vld1q_f32(k0 + 20); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 20); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 20); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 20); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24); const float32x4_t qv2 = vld1q_f32(q2 + 24);
+      { const float32x4_t kv = vld1q_f32(k0 + 24); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 24); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 24); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 24); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28); const float32x4_t qv2 = vld1q_f32(q2 + 28);
+      { const float32x4_t kv = vld1q_f32(k0 + 28); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 28); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 28); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 28); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32); const float32x4_t qv2 = vld1q_f32(q2 + 32);
+      { const float32x4_t kv = vld1q_f32(k0 + 32); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 32); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 32); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 32); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36); const float32x4_t qv2 = vld1q_f32(q2 + 36);
+      { const float32x4_t kv = vld1q_f32(k0 + 36); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 36); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 36); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 36); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40); const float32x4_t qv2 = vld1q_f32(q2 + 40);
+      { const float32x4_t kv = vld1q_f32(k0 + 40); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 40); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 40); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 40); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44); const float32x4_t qv2 = vld1q_f32(q2 + 44);
+      { const float32x4_t kv = vld1q_f32(k0 + 44); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 44); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 44); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 44); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48); const float32x4_t qv2 = vld1q_f32(q2 + 48);
+      { const float32x4_t kv = vld1q_f32(k0 + 48); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 48); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 48); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 48); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52); const float32x4_t qv2 = vld1q_f32(q2 + 52);
+      { const float32x4_t kv = vld1q_f32(k0 + 52); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 52); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 52); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 52); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56); const float32x4_t qv2 = vld1q_f32(q2 + 56);
+      { const float32x4_t kv = vld1q_f32(k0 + 56); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 56); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 56); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 56); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60); const float32x4_t qv2 = vld1q_f32(q2 + 60);
+      { const float32x4_t kv = vld1q_f32(k0 + 60); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 60); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 60); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 60); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 64); const float32x4_t qv1 = vld1q_f32(q1 + 64); const float32x4_t qv2 = vld1q_f32(q2 + 64);
+      { const float32x4_t kv = vld1q_f32(k0 + 64); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 64); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 64); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 64); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 68); const float32x4_t qv1 = vld1q_f32(q1 + 68); const float32x4_t qv2 = vld1q_f32(q2 + 68);
+      { const float32x4_t kv = vld1q_f32(k0 + 68); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 68); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 68); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 68); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 72); const float32x4_t qv1 = vld1q_f32(q1 + 72); const float32x4_t qv2 = vld1q_f32(q2 + 72);
+      { const float32x4_t kv = vld1q_f32(k0 + 72); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 72); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 72); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 72); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 76); const float32x4_t qv1 = vld1q_f32(q1 + 76); const float32x4_t qv2 = vld1q_f32(q2 + 76);
+      { const float32x4_t kv = vld1q_f32(k0 + 76); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 76); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 76); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 76); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 80); const float32x4_t qv1 = vld1q_f32(q1 + 80); const float32x4_t qv2 = vld1q_f32(q2 + 80);
+      { const float32x4_t kv = vld1q_f32(k0 + 80); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 80); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 80); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 80); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 84); const float32x4_t qv1 = vld1q_f32(q1 + 84); const float32x4_t qv2 = vld1q_f32(q2 + 84);
+      { const float32x4_t kv = vld1q_f32(k0 + 84); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 84); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 84); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 84); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 88); const float32x4_t qv1 = vld1q_f32(q1 + 88); const float32x4_t qv2 = vld1q_f32(q2 + 88);
+      { const float32x4_t kv = vld1q_f32(k0 + 88); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 88); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 88); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 88); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 92); const float32x4_t qv1 = vld1q_f32(q1 + 92); const float32x4_t qv2 = vld1q_f32(q2 + 92);
+      { const float32x4_t kv = vld1q_f32(k0 + 92); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 92); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 92); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 92); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 96); const float32x4_t qv1 = vld1q_f32(q1 + 96); const float32x4_t qv2 = vld1q_f32(q2 + 96);
+      { const float32x4_t kv = vld1q_f32(k0 + 96); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 96); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 96); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 96); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 100); const float32x4_t qv1 = vld1q_f32(q1 + 100); const float32x4_t qv2 = vld1q_f32(q2 + 100);
+      { const float32x4_t kv = vld1q_f32(k0 + 100); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 100); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 100); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 100); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 104); const float32x4_t qv1 = vld1q_f32(q1 + 104); const float32x4_t qv2 = vld1q_f32(q2 + 104);
+      { const float32x4_t kv = vld1q_f32(k0 + 104); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 104); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 104); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 104); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 108); const float32x4_t qv1 = vld1q_f32(q1 + 108); const float32x4_t qv2 = vld1q_f32(q2 + 108);
+      { const float32x4_t kv = vld1q_f32(k0 + 108); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 108); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 108); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 108); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 112); const float32x4_t qv1 = vld1q_f32(q1 + 112); const float32x4_t qv2 = vld1q_f32(q2 + 112);
+      { const float32x4_t kv = vld1q_f32(k0 + 112); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 112); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 112); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 112); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 116); const float32x4_t qv1 = vld1q_f32(q1 + 116); const float32x4_t qv2 = vld1q_f32(q2 + 116);
+      { const float32x4_t kv = vld1q_f32(k0 + 116); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 116); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 116); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 116); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 120); const float32x4_t qv1 = vld1q_f32(q1 + 120); const float32x4_t qv2 = vld1q_f32(q2 + 120);
+      { const float32x4_t kv = vld1q_f32(k0 + 120); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 120); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 120); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 120); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 124); const float32x4_t qv1 = vld1q_f32(q1 + 124); const float32x4_t qv2 = vld1q_f32(q2 + 124);
+      { const float32x4_t kv = vld1q_f32(k0 + 124); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 124); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 124); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 124); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
+    vst1q_f32(s + 224, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 448, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 672, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
  * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
@@ -1758,6 +2192,142 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t224__neon(const float *restri
     vst1q_f32(o + os + 112, o1_0); vst1q_f32(o + os + 116, o1_1); vst1q_f32(o + os + 120, o1_2); vst1q_f32(o + os + 124, o1_3);
     vst1q_f32(o + 2 * os + 112, o2_0); vst1q_f32(o + 2 * os + 116, o2_1); vst1q_f32(o + 2 * os + 120, o2_2); vst1q_f32(o + 2 * os + 124, o2_3);
     vst1q_f32(o + 3 * os + 112, o3_0); vst1q_f32(o + 3 * os + 116, o3_1); vst1q_f32(o + 3 * os + 120, o3_2); vst1q_f32(o + 3 * os + 124, o3_3);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 224 + r * 1].
+ * Column blocks of 16 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x16_t224__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const float32x4_t v0 = vld1q_f32(vj), v1 = vld1q_f32(vj + 4), v2 = vld1q_f32(vj + 8), v3 = vld1q_f32(vj + 12);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3);
+    vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3);
+    vst1q_f32(o + 2 * os, o2_0); vst1q_f32(o + 2 * os + 4, o2_1); vst1q_f32(o + 2 * os + 8, o2_2); vst1q_f32(o + 2 * os + 12, o2_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const float32x4_t v0 = vld1q_f32(vj + 16), v1 = vld1q_f32(vj + 20), v2 = vld1q_f32(vj + 24), v3 = vld1q_f32(vj + 28);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o + 16, o0_0); vst1q_f32(o + 20, o0_1); vst1q_f32(o + 24, o0_2); vst1q_f32(o + 28, o0_3);
+    vst1q_f32(o + os + 16, o1_0); vst1q_f32(o + os + 20, o1_1); vst1q_f32(o + os + 24, o1_2); vst1q_f32(o + os + 28, o1_3);
+    vst1q_f32(o + 2 * os + 16, o2_0); vst1q_f32(o + 2 * os + 20, o2_1); vst1q_f32(o + 2 * os + 24, o2_2); vst1q_f32(o + 2 * os + 28, o2_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const float32x4_t v0 = vld1q_f32(vj + 32), v1 = vld1q_f32(vj + 36), v2 = vld1q_f32(vj + 40), v3 = vld1q_f32(vj + 44);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o + 32, o0_0); vst1q_f32(o + 36, o0_1); vst1q_f32(o + 40, o0_2); vst1q_f32(o + 44, o0_3);
+    vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3);
+    vst1q_f32(o + 2 * os + 32, o2_0); vst1q_f32(o + 2 * os + 36, o2_1); vst1q_f32(o + 2 * os + 40, o2_2); vst1q_f32(o + 2 * os + 44, o2_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const float32x4_t v0 = vld1q_f32(vj + 48), v1 = vld1q_f32(vj + 52), v2 = vld1q_f32(vj + 56), v3 = vld1q_f32(vj + 60);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2); vst1q_f32(o + 60, o0_3);
+    vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2); vst1q_f32(o + os + 60, o1_3);
+    vst1q_f32(o + 2 * os + 48, o2_0); vst1q_f32(o + 2 * os + 52, o2_1); vst1q_f32(o + 2 * os + 56, o2_2); vst1q_f32(o + 2 * os + 60, o2_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const float32x4_t v0 = vld1q_f32(vj + 64), v1 = vld1q_f32(vj + 68), v2 = vld1q_f32(vj + 72), v3 = vld1q_f32(vj + 76);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o + 64, o0_0); vst1q_f32(o + 68, o0_1); vst1q_f32(o + 72, o0_2); vst1q_f32(o + 76, o0_3);
+    vst1q_f32(o + os + 64, o1_0); vst1q_f32(o + os + 68, o1_1); vst1q_f32(o + os + 72, o1_2); vst1q_f32(o + os + 76, o1_3);
+    vst1q_f32(o + 2 * os + 64, o2_0); vst1q_f32(o + 2 * os + 68, o2_1); vst1q_f32(o + 2 * os + 72, o2_2); vst1q_f32(o + 2 * os + 76, o2_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const float32x4_t v0 = vld1q_f32(vj + 80), v1 = vld1q_f32(vj + 84), v2 = vld1q_f32(vj + 88), v3 = vld1q_f32(vj + 92);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o + 80, o0_0); vst1q_f32(o + 84, o0_1); vst1q_f32(o + 88, o0_2); vst1q_f32(o + 92, o0_3);
+    vst1q_f32(o + os + 80, o1_0); vst1q_f32(o + os + 84, o1_1); vst1q_f32(o + os + 88, o1_2); vst1q_f32(o + os + 92, o1_3);
+    vst1q_f32(o + 2 * os + 80, o2_0); vst1q_f32(o + 2 * os + 84, o2_1); vst1q_f32(o + 2 * os + 88, o2_2); vst1q_f32(o + 2 * os + 92, o2_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const float32x4_t v0 = vld1q_f32(vj + 96), v1 = vld1q_f32(vj + 100), v2 = vld1q_f32(vj + 104), v3 = vld1q_f32(vj + 108);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o + 96, o0_0); vst1q_f32(o + 100, o0_1); vst1q_f32(o + 104, o0_2); vst1q_f32(o + 108, o0_3);
+    vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2); vst1q_f32(o + os + 108, o1_3);
+    vst1q_f32(o + 2 * os + 96, o2_0); vst1q_f32(o + 2 * os + 100, o2_1); vst1q_f32(o + 2 * os + 104, o2_2); vst1q_f32(o + 2 * os + 108, o2_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 224;
+      const float32x4_t v0 = vld1q_f32(vj + 112), v1 = vld1q_f32(vj + 116), v2 = vld1q_f32(vj + 120), v3 = vld1q_f32(vj + 124);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+    }
+    vst1q_f32(o + 112, o0_0); vst1q_f32(o + 116, o0_1); vst1q_f32(o + 120, o0_2); vst1q_f32(o + 124, o0_3);
+    vst1q_f32(o + os + 112, o1_0); vst1q_f32(o + os + 116, o1_1); vst1q_f32(o + os + 120, o1_2); vst1q_f32(o + os + 124, o1_3);
+    vst1q_f32(o + 2 * os + 112, o2_0); vst1q_f32(o + 2 * os + 116, o2_1); vst1q_f32(o + 2 * os + 120, o2_2); vst1q_f32(o + 2 * os + 124, o2_3);
   }
 }
 
@@ -2183,9 +2753,16 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 64; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2209,8 +2786,14 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 3: attngen_qkdot_d128_3of4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -2250,9 +2833,15 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      switch (rows - r0) {
+      case 0: break;
+      case 3: attngen_pv_d128_3of4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      }
     }
   }
 
@@ -2336,9 +2925,16 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
-  /* the softmax reads whole vectors of rows: S's lanes past rows_all (never computed) must hold numbers */
-  for (int j = 0; j < 64; ++j)
-    for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -2363,8 +2959,14 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 3: attngen_qkdot_d128_3of4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -2404,9 +3006,15 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      switch (rows - r0) {
+      case 0: break;
+      case 3: attngen_pv_d128_3of4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      }
     }
   }
 
@@ -2569,6 +3177,51 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64__scalar(const float *res
   }
 }
 
+/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_3of4x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    float acc2_0 = 0.0f, acc2_1 = 0.0f, acc2_2 = 0.0f, acc2_3 = 0.0f;
+    const float acc3_0 = 0.0f, acc3_1 = 0.0f, acc3_2 = 0.0f, acc3_3 = 0.0f; /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 1 <= 128; c += 1)
+      { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c)); const float qv2 = (*(q2 + c));
+        { const float kv = (*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; }
+        { const float kv = (*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; }
+        { const float kv = (*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; }
+        { const float kv = (*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
+    (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    for (; c < 128; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[64] += q1[c] * k0[c];
+      s[65] += q1[c] * k1[c];
+      s[66] += q1[c] * k2[c];
+      s[67] += q1[c] * k3[c];
+      s[128] += q2[c] * k0[c];
+      s[129] += q2[c] * k1[c];
+      s[130] += q2[c] * k2[c];
+      s[131] += q2[c] * k3[c];
+    }
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
@@ -2617,6 +3270,55 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64__scalar(const float *restri
     *(o + 3 * os + c0) = o3_0;
   }
   for (int r = 0; r < 4; ++r)
+    for (int c = c0; c < 128; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 3 (of a block of 4) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_d128_3of4x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= 128; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + c0)), v1 = (*(vj + c0 + 1)), v2 = (*(vj + c0 + 2)), v3 = (*(vj + c0 + 3));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+    *(o + 2 * os + c0) = o2_0; *(o + 2 * os + c0 + 1) = o2_1; *(o + 2 * os + c0 + 2) = o2_2; *(o + 2 * os + c0 + 3) = o2_3;
+  }
+  for (; c0 + 1 <= 128; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + c0));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+    *(o + 2 * os + c0) = o2_0;
+  }
+  for (int r = 0; r < 3; ++r)
     for (int c = c0; c < 128; ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
@@ -2987,6 +3689,15 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3010,8 +3721,14 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 3: attngen_qkdot_d128_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          default: attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -3047,9 +3764,15 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      switch (rows - r0) {
+      case 0: break;
+      case 3: attngen_pv_d128_3of4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      }
     }
   }
 
@@ -3132,6 +3855,15 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 7 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -3156,8 +3888,14 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 4)
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 3: attngen_qkdot_d128_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          default: attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -3193,9 +3931,15 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 4)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+      switch (rows - r0) {
+      case 0: break;
+      case 3: attngen_pv_d128_3of4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      }
     }
   }
 

@@ -313,6 +313,38 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s32__avx
   }
 }
 
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c);
+        { const __m256 kv = _mm256_loadu_ps(k0 + c); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m256 kv = _mm256_loadu_ps(k1 + c); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m256 kv = _mm256_loadu_ps(k2 + c); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m256 kv = _mm256_loadu_ps(k3 + c); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+    }
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
@@ -351,6 +383,44 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(
     _mm256_storeu_ps(o + os + c0, o1_0);
   }
   for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 32] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p32__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + c0), v1 = _mm256_loadu_ps(vj + c0 + 8), v2 = _mm256_loadu_ps(vj + c0 + 16), v3 = _mm256_loadu_ps(vj + c0 + 24);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_loadu_ps(vj + c0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j + r * 32] * v[j * vs + c];
@@ -642,6 +712,15 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 32; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -666,8 +745,14 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s32__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s32__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -703,9 +788,15 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
         attngen_pv_dany_2x32_p32__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) {
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x32_p32__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break;
+      }
     }
   }
 
@@ -1042,6 +1133,38 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64__neon(const float *restr
   }
 }
 
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c);
+        { const float32x4_t kv = vld1q_f32(k0 + c); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+        { const float32x4_t kv = vld1q_f32(k1 + c); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+        { const float32x4_t kv = vld1q_f32(k2 + c); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+        { const float32x4_t kv = vld1q_f32(k3 + c); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+    }
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
@@ -1078,6 +1201,44 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64__neon(const float *restric
     vst1q_f32(o + os + c0, o1_0);
   }
   for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vld1q_f32(vj + c0), v1 = vld1q_f32(vj + c0 + 4), v2 = vld1q_f32(vj + c0 + 8), v3 = vld1q_f32(vj + c0 + 12), v4 = vld1q_f32(vj + c0 + 16), v5 = vld1q_f32(vj + c0 + 20);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vld1q_f32(vj + c0);
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
@@ -1369,6 +1530,15 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1393,8 +1563,14 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -1430,9 +1606,15 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
         attngen_pv_dany_2x24_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) {
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x24_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break;
+      }
     }
   }
 
@@ -1659,6 +1841,38 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64__scalar(const float *res
   }
 }
 
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c));
+        { const float kv = (*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; }
+        { const float kv = (*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; }
+        { const float kv = (*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; }
+        { const float kv = (*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+    }
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
@@ -1695,6 +1909,44 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64__scalar(const float *restri
     *(o + os + c0) = o1_0;
   }
   for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + c0)), v1 = (*(vj + c0 + 1)), v2 = (*(vj + c0 + 2)), v3 = (*(vj + c0 + 3));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = (*(vj + c0));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+  }
+  for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
@@ -1957,6 +2209,15 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
    * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
   for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
     for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
 
   /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
   int kend = it->k1;
@@ -1981,8 +2242,14 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
         for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          for (int r0 = 0; r0 < rows_pv; r0 += 2)
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -2018,9 +2285,15 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
-      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks) */
-      for (int r0 = 0; r0 < rows_pv; r0 += 2)
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
         attngen_pv_dany_2x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) {
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break;
+      }
     }
   }
 
