@@ -180,21 +180,13 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
 @ local qix = decode and "r * dp + k" or "k * mp + r"
 @ local qrow_at = "qbase + (q0 + r / " .. G .. ") * a->q_stride.seq + (r % " .. G .. ") * a->q_stride.head"
 @ local tpack = not decode and isa.transpose_scaled -- Qᵀ by in-register transposes (an optional vocabulary word)
-@ if tpack then
-    /* Qᵀ by blocks of $(I(W)) rows x $(I(W)) columns, transposed in registers (element by element, each was a store of its
-     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
-@   local src_scale = "scale"
-@   if rope ~= false then
-    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
-     * cleared below), and the blocks are transposed from there. */
-    if (it->rope_cs) {
-      const attngen_rope *rope = &kernel->params.rope;
-      const int half = rope->rotary_dim / 2;
-      const $(V) scale_v = $(isa.set1("scale"));
-      for (int r = 0; r < rows; ++r) {
+@ -- Row r of Q, rotated by RoPE and scaled, into y (row-major, contiguous); scale_v = scale in every lane.
+@ local function rope_row(y)
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
         const float *qrow = $(qrow_at);
         const float *cs = it->rope_cs + (r / $(G)) * rope->rotary_dim, *sn = cs + half;
-        float *restrict y = ot + r * dp;
+        float *restrict y = $(y);
         /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
          * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
          * style, the dims past rotary_dim */
@@ -207,6 +199,21 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
             $(isa.store("y + half + p", isa.mul(isa.add(isa.mul("x1", "c"), isa.mul("x0", "s")), "scale_v")))
           }
         attngen_rope_rotate(rope, cs, qrow, $(D), y, 1, scale, p);
+@ end
+@ if decode then
+    const $(V) scale_v = $(isa.set1("scale"));
+@ end
+@ if tpack then
+    /* Qᵀ by blocks of $(I(W)) rows x $(I(W)) columns, transposed in registers (element by element, each was a store of its
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+@   local src_scale = "scale"
+@   if rope ~= false then
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const $(V) scale_v = $(isa.set1("scale"));
+      for (int r = 0; r < rows; ++r) {
+@     rope_row("ot + r * dp")
       }
     }
     const float src_scale = it->rope_cs ? 1.0f : scale;
@@ -228,14 +235,26 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       if (r >= rows) { /* padding */
         for (int k = 0; k < $(D); ++k) qt[$(qix)] = 0.0f;
       }
-@ if rope ~= false and not tpack then
+@ if rope ~= false and decode then
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+@   rope_row("qt + r * dp")
+      }
+@ elseif rope ~= false and not tpack then
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
         const float *qrow = $(qrow_at);
         const float *cs = it->rope_cs + (r / $(G)) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, $(D), qt + $(decode and "r * dp" or "r"), $(decode and "1" or "mp"), scale, 0);
+        attngen_rope_rotate(&kernel->params.rope, cs, qrow, $(D), qt + r, mp, scale, 0);
       }
 @ end
-@ if not tpack then
+@ if decode then
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = $(qrow_at);
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + $(I(W)) <= $(D); k += $(I(W))) $(isa.store("y + k", isa.mul(isa.load("qrow + k"), "scale_v")))
+        for (; k < $(D); ++k) y[k] = qrow[k] * scale;
+      }
+@ elseif not tpack then
       else {
         const float *qrow = $(qrow_at);
         for (int k = 0; k < $(D); ++k) qt[$(qix)] = qrow[k] * scale;

@@ -632,10 +632,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_prefill__avx2(const attn
     /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
      * cleared below), and the blocks are transposed from there. */
     if (it->rope_cs) {
-      const attngen_rope *rope = &kernel->params.rope;
-      const int half = rope->rotary_dim / 2;
       const __m256 scale_v = _mm256_set1_ps(scale);
       for (int r = 0; r < rows; ++r) {
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 71) * rope->rotary_dim, *sn = cs + half;
         float *restrict y = ot + r * dp;
@@ -812,18 +812,36 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 71 * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale, 0);
+        const float *cs = it->rope_cs + (r / 71) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 64, y, 1, scale, p);
       }
-      else {
+      else { /* row-major: a scaled copy, a vector at a time */
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= 64; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -1520,10 +1538,10 @@ static void attn_h71_kv1_d64_causal_prefill__neon(const attngen_kernel *kernel, 
     /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
      * cleared below), and the blocks are transposed from there. */
     if (it->rope_cs) {
-      const attngen_rope *rope = &kernel->params.rope;
-      const int half = rope->rotary_dim / 2;
       const float32x4_t scale_v = vdupq_n_f32(scale);
       for (int r = 0; r < rows; ++r) {
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
         const float *cs = it->rope_cs + (r / 71) * rope->rotary_dim, *sn = cs + half;
         float *restrict y = ot + r * dp;
@@ -1700,18 +1718,36 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 71 * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale, 0);
+        const float *cs = it->rope_cs + (r / 71) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 64, y, 1, scale, p);
       }
-      else {
+      else { /* row-major: a scaled copy, a vector at a time */
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= 64; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -2310,18 +2346,36 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 71 * a->q_stride.head;
+    const float scale_v = (scale);
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
       else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        const float *cs = it->rope_cs + (r / 71) * kernel->params.rope.rotary_dim;
-        attngen_rope_rotate(&kernel->params.rope, cs, qrow, 64, qt + r * dp, 1, scale, 0);
+        const float *cs = it->rope_cs + (r / 71) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, 64, y, 1, scale, p);
       }
-      else {
+      else { /* row-major: a scaled copy, a vector at a time */
         const float *qrow = qbase + (q0 + r / 71) * a->q_stride.seq + (r % 71) * a->q_stride.head;
-        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= 64; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);

@@ -631,13 +631,17 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
-      else {
+      else { /* row-major: a scaled copy, a vector at a time */
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= 64; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -1342,13 +1346,17 @@ static void attn_h8_kv8_d64_cross_decode__neon(const attngen_kernel *kernel, con
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
-      else {
+      else { /* row-major: a scaled copy, a vector at a time */
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= 64; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
@@ -1777,13 +1785,17 @@ static void attn_h8_kv8_d64_cross_decode__scalar(const attngen_kernel *kernel, c
   for (int hh = 0; hh < nh; ++hh) {
     float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
     const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 1 * a->q_stride.head;
+    const float scale_v = (scale);
     for (int r = 0; r < rows_pv; ++r) {
       if (r >= rows) { /* padding */
         for (int k = 0; k < 64; ++k) qt[r * dp + k] = 0.0f;
       }
-      else {
+      else { /* row-major: a scaled copy, a vector at a time */
         const float *qrow = qbase + (q0 + r / 1) * a->q_stride.seq + (r % 1) * a->q_stride.head;
-        for (int k = 0; k < 64; ++k) qt[r * dp + k] = qrow[k] * scale;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= 64; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < 64; ++k) y[k] = qrow[k] * scale;
       }
     }
     memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
