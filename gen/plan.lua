@@ -249,30 +249,32 @@ function plan.microkernels(isa, p, D, G)
   else
     mk.template = "qkdot_microkernel.c.tpl"
     mk.rb, mk.ss = p.rb, p.keys_padded
+    -- names by the rows a block computes: "4" for a block of 4, "3of4" for an edge block with 3 of its 4 rows live
+    local qk_stride, pv_stride
     if p.columns then
       -- S and P transposed (S[R][j] at j * ms + R), as in prefill: ms (every kv head's rows) is a constant, or the
       -- argument qs
       local qs = type(p.scratch.ms) == "number" and p.scratch.ms or nil
-      local stride = qs and string.format("_t%d", qs) or "_tany"
+      qk_stride = qs and string.format("_t%d", qs) or "_tany"
+      pv_stride = qk_stride
       mk.columns, mk.qs = true, qs
       mk.p_key_stride, mk.p_row_stride = qs, 1
-      mk.qk_name = string.format("attngen_qkdot_%s_%dx%d%s__%s", dim, p.rb, p.kb, stride, isa.name)
-      mk.pv_name = string.format("attngen_pv_%s_%dx%d%s__%s", dim, p.pr, p.pvv * W, stride, isa.name)
     else
       mk.p_key_stride, mk.p_row_stride = 1, p.keys_padded -- P row-major: P[r][j] at r * keys + j
-      mk.qk_name = string.format("attngen_qkdot_%s_%dx%d_s%d__%s", dim, p.rb, p.kb, p.keys_padded, isa.name)
-      mk.pv_name = string.format("attngen_pv_%s_%dx%d_p%d__%s", dim, p.pr, p.pvv * W, p.keys_padded, isa.name)
+      qk_stride, pv_stride = string.format("_s%d", p.keys_padded), string.format("_p%d", p.keys_padded)
     end
+    local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s__%s", dim, rows, p.kb, qk_stride, isa.name) end
+    local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s__%s", dim, rows, p.pvv * W, pv_stride, isa.name) end
+    mk.qk_name, mk.pv_name = qk_name(p.rb), pv_name(p.pr)
     mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
     -- edges: the last row block of a step with fewer live rows (S of the block's other rows is stored as 0; P·V
-    -- leaves their O alone); named by live rows of the block, e.g. attngen_qkdot_d64_3of4x2_t112__avx2
-    local function edge_name(name, live, rows) return (name:gsub("_" .. rows .. "x", "_" .. live .. "of" .. rows .. "x", 1)) end
+    -- leaves their O alone), e.g. attngen_qkdot_d64_3of4x2_t112__avx2
     mk.qk_edges, mk.pv_edges = {}, {}
     for _, live in ipairs(edge_rows(p.rb, G)) do
-      mk.qk_edges[#mk.qk_edges + 1] = { name = edge_name(mk.qk_name, live, p.rb), live = live }
+      mk.qk_edges[#mk.qk_edges + 1] = { name = qk_name(live .. "of" .. p.rb), live = live }
     end
     for _, live in ipairs(edge_rows(p.pr, G)) do
-      local e = { name = edge_name(mk.pv_name, live, p.pr), D = D, unroll = p.unroll, live = live }
+      local e = { name = pv_name(live .. "of" .. p.pr), D = D, unroll = p.unroll, live = live }
       mk.pv_edges[#mk.pv_edges + 1] = e
       mk.pvs[#mk.pvs + 1] = e
     end

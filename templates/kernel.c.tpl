@@ -14,6 +14,23 @@
 @ local qs_arg = columns and not mk.qs and (decode and ", ms" or ", mp") or ""
 @ local attr = isa.attr and (isa.attr .. " ") or ""
 @ local generic = not kern.D
+@ -- Decode's row blocks of `block` rows over a kv head's `rows`: `name` while whole blocks fit, then the edge block of
+@ -- the remainder (a specialized kernel has the one-query step's edge: other remainders, steps of 2-8 queries, run a
+@ -- whole block over zero-padded rows). args: the call's arguments, r0 the block's first row; ind: indentation.
+@ local function row_blocks(ind, block, name, edges, args)
+$(ind)int r0 = 0;
+$(ind)for (; r0 + $(I(block)) <= rows; r0 += $(I(block)))
+$(ind)  $(name)$(args)
+@   if #edges > 0 then
+$(ind)switch (rows - r0) { /* the last rows: an edge block computes only those */
+$(ind)case 0: break;
+@     for _, e in ipairs(edges) do
+$(ind)case $(I(e.live)): $(e.name)$(args) break;
+@     end
+$(ind)default: $(generic and "break; /* every remainder has its edge */" or (name .. args .. " break; /* zero-padded rows */"))
+$(ind)}
+@   end
+@ end
 @ -- The online softmax over the rows of S: R rows (RV: R rounded up to whole vectors; SS: S's key stride when S is
 @ -- transposed). Prefill emits it per kv head; decode once, over every kv head's rows side by side.
 @ local function softmax(R, RV, SS)
@@ -336,24 +353,8 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
-          int r0 = 0;
 @   local s_at = columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0"
-@   local qk_args = "(qt + r0 * dp, krow, " .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");"
-          for (; r0 + $(I(plan.rb)) <= rows; r0 += $(I(plan.rb)))
-            $(mk.qk_name)$(qk_args)
-@   if #mk.qk_edges > 0 then
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
-          case 0: break;
-@     for _, e in ipairs(mk.qk_edges) do
-          case $(I(e.live)): $(e.name)$(qk_args) break;
-@     end
-@     if generic then
-          default: break; /* every remainder has its edge */
-@     else
-          default: $(mk.qk_name)$(qk_args) break;
-@     end
-          }
-@   end
+@   row_blocks("          ", plan.rb, mk.qk_name, mk.qk_edges, "(qt + r0 * dp, krow, " .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");")
           for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -369,24 +370,8 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       float *restrict ot = state + hh * state_floats + q_floats;
       const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
-@   local pv_args = "(" .. (columns and "st + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss") .. qs_arg ..
-@     ", alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");"
-      int r0 = 0;
-      for (; r0 + $(I(PR)) <= rows; r0 += $(I(PR)))
-        $(mk.pv_name)$(pv_args)
-@   if #mk.pv_edges > 0 then
-      switch (rows - r0) {
-      case 0: break;
-@     for _, e in ipairs(mk.pv_edges) do
-      case $(I(e.live)): $(e.name)$(pv_args) break;
-@     end
-@     if generic then
-      default: break;
-@     else
-      default: $(mk.pv_name)$(pv_args) break;
-@     end
-      }
-@   end
+@   row_blocks("      ", PR, mk.pv_name, mk.pv_edges, "(" .. (columns and "st + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss") ..
+@     qs_arg .. ", alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");")
     }
 @ else
     for (int hh = 0; hh < nh; ++hh) {

@@ -8,7 +8,7 @@
 @ local PKS, PRS = mk.p_key_stride or "qs", mk.p_row_stride
 @ local DV = mk.D and I(mk.D) or "d" -- head_dim in the loop form: a constant, or the generic kernel's argument
 @ local attr = isa.attr and (isa.attr .. " ") or ""
-@ -- one column block: PR rows x nv vectors of accumulators, one source line per row
+@ -- one column block: LIVE rows x nv vectors of accumulators, one source line per row
 @ local function pv_block(c0, nv)
   {
 @   -- each row's rescale is broadcast where it is used: eight held at once made gcc spill NEON's 8x12 block

@@ -891,10 +891,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x4_t576__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 1: attngen_qkdot_d64_1of2x4_t576__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_2x4_t576__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_2x4_t576__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -939,10 +939,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x24_t576__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d64_3of4x24_t576__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d64_4x24_t576__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x24_t576__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }
@@ -1797,10 +1797,10 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t576__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d64_3of4x4_t576__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_4x4_t576__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x4_t576__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -1845,10 +1845,10 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x16_t576__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d64_3of4x16_t576__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d64_4x16_t576__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x16_t576__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }
@@ -2424,10 +2424,10 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d64_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
-          default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -2468,10 +2468,10 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d64_3of4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }

@@ -932,10 +932,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d64_3of4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
@@ -1118,10 +1118,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d64_3of4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
@@ -2201,10 +2201,10 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d64_3of4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -2249,10 +2249,10 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d64_3of4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }
@@ -2392,10 +2392,10 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d64_3of4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -2440,10 +2440,10 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d64_3of4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x16_t112__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }
@@ -3172,10 +3172,10 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d64_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
-          default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -3216,10 +3216,10 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d64_3of4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }
@@ -3357,10 +3357,10 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d64_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
-          default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -3401,10 +3401,10 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d64_3of4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d64_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }

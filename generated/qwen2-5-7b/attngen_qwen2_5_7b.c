@@ -1264,10 +1264,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 1: attngen_qkdot_d128_1of2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -1312,10 +1312,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d128_3of4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }
@@ -1455,10 +1455,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 1: attngen_qkdot_d128_1of2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -1503,10 +1503,10 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d128_3of4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x24_t224__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }
@@ -2843,10 +2843,10 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d128_3of4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -2891,10 +2891,10 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d128_3of4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d128_4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }
@@ -3034,10 +3034,10 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d128_3of4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -3082,10 +3082,10 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d128_3of4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d128_4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x16_t224__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }
@@ -3814,10 +3814,10 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d128_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
-          default: attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          default: attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -3858,10 +3858,10 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d128_3of4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }
@@ -3999,10 +3999,10 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 3: attngen_qkdot_d128_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
-          default: attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
+          default: attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break; /* zero-padded rows */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
@@ -4043,10 +4043,10 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 3: attngen_pv_d128_3of4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
-      default: attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break;
+      default: attngen_pv_d128_4x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp); break; /* zero-padded rows */
       }
     }
   }

@@ -766,7 +766,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s32__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 1: attngen_qkdot_dany_1of2x4_s32__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
           default: break; /* every remainder has its edge */
@@ -810,10 +810,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
         attngen_pv_dany_2x32_p32__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 1: attngen_pv_dany_1of2x32_p32__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
-      default: break;
+      default: break; /* every remainder has its edge */
       }
     }
   }
@@ -1602,7 +1602,7 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 1: attngen_qkdot_dany_1of2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
           default: break; /* every remainder has its edge */
@@ -1646,10 +1646,10 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
         attngen_pv_dany_2x24_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 1: attngen_pv_dany_1of2x24_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
-      default: break;
+      default: break; /* every remainder has its edge */
       }
     }
   }
@@ -2299,7 +2299,7 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
-          switch (rows - r0) { /* the last rows: an edge block computes only those (else a block over zero-padded rows) */
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
           case 1: attngen_qkdot_dany_1of2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
           default: break; /* every remainder has its edge */
@@ -2343,10 +2343,10 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
         attngen_pv_dany_2x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
-      switch (rows - r0) {
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 1: attngen_pv_dany_1of2x4_p64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
-      default: break;
+      default: break; /* every remainder has its edge */
       }
     }
   }
