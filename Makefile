@@ -65,7 +65,7 @@ help:
 	@echo "  TEST_JOBS TEST_FILTER ATTNGEN_TEST_FILTER TEST_CRITERION_FLAGS TEST_RUN_FLAGS TEST_GCC TEST_CLANG"
 	@echo "  TEST_A64_CC TEST_QEMU   test knobs (tests/tests.mk, tests/README.md)"
 	@echo "  BENCH_FILTER=substring BENCH_CASE_SECONDS BENCH_BW_MIB   bench knobs (BENCH_MODE: bench=full, bench-quick=quick)"
-	@echo "Environment of programs using attngen: ATTNGEN_VERBOSE=1 (log selections), ATTNGEN_ISA=scalar|avx2|neon"
+	@echo "Environment of programs using attngen: ATTNGEN_VERBOSE=1 (log selections), ATTNGEN_ISA=scalar|avx512|avx2|neon"
 deps:
 	@sh tools/deps.sh build
 deps-test:

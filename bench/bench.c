@@ -66,6 +66,20 @@ static attngen_isa best_isa(void) {
   return ATTNGEN_ISA_SCALAR;
 }
 
+/* The next SIMD ISA this CPU runs after best_isa() (AVX2 on an AVX-512 CPU), or scalar when there is none: the
+ * bench also times the specialized kernel there, so a CPU with two SIMD ISAs shows what the better one gains. */
+static attngen_isa next_isa(void) {
+  int seen_best = 0;
+#define NEXT_USABLE(E, ...)                                                                  \
+  if ((attngen_cpu_isas() >> ATTNGEN_ISA_##E) & 1u) {                                        \
+    if (seen_best && ATTNGEN_ISA_##E != ATTNGEN_ISA_SCALAR) return ATTNGEN_ISA_##E;          \
+    seen_best = 1;                                                                           \
+  }
+  ATTNGEN_ISA_LIST(NEXT_USABLE)
+#undef NEXT_USABLE
+  return ATTNGEN_ISA_SCALAR;
+}
+
 /* ------------------------------------------------------------------------------------------------ */
 
 
@@ -238,6 +252,8 @@ typedef struct {
   /* summaries */
   double log_spec_gen_sum;
   int spec_gen_n;
+  double log_isa_gain_sum; /* best ISA over the next one (specialized kernels, 1 thread) */
+  int isa_gain_n;
   int fallbacks;
   int errors;
   double worst_err_naive, worst_err_generic, worst_err_parallel;
@@ -412,11 +428,22 @@ static void run_case(bench_state *st, const bcase *c0) {
   ag.o = og;
   a2.o = o2;
   const int gen_separate = rcg == ATTNGEN_OK && !sel_generic;
-  job jobs[7];
+  /* the same shape's specialized kernel on the next ISA (AVX2 on an AVX-512 CPU), when the table has one */
+  attngen_kernel knext;
+  const attngen_isa isa2 = next_isa();
+  const int have_next = isa2 != ATTNGEN_ISA_SCALAR && !sel_generic && c->table &&
+                        attngen_select_specialized(c->table, sh, isa2, &knext) == ATTNGEN_OK;
+  float *onx = have_next ? alloc_floats(nq) : NULL;
+  attngen_args an = a;
+  an.o = onx;
+  if (have_next) memset(&knext.params.rope, 0, sizeof knext.params.rope);
+  job jobs[8];
   int nj = 0, i1, ig = -1, i2, ir1 = -1, ir2 = -1, ip1 = -1, ip2 = -1;
   jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL, NULL, NULL, -1};
   if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL, NULL, NULL, -1};
   jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL, NULL, NULL, -1};
+  int inx = -1;
+  if (have_next) jobs[inx = nj++] = (job){RUN_KERNEL, &knext, sh, &an, 1, NULL, NULL, NULL, -1};
   /* decode beyond the last-level cache is bounded by the memory: the same K/V bytes read plainly, 1 and 2
    * threads, in the same rounds (in the cache, a read of a few MiB is dominated by waking the reader threads, and
    * %bw stays against the start-of-run figure) */
@@ -434,15 +461,15 @@ static void run_case(bench_state *st, const bcase *c0) {
   bench_peak *pk1 = bench_peak_new(&st->m, 1e-3, 1), *pk2 = bench_peak_new(&st->m, 1e-3, 2);
   if (pk1) jobs[ip1 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 1, NULL, NULL, pk1, i1};
   if (pk2) jobs[ip2 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 2, NULL, NULL, pk2, i2};
-  static double samples[7][MAX_SAMPLES];
-  timing tt[7];
+  static double samples[8][MAX_SAMPLES];
+  timing tt[8];
   measure_set(jobs, nj, st->budget, st->min_rounds, tt, samples);
   bench_reader_free(rd1);
   bench_reader_free(rd2);
   const double flop = 4.0 * D * H * c->batch * visible_pairs(sh->mask, c->q_len, c->kv_len);
   /* each kernel job against the peak loop and the read with its thread count */
-  const int kernel_jobs[] = {i1, ig, i2}, peak_of[] = {ip1, ip1, ip2}, read_of[] = {ir1, ir1, ir2};
-  for (int x = 0; x < 3; x++) {
+  const int kernel_jobs[] = {i1, ig, i2, inx}, peak_of[] = {ip1, ip1, ip2, ip1}, read_of[] = {ir1, ir1, ir2, ir1};
+  for (int x = 0; x < 4; x++) {
     const int j = kernel_jobs[x], p = peak_of[x], r = read_of[x];
     if (j < 0) continue;
     if (p >= 0 && tt[j].status == ATTNGEN_OK)
@@ -522,6 +549,20 @@ static void run_case(bench_state *st, const bcase *c0) {
   }
   emit(st, c, label, variant, kernel_name(&ksel), !sel_generic, isa_sel, 2, &t2, -1, ratio_par, err_par, "1 thread",
        "attngen_run_parallel(2)");
+  if (have_next) {
+    const timing tn1 = tt[inx];
+    double gain = -1;
+    char nnote[96] = "";
+    if (t1.status == ATTNGEN_OK && tn1.status == ATTNGEN_OK) {
+      gain = paired_ratio(samples[inx], samples[i1], t1.samples);
+      st->log_isa_gain_sum += log(gain);
+      st->isa_gain_n++;
+      snprintf(nnote, sizeof nnote, "%s kernel %.2fx this one (median of per-round ratios)", isa_sel, gain);
+    }
+    emit(st, c, label, attngen_isa_name(isa2), kernel_name(&knext), 1, attngen_isa_name(isa2), 1, &tn1, -1, -1,
+         max_abs_diff(onx, o1, nq), "select", nnote);
+    if (nnote[0]) printf("%-38s   %s\n", "", nnote);
+  }
   if (do_naive)
     emit(st, c, label, "naive", "naive C triple loop (bench/naive.c)", 0, "c", 1, &tn, -1, -1, strcmp(ref_name, "naive") == 0 ? err_ref : -1, "select", "");
   if (t2.peak_2t_over_1t > 0)
@@ -540,6 +581,7 @@ static void run_case(bench_state *st, const bcase *c0) {
   free(og);
   free(o2);
   free(on);
+  free(onx);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
@@ -915,6 +957,10 @@ int main(int argc, char **argv) {
   getrusage(RUSAGE_SELF, &ru);
   printf("summary: %d rows, %d errors, %d case(s) without a specialized kernel (ran generic)\n", st.rows, st.errors,
          st.fallbacks);
+  if (st.isa_gain_n)
+    printf("summary: geometric mean %s ÷ %s (specialized kernels, 1 thread) over %d case(s): %.2fx\n",
+           attngen_isa_name(best_isa()), attngen_isa_name(next_isa()), st.isa_gain_n,
+           exp(st.log_isa_gain_sum / st.isa_gain_n));
   if (st.spec_gen_n)
     printf("summary: geometric mean spec/gen over %d case(s) with a specialized kernel: %.2fx\n", st.spec_gen_n,
            exp(st.log_spec_gen_sum / st.spec_gen_n));

@@ -9,10 +9,13 @@
 
 typedef struct {
   int have_avx2_fma;   /* 0: the CPU lacks AVX2+FMA; the numbers below are then 0 */
-  double fma_gflops;   /* one core, fp32, 256-bit FMA: 16 flop per FMA instruction */
+  double fma_gflops;   /* one core, fp32: the 256-bit FMA loop (16 flop per FMA instruction), or the 512-bit one
+                          (32) where it is faster (fma_bits) */
+  int fma_bits;        /* 256 or 512: the peak loop's vector width */
+  double fma512_over_256; /* AVX-512F CPUs: flop/s of the 512-bit loop over the 256-bit one (0: no AVX-512F) */
   double fma2_gflops;  /* the same loop on 2 threads at once, total: the 2-thread ceiling in this run (a busy
                           second core shows here as a ratio fma2/fma well below 2) */
-  double fma_ghz_est;  /* fma_gflops / 32 (2 FMA ports x 16 flop): a rough clock estimate */
+  double fma_ghz_est;  /* fma_gflops / (2 FMA ports x flop per FMA): a rough clock estimate */
   double bw1_gbs;      /* 1-thread streaming read, GB/s (1e9 bytes/s) */
   double bw2_gbs;      /* 2-thread streaming read, GB/s */
   double buf_mib;      /* size of the bandwidth buffer */

@@ -15,7 +15,7 @@ return {
   head_dim = 64,
   masks    = { "padding", "none" },
   phases   = { "prefill" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- attngen tune: begin
   -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-22, attngen 0.2.0 --tune (48 s); speed vs the default plan: prefill default kept (best candidate 1.02x)
   -- avx2: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill none, q_len 512, kv_len 512

@@ -14,7 +14,7 @@ return {
   head_dim = 64,
   masks    = { "causal" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- RoPE: config.json has "alibi": false (so rotary positions) and no "rope_theta" key, so transformers'
   -- FalconConfig default rope_theta = 10000.0 applies, without scaling. Falcon's rotary embedding (HF
   -- FalconRotaryEmbedding, like the original RW modelling code) uses rotate_half over all 64 dims: style "half".

@@ -18,7 +18,7 @@ return {
   head_dim = 256,
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- RoPE, from the same config.json: "rope_theta": 10000.0, no "rope_scaling". HF's Gemma2RotaryEmbedding:
   -- rotate_half over all 256 dims, style "half".
   rope     = { style = "half", theta = 10000, rotary_dim = 256 },

@@ -13,7 +13,7 @@ return {
   head_dim = 64,
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- attngen tune: begin
   -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-22, attngen 0.2.0 --tune (43 s); speed vs the default plan: prefill 1.06x, decode default kept (best candidate 1.00x)
   -- avx2: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096

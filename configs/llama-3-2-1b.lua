@@ -12,7 +12,7 @@ return {
   head_dim = 64,
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- RoPE, from the same config.json: "rope_theta": 500000.0, "rope_scaling": { "rope_type": "llama3",
   -- "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192 }.
   -- HF's LlamaRotaryEmbedding (rotate_half, all head_dim dims): style "half".

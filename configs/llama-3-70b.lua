@@ -11,7 +11,7 @@ return {
   head_dim = 128,
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- RoPE, from the same config.json: "rope_theta": 500000.0, no "rope_scaling" (Llama 3, not 3.1: no llama3
   -- frequency scaling). HF's LlamaRotaryEmbedding rotates all head_dim dims with rotate_half: style "half".
   rope     = { style = "half", theta = 500000, rotary_dim = 128 },

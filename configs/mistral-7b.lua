@@ -15,7 +15,7 @@ return {
   head_dim = 128,
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- RoPE, from the same (v0.1) config.json: "rope_theta": 10000.0, no "rope_scaling" (v0.2 and later raised
   -- rope_theta to 1e6: a different config). HF's MistralRotaryEmbedding: rotate_half over head_dim, style "half".
   rope     = { style = "half", theta = 10000, rotary_dim = 128 },

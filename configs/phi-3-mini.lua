@@ -14,7 +14,7 @@ return {
   head_dim = 96,
   masks    = { "causal" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- RoPE, from the same config.json: "rope_theta": 10000.0, "rope_scaling": null (the 4k model; the 128k variant,
   -- Phi-3-mini-128k-instruct, uses "longrope" scaling and is a different config). No partial_rotary_factor: all 96
   -- dims rotate. HF's Phi3 attention applies rotate_half: style "half".

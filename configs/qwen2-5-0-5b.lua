@@ -13,7 +13,7 @@ return {
   head_dim = 64,
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- RoPE, from the same config.json: "rope_theta": 1000000.0, "rope_scaling": null. HF's Qwen2RotaryEmbedding:
   -- rotate_half over head_dim, style "half".
   rope     = { style = "half", theta = 1000000, rotary_dim = 64 },

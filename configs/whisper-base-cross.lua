@@ -16,5 +16,5 @@ return {
   head_dim = 64,
   masks    = { "cross" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
 }

@@ -15,5 +15,5 @@ return {
   head_dim = 64,
   masks    = { "causal" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
 }

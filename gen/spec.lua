@@ -10,6 +10,8 @@ local spec = {}
 -- templates/isa/<name>.c; `detect` the runtime's CPU check (a function in runtime/attngen.c's CPU section);
 -- `arch` the C condition under which the ISA's code is compiled at all (nil = everywhere).
 spec.isas = {
+  { name = "avx512", id = 3, doc = "AVX-512F on x86-64", detect = "attngen_cpu_has_avx512",
+    arch = "defined(__x86_64__) || defined(_M_X64)" },
   { name = "avx2", id = 1, doc = "AVX2 + FMA on x86-64", detect = "attngen_cpu_has_avx2",
     arch = "defined(__x86_64__) || defined(_M_X64)" },
   { name = "neon", id = 2, doc = "AdvSIMD on aarch64", detect = "attngen_cpu_has_neon", arch = "defined(__aarch64__)" },

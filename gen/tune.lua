@@ -61,15 +61,17 @@ local function printable(s) return (tostring(s):gsub("[^%w%s%.,:;()@/+_%-]", "")
 
 -- The best ISA this machine runs (spec order) and its CPU's name, from /proc/cpuinfo.
 function M.machine()
-  local m = { isa = "scalar", cpu = nil, cpus = 1 }
+  local m = { isa = "scalar", cpu = nil, cpus = 1, runs = { scalar = true } } -- runs: every ISA it can time
   local text = read_file("/proc/cpuinfo")
   if text then
     text = "\n" .. text
     m.cpu = text:match("\nmodel name%s*:%s*([^\n]+)")
     local flags = " " .. (text:match("\nflags%s*:%s*([^\n]+)") or "") .. " "
     local features = " " .. (text:match("\nFeatures%s*:%s*([^\n]+)") or "") .. " "
-    if flags:find(" avx2 ", 1, true) and flags:find(" fma ", 1, true) then m.isa = "avx2"
-    elseif features:find(" asimd ", 1, true) then m.isa = "neon" end
+    local has = function(f) return flags:find(" " .. f .. " ", 1, true) ~= nil end
+    if has("avx2") and has("fma") then m.isa = "avx2"; m.runs.avx2 = true end
+    if m.isa == "avx2" and has("avx512f") then m.isa = "avx512"; m.runs.avx512 = true end
+    if features:find(" asimd ", 1, true) then m.isa = "neon"; m.runs.neon = true end
   end
   local st, n = sh("getconf _NPROCESSORS_ONLN")
   m.cpus = st == 0 and tonumber(n:match("%d+")) or 1
@@ -554,10 +556,11 @@ function M.main(args, root)
       fail("flag '--isa'", "--tune times one ISA (%s), got %s", table.concat(spec.names(spec.isas), ", "),
         config.show(args.isa))
     end
-    if want[1] ~= isa then
-      fail("flag '--isa'", "this machine's best ISA is %s: --tune times only that one (%s kernels must be tuned on a " ..
-        "machine whose best ISA is %s)", isa, want[1], want[1])
+    if not machine.runs[want[1]] then
+      fail("flag '--isa'", "this machine's best ISA is %s and it cannot run %s (%s kernels must be tuned on a " ..
+        "machine that has it)", isa, want[1], want[1])
     end
+    isa = want[1]
   end
   local has = false
   for _, x in ipairs(c.isas) do if x == isa then has = true end end

@@ -166,6 +166,22 @@ static int attngen_cpu_has_avx2(void)
   return 0;
 }
 
+/* AVX-512F with AVX2 and FMA (the kernels' helpers use all three), and the OS saving the opmask registers and
+ * both zmm state components (xcr0 bits 5-7) besides xmm and ymm (bits 1-2). */
+static int attngen_cpu_has_avx512(void)
+{
+#if defined(ATTNGEN_X86)
+  unsigned a, b, c, d;
+  if (attngen_cpu_has_avx2() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 16) & 1)) {
+    unsigned xcr0_lo, xcr0_hi;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    return (xcr0_lo & 0xE6u) == 0xE6u;
+  }
+#endif
+  return 0;
+}
+
 static int attngen_cpu_has_neon(void)
 {
 #if defined(__aarch64__)

@@ -171,7 +171,7 @@ typedef struct {
 
 /* ---- CPU ---- */
 unsigned attngen_cpu_isas(void);            /* bit (1u << attngen_isa) per usable ISA; scalar always set */
-const char *attngen_isa_name(attngen_isa isa); /* "scalar", "avx2", "neon" */
+const char *attngen_isa_name(attngen_isa isa); /* "scalar", "avx512", "avx2", "neon" */
 const char *attngen_mask_name(attngen_mask m);
 const char *attngen_phase_name(attngen_phase p);
 
@@ -179,7 +179,7 @@ const char *attngen_phase_name(attngen_phase p);
  * Picks the best usable kernel for shape: a specialized kernel from `table` (may be NULL) on the best ISA
  * this CPU has, else the generic kernel on the best ISA. Returns ATTNGEN_OK or an error (message in
  * attngen_last_error()). ATTNGEN_VERBOSE=1 logs each selection and the reason for any fallback to stderr;
- * ATTNGEN_ISA=scalar|avx2|neon caps the ISA used. A value that is not an ISA name (names are lower-case) or
+ * ATTNGEN_ISA=scalar|avx512|avx2|neon caps the ISA used. A value that is not an ISA name (names are lower-case) or
  * names an ISA this CPU lacks is ignored, and the first attngen_select of the process says so in one line on
  * stderr, with or without ATTNGEN_VERBOSE. */
 int attngen_select(const attngen_table *table, const attngen_shape *shape, attngen_kernel *out);

@@ -116,7 +116,7 @@ end
 local ALLOWED = {
   masks = { "none", "causal", "padding", "causal_padding", "cross" },
   phases = { "prefill", "decode" },
-  isas = { "avx2", "neon", "scalar" },
+  isas = { "avx512", "avx2", "neon", "scalar" },
 }
 local KNOWN = { name = true, source = true, notes = true, heads = true, kv_heads = true, head_dim = true,
                 masks = true, phases = true, isas = true, scale = true }
@@ -443,7 +443,7 @@ local function m_list(E)
   local items = subset(all)
   local function put(v) set(E, f, v) end
   if r == 1 then items[#items + 1] = items[rnd(#items)]; put(tbl(items)); return "list dup " .. f
-  elseif r == 2 then table.insert(items, rnd(#items + 1), pick({ "sliding", "avx512", "sse2", "gqa", "CAUSAL", "none ", "", "flash" })); put(tbl(items)); return "list unknown " .. f
+  elseif r == 2 then table.insert(items, rnd(#items + 1), pick({ "sliding", "sve", "sse2", "gqa", "CAUSAL", "none ", "", "flash" })); put(tbl(items)); return "list unknown " .. f
   elseif r == 3 then put(tbl({})); return "list empty " .. f
   elseif r == 4 then table.insert(items, rnd(#items + 1), HOLE); put(tbl(items)); return "list hole " .. f
   elseif r == 5 then put(tbl(items, { { k = pick({ "x", "n", "causal", "default" }), v = pick(all) } })); return "list key " .. f
@@ -671,7 +671,7 @@ local NUM_JUNK = { "0", "-1", "-8", "1025", "513", "1e308", "inf", "nan", "8.5",
   "; echo hi", "-0", "2^3", "\239\188\145", "1e39", "1e-50", "--", "-", "=8", "0x", "1,2", "8\n8" }
 local NUM_SPELLINGS = { "%d", "%d.0", "0x%x", "%de0", " %d", "%d ", "\n%d", "+%d", "%d.", "0%d" }
 local LIST_JUNK = { "causal,causal", ",", "", "causal;none", "CAUSAL", "sliding", "$(id)", "causal,\n", "*/",
-  "avx512", "-causal", "causal=none", "prefill,prefill", "decode;prefill", "neon,neon,scalar" }
+  "sve", "-causal", "causal=none", "prefill,prefill", "decode;prefill", "neon,neon,scalar" }
 local NAME_VALUES = { "x", "my-model", "Llama", "two\nlines", "", "-x", "a--b", string.rep("n", 64),
   string.rep("n", 65), "x*/", "$(reboot)", "gpt2", "9", "\255", "a b", "a/b", "../x", "a.b" }
 local UNKNOWN_FLAGS = { "--bogus", "-x", "--heads-count", "---heads", "--HEADS", "--kv_heads", "--masks",
@@ -761,8 +761,11 @@ local function make_cli_case(no)
       argv[#argv + 1] = pick({ "--heads", "--mask", "--name", "--scale", "--isa", "-o" }) -- its value may be missing
       sure = false; desc[#desc + 1] = "value missing?"
     elseif r == 15 then
+      -- right after a flag whose value is missing, the "positional" is that flag's value
+      local prev = argv[#argv]
       argv[#argv + 1] = "extra-" .. rnd(9) .. ".lua"
-      invalid = true; desc[#desc + 1] = "second positional"
+      if desc[#desc] == "value missing?" and prev and prev:sub(1, 1) == "-" then sure = false else invalid = true end
+      desc[#desc + 1] = "second positional"
     elseif r == 16 then
       argv[#argv + 1] = pick({ "--list", "--stdout" }); list_only = true; desc[#desc + 1] = argv[#argv]
     elseif r <= 18 then
@@ -801,7 +804,7 @@ local function make_cli_case(no)
     end
     eff.name = eff.name or string.format("h%s-kv%s-d%s", int(eff.heads), int(eff.kv_heads), int(eff.head_dim))
     eff.phases = eff.phases or { "prefill", "decode" }
-    eff.isas = eff.isas or { "avx2", "neon", "scalar" }
+    eff.isas = eff.isas or { "avx512", "avx2", "neon", "scalar" }
   end
   local verdict, cname = oracle_table(eff)
   if invalid then verdict = "invalid" elseif not sure then verdict = "unsure" end

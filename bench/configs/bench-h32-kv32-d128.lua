@@ -9,5 +9,5 @@ return {
   head_dim = 128,
   masks    = { "causal" },
   phases   = { "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
 }

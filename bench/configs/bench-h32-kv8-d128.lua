@@ -9,5 +9,5 @@ return {
   head_dim = 128,
   masks    = { "none", "causal" },
   phases   = { "prefill" },
-  isas     = { "avx2", "scalar" },
+  isas     = { "avx512", "avx2", "scalar" },
 }

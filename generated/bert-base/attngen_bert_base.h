@@ -4,7 +4,7 @@
  * config:
  *   name = "bert-base", heads = 12, kv_heads = 12, head_dim = 64,
  *   masks = { "none", "padding" }, phases = { "prefill" },
- *   isas = { "avx2", "neon", "scalar" },
+ *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   source = https://huggingface.co/google-bert/bert-base-uncased/blob/main/config.json
  */
 #ifndef ATTNGEN_BERT_BASE_H
@@ -18,6 +18,10 @@ extern "C" {
 
 /* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
+#define ATTNGEN_BERT_BASE_KERNELS_AVX512(X) \
+  X(attn_h12_kv12_d64_none_prefill__avx512, 12, 12, 64, NONE, PREFILL, AVX512) \
+  X(attn_h12_kv12_d64_padding_prefill__avx512, 12, 12, 64, PADDING, PREFILL, AVX512) \
+  /* end of avx512 kernels */
 #define ATTNGEN_BERT_BASE_KERNELS_AVX2(X) \
   X(attn_h12_kv12_d64_none_prefill__avx2, 12, 12, 64, NONE, PREFILL, AVX2) \
   X(attn_h12_kv12_d64_padding_prefill__avx2, 12, 12, 64, PADDING, PREFILL, AVX2) \
@@ -31,6 +35,7 @@ extern "C" {
   X(attn_h12_kv12_d64_padding_prefill__scalar, 12, 12, 64, PADDING, PREFILL, SCALAR) \
   /* end of scalar kernels */
 #define ATTNGEN_BERT_BASE_KERNELS(X) \
+  ATTNGEN_BERT_BASE_KERNELS_AVX512(X) \
   ATTNGEN_BERT_BASE_KERNELS_AVX2(X) \
   ATTNGEN_BERT_BASE_KERNELS_NEON(X) \
   ATTNGEN_BERT_BASE_KERNELS_SCALAR(X) \

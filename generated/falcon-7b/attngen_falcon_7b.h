@@ -4,7 +4,7 @@
  * config:
  *   name = "falcon-7b", heads = 71, kv_heads = 1, head_dim = 64,
  *   masks = { "causal" }, phases = { "prefill", "decode" },
- *   isas = { "avx2", "neon", "scalar" },
+ *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 10000, rotary_dim = 64 },
  *   source = https://huggingface.co/tiiuae/falcon-7b/blob/main/config.json
  */
@@ -19,6 +19,10 @@ extern "C" {
 
 /* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
+#define ATTNGEN_FALCON_7B_KERNELS_AVX512(X) \
+  X(attn_h71_kv1_d64_causal_prefill__avx512, 71, 1, 64, CAUSAL, PREFILL, AVX512) \
+  X(attn_h71_kv1_d64_causal_decode__avx512, 71, 1, 64, CAUSAL, DECODE, AVX512) \
+  /* end of avx512 kernels */
 #define ATTNGEN_FALCON_7B_KERNELS_AVX2(X) \
   X(attn_h71_kv1_d64_causal_prefill__avx2, 71, 1, 64, CAUSAL, PREFILL, AVX2) \
   X(attn_h71_kv1_d64_causal_decode__avx2, 71, 1, 64, CAUSAL, DECODE, AVX2) \
@@ -32,6 +36,7 @@ extern "C" {
   X(attn_h71_kv1_d64_causal_decode__scalar, 71, 1, 64, CAUSAL, DECODE, SCALAR) \
   /* end of scalar kernels */
 #define ATTNGEN_FALCON_7B_KERNELS(X) \
+  ATTNGEN_FALCON_7B_KERNELS_AVX512(X) \
   ATTNGEN_FALCON_7B_KERNELS_AVX2(X) \
   ATTNGEN_FALCON_7B_KERNELS_NEON(X) \
   ATTNGEN_FALCON_7B_KERNELS_SCALAR(X) \

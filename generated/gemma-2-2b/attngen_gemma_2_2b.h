@@ -4,7 +4,7 @@
  * config:
  *   name = "gemma-2-2b", heads = 8, kv_heads = 4, head_dim = 256,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
- *   isas = { "avx2", "neon", "scalar" },
+ *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 10000, rotary_dim = 256 },
  *   source = https://huggingface.co/google/gemma-2-2b/blob/main/config.json
  */
@@ -19,6 +19,12 @@ extern "C" {
 
 /* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
+#define ATTNGEN_GEMMA_2_2B_KERNELS_AVX512(X) \
+  X(attn_h8_kv4_d256_causal_prefill__avx512, 8, 4, 256, CAUSAL, PREFILL, AVX512) \
+  X(attn_h8_kv4_d256_causal_padding_prefill__avx512, 8, 4, 256, CAUSAL_PADDING, PREFILL, AVX512) \
+  X(attn_h8_kv4_d256_causal_decode__avx512, 8, 4, 256, CAUSAL, DECODE, AVX512) \
+  X(attn_h8_kv4_d256_causal_padding_decode__avx512, 8, 4, 256, CAUSAL_PADDING, DECODE, AVX512) \
+  /* end of avx512 kernels */
 #define ATTNGEN_GEMMA_2_2B_KERNELS_AVX2(X) \
   X(attn_h8_kv4_d256_causal_prefill__avx2, 8, 4, 256, CAUSAL, PREFILL, AVX2) \
   X(attn_h8_kv4_d256_causal_padding_prefill__avx2, 8, 4, 256, CAUSAL_PADDING, PREFILL, AVX2) \
@@ -38,6 +44,7 @@ extern "C" {
   X(attn_h8_kv4_d256_causal_padding_decode__scalar, 8, 4, 256, CAUSAL_PADDING, DECODE, SCALAR) \
   /* end of scalar kernels */
 #define ATTNGEN_GEMMA_2_2B_KERNELS(X) \
+  ATTNGEN_GEMMA_2_2B_KERNELS_AVX512(X) \
   ATTNGEN_GEMMA_2_2B_KERNELS_AVX2(X) \
   ATTNGEN_GEMMA_2_2B_KERNELS_NEON(X) \
   ATTNGEN_GEMMA_2_2B_KERNELS_SCALAR(X) \

@@ -4,7 +4,7 @@
  * config:
  *   name = "gpt2", heads = 12, kv_heads = 12, head_dim = 64,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
- *   isas = { "avx2", "neon", "scalar" },
+ *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   tuned = {
  *     avx2 = { prefill = { rv = 3, kb = 4, pr = 6, pvv = 2, rows = 48, keys = 128 } },
  *   },
@@ -21,6 +21,12 @@ extern "C" {
 
 /* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
+#define ATTNGEN_GPT2_KERNELS_AVX512(X) \
+  X(attn_h12_kv12_d64_causal_prefill__avx512, 12, 12, 64, CAUSAL, PREFILL, AVX512) \
+  X(attn_h12_kv12_d64_causal_padding_prefill__avx512, 12, 12, 64, CAUSAL_PADDING, PREFILL, AVX512) \
+  X(attn_h12_kv12_d64_causal_decode__avx512, 12, 12, 64, CAUSAL, DECODE, AVX512) \
+  X(attn_h12_kv12_d64_causal_padding_decode__avx512, 12, 12, 64, CAUSAL_PADDING, DECODE, AVX512) \
+  /* end of avx512 kernels */
 #define ATTNGEN_GPT2_KERNELS_AVX2(X) \
   X(attn_h12_kv12_d64_causal_prefill__avx2, 12, 12, 64, CAUSAL, PREFILL, AVX2) \
   X(attn_h12_kv12_d64_causal_padding_prefill__avx2, 12, 12, 64, CAUSAL_PADDING, PREFILL, AVX2) \
@@ -40,6 +46,7 @@ extern "C" {
   X(attn_h12_kv12_d64_causal_padding_decode__scalar, 12, 12, 64, CAUSAL_PADDING, DECODE, SCALAR) \
   /* end of scalar kernels */
 #define ATTNGEN_GPT2_KERNELS(X) \
+  ATTNGEN_GPT2_KERNELS_AVX512(X) \
   ATTNGEN_GPT2_KERNELS_AVX2(X) \
   ATTNGEN_GPT2_KERNELS_NEON(X) \
   ATTNGEN_GPT2_KERNELS_SCALAR(X) \

@@ -4,7 +4,7 @@
  * config:
  *   name = "mistral-7b", heads = 32, kv_heads = 8, head_dim = 128,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
- *   isas = { "avx2", "neon", "scalar" },
+ *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 10000, rotary_dim = 128 },
  *   source = https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json
  */
@@ -19,6 +19,12 @@ extern "C" {
 
 /* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
+#define ATTNGEN_MISTRAL_7B_KERNELS_AVX512(X) \
+  X(attn_h32_kv8_d128_causal_prefill__avx512, 32, 8, 128, CAUSAL, PREFILL, AVX512) \
+  X(attn_h32_kv8_d128_causal_padding_prefill__avx512, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX512) \
+  X(attn_h32_kv8_d128_causal_decode__avx512, 32, 8, 128, CAUSAL, DECODE, AVX512) \
+  X(attn_h32_kv8_d128_causal_padding_decode__avx512, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX512) \
+  /* end of avx512 kernels */
 #define ATTNGEN_MISTRAL_7B_KERNELS_AVX2(X) \
   X(attn_h32_kv8_d128_causal_prefill__avx2, 32, 8, 128, CAUSAL, PREFILL, AVX2) \
   X(attn_h32_kv8_d128_causal_padding_prefill__avx2, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX2) \
@@ -38,6 +44,7 @@ extern "C" {
   X(attn_h32_kv8_d128_causal_padding_decode__scalar, 32, 8, 128, CAUSAL_PADDING, DECODE, SCALAR) \
   /* end of scalar kernels */
 #define ATTNGEN_MISTRAL_7B_KERNELS(X) \
+  ATTNGEN_MISTRAL_7B_KERNELS_AVX512(X) \
   ATTNGEN_MISTRAL_7B_KERNELS_AVX2(X) \
   ATTNGEN_MISTRAL_7B_KERNELS_NEON(X) \
   ATTNGEN_MISTRAL_7B_KERNELS_SCALAR(X) \

@@ -4,7 +4,7 @@
  * config:
  *   name = "phi-3-mini", heads = 32, kv_heads = 32, head_dim = 96,
  *   masks = { "causal" }, phases = { "prefill", "decode" },
- *   isas = { "avx2", "neon", "scalar" },
+ *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 10000, rotary_dim = 96 },
  *   source = https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json
  */
@@ -19,6 +19,10 @@ extern "C" {
 
 /* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
+#define ATTNGEN_PHI_3_MINI_KERNELS_AVX512(X) \
+  X(attn_h32_kv32_d96_causal_prefill__avx512, 32, 32, 96, CAUSAL, PREFILL, AVX512) \
+  X(attn_h32_kv32_d96_causal_decode__avx512, 32, 32, 96, CAUSAL, DECODE, AVX512) \
+  /* end of avx512 kernels */
 #define ATTNGEN_PHI_3_MINI_KERNELS_AVX2(X) \
   X(attn_h32_kv32_d96_causal_prefill__avx2, 32, 32, 96, CAUSAL, PREFILL, AVX2) \
   X(attn_h32_kv32_d96_causal_decode__avx2, 32, 32, 96, CAUSAL, DECODE, AVX2) \
@@ -32,6 +36,7 @@ extern "C" {
   X(attn_h32_kv32_d96_causal_decode__scalar, 32, 32, 96, CAUSAL, DECODE, SCALAR) \
   /* end of scalar kernels */
 #define ATTNGEN_PHI_3_MINI_KERNELS(X) \
+  ATTNGEN_PHI_3_MINI_KERNELS_AVX512(X) \
   ATTNGEN_PHI_3_MINI_KERNELS_AVX2(X) \
   ATTNGEN_PHI_3_MINI_KERNELS_NEON(X) \
   ATTNGEN_PHI_3_MINI_KERNELS_SCALAR(X) \

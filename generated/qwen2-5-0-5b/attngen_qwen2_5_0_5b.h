@@ -4,7 +4,7 @@
  * config:
  *   name = "qwen2-5-0-5b", heads = 14, kv_heads = 2, head_dim = 64,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
- *   isas = { "avx2", "neon", "scalar" },
+ *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 1000000, rotary_dim = 64 },
  *   tuned = {
  *     avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 32 } },
@@ -22,6 +22,12 @@ extern "C" {
 
 /* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
+#define ATTNGEN_QWEN2_5_0_5B_KERNELS_AVX512(X) \
+  X(attn_h14_kv2_d64_causal_prefill__avx512, 14, 2, 64, CAUSAL, PREFILL, AVX512) \
+  X(attn_h14_kv2_d64_causal_padding_prefill__avx512, 14, 2, 64, CAUSAL_PADDING, PREFILL, AVX512) \
+  X(attn_h14_kv2_d64_causal_decode__avx512, 14, 2, 64, CAUSAL, DECODE, AVX512) \
+  X(attn_h14_kv2_d64_causal_padding_decode__avx512, 14, 2, 64, CAUSAL_PADDING, DECODE, AVX512) \
+  /* end of avx512 kernels */
 #define ATTNGEN_QWEN2_5_0_5B_KERNELS_AVX2(X) \
   X(attn_h14_kv2_d64_causal_prefill__avx2, 14, 2, 64, CAUSAL, PREFILL, AVX2) \
   X(attn_h14_kv2_d64_causal_padding_prefill__avx2, 14, 2, 64, CAUSAL_PADDING, PREFILL, AVX2) \
@@ -41,6 +47,7 @@ extern "C" {
   X(attn_h14_kv2_d64_causal_padding_decode__scalar, 14, 2, 64, CAUSAL_PADDING, DECODE, SCALAR) \
   /* end of scalar kernels */
 #define ATTNGEN_QWEN2_5_0_5B_KERNELS(X) \
+  ATTNGEN_QWEN2_5_0_5B_KERNELS_AVX512(X) \
   ATTNGEN_QWEN2_5_0_5B_KERNELS_AVX2(X) \
   ATTNGEN_QWEN2_5_0_5B_KERNELS_NEON(X) \
   ATTNGEN_QWEN2_5_0_5B_KERNELS_SCALAR(X) \

@@ -7,6 +7,907 @@
 #include "attngen.h"
 #include "attngen_kernel.h"
 
+/* ==== avx512 ==== */
+#if defined(__x86_64__) || defined(_M_X64)
+
+#include <immintrin.h>
+
+/* AVX-512F code is compiled per function, so the file needs no -mavx512f; the runtime calls it only after cpuid
+ * and xgetbv confirm AVX-512F and the OS's opmask and zmm state. Only AVX-512F instructions are used (float
+ * and/or go through the integer forms: their float forms are AVX-512DQ). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNGEN_TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#else
+#define ATTNGEN_TARGET_AVX512
+#endif
+
+/* Keeps a loaded vector in a register (see templates/isa/avx2.c); "v": any of the 32 zmm registers. */
+#if defined(__GNUC__)
+#define ATTNGEN_PIN_AVX512(v) __asm__("" : "+v"(v))
+#else
+#define ATTNGEN_PIN_AVX512(v) ((void)0)
+#endif
+
+/* exp(x) for x <= 0 as used by online softmax: the same 2^(x·log2 e) reduction and degree-5 polynomial as
+ * templates/isa/avx2.c (error budget there), so AVX2 and AVX-512 kernels agree to the last bit on each lane.
+ * x < -87.3 (t < -126, including -inf from masked keys) gives exactly 0; no result is denormal. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_exp_avx512(__m512 x)
+{
+  const __m512 lo = _mm512_set1_ps(-126.0f);
+  const __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
+  const __mmask16 keep = _mm512_cmp_ps_mask(t, lo, _CMP_GE_OQ);
+  const __m512 tc = _mm512_max_ps(t, lo);
+  const __m512 n = _mm512_roundscale_ps(tc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_sub_ps(tc, n);
+  __m512 p = _mm512_set1_ps(1.3264666777e-3f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.6714952961e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.5507335812e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(2.4022242427e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(6.9314700365e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  const __m512i y = _mm512_add_epi32(_mm512_castps_si512(p), _mm512_slli_epi32(_mm512_cvtps_epi32(n), 23));
+  return _mm512_maskz_mov_ps(keep, _mm512_castsi512_ps(y));
+}
+
+/* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_mask_avx512(__m512 v, int j, __m512 lim)
+{
+  const __mmask16 visible = _mm512_cmp_ps_mask(_mm512_set1_ps((float)j), lim, _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(visible, _mm512_set1_ps(-INFINITY), v);
+}
+
+/* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_finite_or_zero_avx512(__m512 m)
+{
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(m, _mm512_set1_ps(-INFINITY), _CMP_NEQ_UQ), m);
+}
+
+/* The two 256-bit halves added (or maxed), then reduced as AVX2 does. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m256 attngen_fold_add_avx512(__m512 v)
+{
+  return _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 float attngen_hsum_avx512(__m512 v)
+{
+  const __m256 h = attngen_fold_add_avx512(v);
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 float attngen_hmax_avx512(__m512 v)
+{
+  const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/* p[0..3] = the horizontal sums of a, b, c, d: each folded to 256 bits, then two levels of hadd transpose the
+ * four reductions into one vector. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_hsum4_avx512(float *p, __m512 a, __m512 b, __m512 c, __m512 d)
+{
+  const __m256 a8 = attngen_fold_add_avx512(a), b8 = attngen_fold_add_avx512(b);
+  const __m256 c8 = attngen_fold_add_avx512(c), d8 = attngen_fold_add_avx512(d);
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a8, b8), _mm256_hadd_ps(c8, d8)); /* per 128-bit half: a b c d */
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+}
+
+/* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_mask_lanes_avx512(__m512 v, int j0, int lim)
+{
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __mmask16 keep = _mm512_cmpgt_epi32_mask(_mm512_set1_epi32(lim - j0), lane);
+  return _mm512_mask_blend_ps(keep, _mm512_set1_ps(-INFINITY), v);
+}
+
+/* dst[c * ds + i] = src[i0 + i][k0 + c0 + c] * s for i, c < 8: one 8x8 quarter of the 16x16 block below, by
+ * 256-bit shuffles (as templates/isa/avx2.c). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_transpose8_scaled_avx512(const float *const *src, int k0, __m256 m,
+                                                                         float *dst, ptrdiff_t ds)
+{
+  const __m256 r0 = _mm256_mul_ps(_mm256_loadu_ps(src[0] + k0), m), r1 = _mm256_mul_ps(_mm256_loadu_ps(src[1] + k0), m);
+  const __m256 r2 = _mm256_mul_ps(_mm256_loadu_ps(src[2] + k0), m), r3 = _mm256_mul_ps(_mm256_loadu_ps(src[3] + k0), m);
+  const __m256 r4 = _mm256_mul_ps(_mm256_loadu_ps(src[4] + k0), m), r5 = _mm256_mul_ps(_mm256_loadu_ps(src[5] + k0), m);
+  const __m256 r6 = _mm256_mul_ps(_mm256_loadu_ps(src[6] + k0), m), r7 = _mm256_mul_ps(_mm256_loadu_ps(src[7] + k0), m);
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(dst + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(dst + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(dst + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(dst + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(dst + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(dst + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(dst + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* dst[c * ds + i] = src[i][k0 + c] * s for i, c < 16: a 16x16 block of Q rows into the transposed (rows along the
+ * lanes) tile, as four 8x8 quarters. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_transpose_scaled_avx512(const float *const *src, int k0, float s,
+                                                                        float *dst, ptrdiff_t ds)
+{
+  const __m256 m = _mm256_set1_ps(s);
+  attngen_transpose8_scaled_avx512(src, k0, m, dst, ds);
+  attngen_transpose8_scaled_avx512(src + 8, k0, m, dst + 8, ds);
+  attngen_transpose8_scaled_avx512(src, k0 + 8, m, dst + 8 * ds, ds);
+  attngen_transpose8_scaled_avx512(src + 8, k0 + 8, m, dst + 8 * ds + 8, ds);
+}
+
+/* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=8 keys j and 32 query rows r (QT is the scaled Q tile,
+ * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_dany_32x8__avx512(const float *restrict qt, ptrdiff_t qs,
+    const float *const *restrict krow, float *restrict st, int d)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
+  __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps();
+  __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps();
+  __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps();
+  __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps();
+  __m512 acc4_0 = _mm512_setzero_ps(), acc4_1 = _mm512_setzero_ps();
+  __m512 acc5_0 = _mm512_setzero_ps(), acc5_1 = _mm512_setzero_ps();
+  __m512 acc6_0 = _mm512_setzero_ps(), acc6_1 = _mm512_setzero_ps();
+  __m512 acc7_0 = _mm512_setzero_ps(), acc7_1 = _mm512_setzero_ps();
+  int k = 0;
+  for (; k + 4 <= d; k += 4) {
+    { const __m512 q0 = _mm512_loadu_ps(qt + k * qs); const __m512 q1 = _mm512_loadu_ps(qt + k * qs + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 1) * qs); const __m512 q1 = _mm512_loadu_ps(qt + (k + 1) * qs + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 1)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 1)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 1)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 1)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 1)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 1)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 1)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 1)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 2) * qs); const __m512 q1 = _mm512_loadu_ps(qt + (k + 2) * qs + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 2)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 2)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 2)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 2)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 2)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 2)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 2)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 2)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 3) * qs); const __m512 q1 = _mm512_loadu_ps(qt + (k + 3) * qs + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k + 3)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k + 3)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k + 3)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k + 3)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k + 3)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k + 3)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k + 3)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k + 3)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+  }
+  for (; k < d; ++k)
+    { const __m512 q0 = _mm512_loadu_ps(qt + k * qs); const __m512 q1 = _mm512_loadu_ps(qt + k * qs + 16);
+      { const __m512 kb = _mm512_set1_ps(*(k0 + k)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k1 + k)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k2 + k)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k3 + k)); acc3_0 = _mm512_fmadd_ps(q0, kb, acc3_0); acc3_1 = _mm512_fmadd_ps(q1, kb, acc3_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k4 + k)); acc4_0 = _mm512_fmadd_ps(q0, kb, acc4_0); acc4_1 = _mm512_fmadd_ps(q1, kb, acc4_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k5 + k)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k6 + k)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
+      { const __m512 kb = _mm512_set1_ps(*(k7 + k)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
+  _mm512_storeu_ps(st, acc0_0); _mm512_storeu_ps(st + 16, acc0_1);
+  _mm512_storeu_ps(st + qs, acc1_0); _mm512_storeu_ps(st + qs + 16, acc1_1);
+  _mm512_storeu_ps(st + 2 * qs, acc2_0); _mm512_storeu_ps(st + 2 * qs + 16, acc2_1);
+  _mm512_storeu_ps(st + 3 * qs, acc3_0); _mm512_storeu_ps(st + 3 * qs + 16, acc3_1);
+  _mm512_storeu_ps(st + 4 * qs, acc4_0); _mm512_storeu_ps(st + 4 * qs + 16, acc4_1);
+  _mm512_storeu_ps(st + 5 * qs, acc5_0); _mm512_storeu_ps(st + 5 * qs + 16, acc5_1);
+  _mm512_storeu_ps(st + 6 * qs, acc6_0); _mm512_storeu_ps(st + 6 * qs + 16, acc6_1);
+  _mm512_storeu_ps(st + 7 * qs, acc7_0); _mm512_storeu_ps(st + 7 * qs + 16, acc7_1);
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32__avx512(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os), _mm512_set1_ps(*(alpha + 4))), o4_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + 16), _mm512_set1_ps(*(alpha + 4)));
+    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os), _mm512_set1_ps(*(alpha + 5))), o5_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + 16), _mm512_set1_ps(*(alpha + 5)));
+    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os), _mm512_set1_ps(*(alpha + 6))), o6_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + 16), _mm512_set1_ps(*(alpha + 6)));
+    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + 16), _mm512_set1_ps(*(alpha + 7)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * qs;
+      __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16); /* in registers: each is used by 8 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 4)); o4_0 = _mm512_fmadd_ps(p, v0, o4_0); o4_1 = _mm512_fmadd_ps(p, v1, o4_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 5)); o5_0 = _mm512_fmadd_ps(p, v0, o5_0); o5_1 = _mm512_fmadd_ps(p, v1, o5_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 6)); o6_0 = _mm512_fmadd_ps(p, v0, o6_0); o6_1 = _mm512_fmadd_ps(p, v1, o6_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 7)); o7_0 = _mm512_fmadd_ps(p, v0, o7_0); o7_1 = _mm512_fmadd_ps(p, v1, o7_1); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1);
+    _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1);
+    _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1);
+    _mm512_storeu_ps(o + 4 * os, o4_0); _mm512_storeu_ps(o + 4 * os + 16, o4_1);
+    _mm512_storeu_ps(o + 5 * os, o5_0); _mm512_storeu_ps(o + 5 * os + 16, o5_1);
+    _mm512_storeu_ps(o + 6 * os, o6_0); _mm512_storeu_ps(o + 6 * os + 16, o6_1);
+    _mm512_storeu_ps(o + 7 * os, o7_0); _mm512_storeu_ps(o + 7 * os + 16, o7_1);
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * qs + r * 1].
+ * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_tail_dany_8x32__avx512(const float *restrict pt, ptrdiff_t qs, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + c0), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + c0 + 16), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + c0), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + c0 + 16), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + c0), _mm512_set1_ps(*(alpha + 4))), o4_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + c0 + 16), _mm512_set1_ps(*(alpha + 4)));
+    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + c0), _mm512_set1_ps(*(alpha + 5))), o5_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + c0 + 16), _mm512_set1_ps(*(alpha + 5)));
+    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + c0), _mm512_set1_ps(*(alpha + 6))), o6_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + c0 + 16), _mm512_set1_ps(*(alpha + 6)));
+    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + c0), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + c0 + 16), _mm512_set1_ps(*(alpha + 7)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * qs;
+      __m512 v0 = _mm512_loadu_ps(vj + c0), v1 = _mm512_loadu_ps(vj + c0 + 16); /* in registers: each is used by 8 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 4)); o4_0 = _mm512_fmadd_ps(p, v0, o4_0); o4_1 = _mm512_fmadd_ps(p, v1, o4_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 5)); o5_0 = _mm512_fmadd_ps(p, v0, o5_0); o5_1 = _mm512_fmadd_ps(p, v1, o5_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 6)); o6_0 = _mm512_fmadd_ps(p, v0, o6_0); o6_1 = _mm512_fmadd_ps(p, v1, o6_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 7)); o7_0 = _mm512_fmadd_ps(p, v0, o7_0); o7_1 = _mm512_fmadd_ps(p, v1, o7_1); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1);
+    _mm512_storeu_ps(o + os + c0, o1_0); _mm512_storeu_ps(o + os + c0 + 16, o1_1);
+    _mm512_storeu_ps(o + 2 * os + c0, o2_0); _mm512_storeu_ps(o + 2 * os + c0 + 16, o2_1);
+    _mm512_storeu_ps(o + 3 * os + c0, o3_0); _mm512_storeu_ps(o + 3 * os + c0 + 16, o3_1);
+    _mm512_storeu_ps(o + 4 * os + c0, o4_0); _mm512_storeu_ps(o + 4 * os + c0 + 16, o4_1);
+    _mm512_storeu_ps(o + 5 * os + c0, o5_0); _mm512_storeu_ps(o + 5 * os + c0 + 16, o5_1);
+    _mm512_storeu_ps(o + 6 * os + c0, o6_0); _mm512_storeu_ps(o + 6 * os + c0 + 16, o6_1);
+    _mm512_storeu_ps(o + 7 * os + c0, o7_0); _mm512_storeu_ps(o + 7 * os + c0 + 16, o7_1);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + c0), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + c0), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o4_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 4 * os + c0), _mm512_set1_ps(*(alpha + 4)));
+    __m512 o5_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 5 * os + c0), _mm512_set1_ps(*(alpha + 5)));
+    __m512 o6_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 6 * os + c0), _mm512_set1_ps(*(alpha + 6)));
+    __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + c0), _mm512_set1_ps(*(alpha + 7)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * qs;
+      __m512 v0 = _mm512_loadu_ps(vj + c0); /* in registers: each is used by 8 rows */
+      ATTNGEN_PIN_AVX512(v0);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 4)); o4_0 = _mm512_fmadd_ps(p, v0, o4_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 5)); o5_0 = _mm512_fmadd_ps(p, v0, o5_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 6)); o6_0 = _mm512_fmadd_ps(p, v0, o6_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 7)); o7_0 = _mm512_fmadd_ps(p, v0, o7_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+    _mm512_storeu_ps(o + os + c0, o1_0);
+    _mm512_storeu_ps(o + 2 * os + c0, o2_0);
+    _mm512_storeu_ps(o + 3 * os + c0, o3_0);
+    _mm512_storeu_ps(o + 4 * os + c0, o4_0);
+    _mm512_storeu_ps(o + 5 * os + c0, o5_0);
+    _mm512_storeu_ps(o + 6 * os + c0, o6_0);
+    _mm512_storeu_ps(o + 7 * os + c0, o7_0);
+  }
+  for (int r = 0; r < 8; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j * qs + r] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s32__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c); const __m512 qv1 = _mm512_loadu_ps(q1 + c);
+        { __m512 kv = _mm512_loadu_ps(k0 + c); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+        { __m512 kv = _mm512_loadu_ps(k1 + c); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+        { __m512 kv = _mm512_loadu_ps(k2 + c); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+        { __m512 kv = _mm512_loadu_ps(k3 + c); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[32] += q1[c] * k0[c];
+      s[33] += q1[c] * k1[c];
+      s[34] += q1[c] * k2[c];
+      s[35] += q1[c] * k3[c];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s32__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c);
+        { const __m512 kv = _mm512_loadu_ps(k0 + c); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m512 kv = _mm512_loadu_ps(k1 + c); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m512 kv = _mm512_loadu_ps(k2 + c); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m512 kv = _mm512_loadu_ps(k3 + c); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p32__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      __m512 v0 = _mm512_loadu_ps(vj + c0), v1 = _mm512_loadu_ps(vj + c0 + 16), v2 = _mm512_loadu_ps(vj + c0 + 32), v3 = _mm512_loadu_ps(vj + c0 + 48); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 32)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+    _mm512_storeu_ps(o + os + c0, o1_0); _mm512_storeu_ps(o + os + c0 + 16, o1_1); _mm512_storeu_ps(o + os + c0 + 32, o1_2); _mm512_storeu_ps(o + os + c0 + 48, o1_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      __m512 v0 = _mm512_loadu_ps(vj + c0); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 32)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+    _mm512_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 32] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p32__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = _mm512_loadu_ps(vj + c0), v1 = _mm512_loadu_ps(vj + c0 + 16), v2 = _mm512_loadu_ps(vj + c0 + 32), v3 = _mm512_loadu_ps(vj + c0 + 48);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = _mm512_loadu_ps(vj + c0);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 32] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* The work cut of attn_generic_prefill__avx512 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_prefill__avx512__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = (g >= 96 ? 1 : 96 / g);
+  w->kv_heads_per_item = 1;
+  w->row_stride = attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32);
+  w->keys_per_tile = 64;
+  w->scratch_floats = attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)) + 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)) * (attngen_round_up(d, 16)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16);
+  w->split_max = 1;
+  w->split_min_keys = 0;
+  w->split_align = 1;
+  w->split_below_batch = 0;
+  w->pack_kv_min_q = (g >= 96 ? 1 : 96 / g) + 1;
+  (void)kvh; /* a prefill item covers one kv head */
+}
+
+/* attn_generic_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 64 keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX512 void attn_generic_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const ptrdiff_t mp = attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32); /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
+  const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 32); /* Q·Kᵀ row blocks cover them */
+  const ptrdiff_t dp = attngen_round_up(d, 16);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
+  float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
+  float *restrict vt = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16); /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16); /* rescale per row */
+  float *restrict lim = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + 2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32))); /* exclusive key limit per row */
+  float *restrict state = scratch + attngen_round_up(64 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16) + attngen_round_up(64 * (attngen_round_up(d, 16)), 16) + 4 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)); /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 2 * (attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)) * (attngen_round_up(d, 16)), 16)) + attngen_round_up(2 * (attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)), 16);
+  const ptrdiff_t q_floats = attngen_round_up((attngen_round_up(g * ((g >= 96 ? 1 : 96 / g)), 32)) * (attngen_round_up(d, 16)), 16);
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (transposed: rows along the lanes). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    /* Qᵀ by blocks of 16 rows x 16 columns, transposed in registers (element by element, each was a store of its
+     * own: 6-10% of a head_dim-64 prefill at S=512). Lanes past `rows` are zeroed below. */
+    /* With RoPE, each row is first rotated into O's space (row-major: the rotation's stores are contiguous; O is
+     * cleared below), and the blocks are transposed from there. */
+    if (it->rope_cs) {
+      const __m512 scale_v = _mm512_set1_ps(scale);
+      for (int r = 0; r < rows; ++r) {
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = ot + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+    }
+    const float src_scale = it->rope_cs ? 1.0f : scale;
+    for (int r0 = 0; r0 < rows; r0 += 16) {
+      const float *src[16];
+      for (int i = 0; i < 16; ++i) {
+        const int r = r0 + i < rows ? r0 + i : rows - 1;
+        src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+      }
+      int k0 = 0;
+      for (; k0 + 16 <= d; k0 += 16) attngen_transpose_scaled_avx512(src, k0, src_scale, qt + k0 * mp + r0, mp);
+      for (; k0 < d; ++k0)
+        for (int i = 0; i < 16; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
+    }
+    for (int r = 0; r < rows_qk; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[k * mp + r] = 0.0f;
+      }
+      m[r] = -INFINITY;
+      l[r] = 0.0f;
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int r = 0; r < rows_qk; ++r) lim_abs[r] = r < rows ? q0 + r / g + offset + 1 : INT_MAX;
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  for (int kt = it->k0; kt < kend; kt += 64) {
+    const int n = kend - kt < 64 ? kend - kt : 64;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_qk; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    for (int hh = 0; hh < nh; ++hh) {
+      const float *restrict qt = state + hh * state_floats;
+      float *restrict ot = state + hh * state_floats + q_floats;
+      float *restrict m = ot + mp * dp, *restrict l = m + mp;
+      const float *kbase = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+
+      /* S = Q·Kᵀ: blocks of 32 rows (their Qᵀ slice stays in L1) x 8 keys; a short last block
+       * repeats its last key (masked below). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 32) {
+        const int seen = masked ? attngen_keys_seen(lim, r0, 32) : n; /* key blocks past it are masked whole */
+        for (int j0 = 0; j0 < seen; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          attngen_qk_dany_32x8__avx512(qt + r0, mp, krow, st + j0 * mp + r0, d);
+        }
+      }
+
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_qk; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * mp + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * mp + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+      /* The V tile: read in place when its rows are contiguous (the runtime's K/V repack), else packed: token-major
+       * rows sit a token apart (the same cache sets, a page each), and every row block re-reads them. */
+      const float *restrict vtile = vbase;
+      ptrdiff_t vtile_stride = vs;
+      if (vs != d) {
+        for (int j = 0; j < n; ++j) {
+          const float *restrict src = vbase + (ptrdiff_t)j * vs;
+          float *restrict dst = vt + j * dp;
+          int c = 0;
+          for (; c + 16 <= d; c += 16) _mm512_storeu_ps(dst + c, _mm512_loadu_ps(src + c));
+          for (; c < d; ++c) dst[c] = src[c];
+        }
+        vtile = vt;
+        vtile_stride = dp;
+      }
+
+      /* O = alpha·O + P·V, one panel of 32 columns at a time: the panel's V rows stay in L1 while every row
+       * block passes over them */
+      for (int c0 = 0; c0 + 32 <= d; c0 += 32)
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_panel_8x32__avx512(st + r0, mp, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+      if (d % 32 != 0) { /* the last columns */
+        const int c0 = d - d % 32;
+        for (int r0 = 0; r0 < rows_pv; r0 += 8)
+          attngen_pv_tail_dany_8x32__avx512(st + r0, mp, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp, d - c0);
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = ot + mp * dp, *restrict l = m + mp;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      const __m512 inv_v = _mm512_set1_ps(inv);
+      int c = 0;
+      for (; c + 16 <= d; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+      for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode__avx512 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode__avx512__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 512 ? 8 : 32);
+  w->scratch_floats = 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 512 ? 8 : 32) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 16);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= d; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 32; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  for (int kt = it->k0; kt < kend; kt += ((kvh * d) >= 512 ? 8 : 32)) {
+    const int n = kend - kt < ((kvh * d) >= 512 ? 8 : 32) ? kend - kt : ((kvh * d) >= 512 ? 8 : 32);
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+     * a short last block repeats its last key (masked below). */
+    {
+      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        const float *krow[4];
+        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s32__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s32__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 16) {
+          const __m512 s = attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx512(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m512 m_vec = _mm512_set1_ps(m_use);
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; j += 16) {
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis), m_vec));
+          _mm512_storeu_ps(srow + j, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx512(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x64_p32__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x64_p32__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      const __m512 inv_v = _mm512_set1_ps(inv);
+      int c = 0;
+      for (; c + 16 <= d; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+      for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+#endif /* avx512 */
+
 /* ==== avx2 ==== */
 #if defined(__x86_64__) || defined(_M_X64)
 
@@ -2375,6 +3276,12 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
 static const attngen_kernel_info attngen_table_generic_kernels[] = {
+#if defined(__x86_64__) || defined(_M_X64)
+  { "attn_generic_prefill__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+  { "attn_generic_decode__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, { 0 }, attn_generic_decode__avx512__work, attn_generic_decode__avx512 },
+#endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_generic_prefill__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },

@@ -20,6 +20,11 @@
 
 /* ---- ISAs. ATTNGEN_ISA_COMPILED_<ISA>: whether a generated file keeps that ISA's code on this target. */
 #if defined(__x86_64__) || defined(_M_X64)
+#define ATTNGEN_ISA_COMPILED_AVX512 1
+#else
+#define ATTNGEN_ISA_COMPILED_AVX512 0
+#endif
+#if defined(__x86_64__) || defined(_M_X64)
 #define ATTNGEN_ISA_COMPILED_AVX2 1
 #else
 #define ATTNGEN_ISA_COMPILED_AVX2 0
@@ -35,11 +40,13 @@ typedef enum {
   ATTNGEN_ISA_SCALAR = 0, /* portable C99 */
   ATTNGEN_ISA_AVX2 = 1, /* AVX2 + FMA on x86-64 */
   ATTNGEN_ISA_NEON = 2, /* AdvSIMD on aarch64 */
-  ATTNGEN_ISA_COUNT_ = 3
+  ATTNGEN_ISA_AVX512 = 3, /* AVX-512F on x86-64 */
+  ATTNGEN_ISA_COUNT_ = 4
 } attngen_isa;
 
 /* Best first: X(ISA, name, compiled here, its CPU check in runtime/attngen.c) */
 #define ATTNGEN_ISA_LIST(X) \
+  X(AVX512, avx512, ATTNGEN_ISA_COMPILED_AVX512, attngen_cpu_has_avx512) \
   X(AVX2, avx2, ATTNGEN_ISA_COMPILED_AVX2, attngen_cpu_has_avx2) \
   X(NEON, neon, ATTNGEN_ISA_COMPILED_NEON, attngen_cpu_has_neon) \
   X(SCALAR, scalar, ATTNGEN_ISA_COMPILED_SCALAR, attngen_cpu_always) \

@@ -4,7 +4,7 @@
  * config:
  *   name = "whisper-base-cross", heads = 8, kv_heads = 8, head_dim = 64,
  *   masks = { "cross" }, phases = { "prefill", "decode" },
- *   isas = { "avx2", "neon", "scalar" },
+ *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   source = https://huggingface.co/openai/whisper-base/blob/main/config.json
  */
 #ifndef ATTNGEN_WHISPER_BASE_CROSS_H
@@ -18,6 +18,10 @@ extern "C" {
 
 /* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
+#define ATTNGEN_WHISPER_BASE_CROSS_KERNELS_AVX512(X) \
+  X(attn_h8_kv8_d64_cross_prefill__avx512, 8, 8, 64, CROSS, PREFILL, AVX512) \
+  X(attn_h8_kv8_d64_cross_decode__avx512, 8, 8, 64, CROSS, DECODE, AVX512) \
+  /* end of avx512 kernels */
 #define ATTNGEN_WHISPER_BASE_CROSS_KERNELS_AVX2(X) \
   X(attn_h8_kv8_d64_cross_prefill__avx2, 8, 8, 64, CROSS, PREFILL, AVX2) \
   X(attn_h8_kv8_d64_cross_decode__avx2, 8, 8, 64, CROSS, DECODE, AVX2) \
@@ -31,6 +35,7 @@ extern "C" {
   X(attn_h8_kv8_d64_cross_decode__scalar, 8, 8, 64, CROSS, DECODE, SCALAR) \
   /* end of scalar kernels */
 #define ATTNGEN_WHISPER_BASE_CROSS_KERNELS(X) \
+  ATTNGEN_WHISPER_BASE_CROSS_KERNELS_AVX512(X) \
   ATTNGEN_WHISPER_BASE_CROSS_KERNELS_AVX2(X) \
   ATTNGEN_WHISPER_BASE_CROSS_KERNELS_NEON(X) \
   ATTNGEN_WHISPER_BASE_CROSS_KERNELS_SCALAR(X) \

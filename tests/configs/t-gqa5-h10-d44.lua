@@ -10,5 +10,5 @@ return {
   head_dim = 44,
   masks    = { "causal", "padding" },
   phases   = { "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
 }

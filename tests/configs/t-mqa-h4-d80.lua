@@ -8,5 +8,5 @@ return {
   head_dim = 80,
   masks    = { "none", "causal", "padding", "causal_padding", "cross" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
 }

@@ -8,6 +8,6 @@ return {
   head_dim = 64,
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   rope     = { style = "half", theta = 10000 },
 }

@@ -11,7 +11,7 @@ return {
   head_dim = 72,
   masks    = { "causal" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   rope     = { style = "half", theta = 500000, rotary_dim = 48,
                scaling = { type = "llama3", factor = 8, low_freq_factor = 1, high_freq_factor = 4,
                            original_max_position_embeddings = 8192 } },

@@ -8,6 +8,6 @@ return {
   head_dim = 17,
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   rope     = { style = "half", theta = 1000000, rotary_dim = 16, scaling = { type = "linear", factor = 2 } },
 }

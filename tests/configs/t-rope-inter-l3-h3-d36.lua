@@ -9,7 +9,7 @@ return {
   head_dim = 36,
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   rope     = { style = "interleaved", theta = 500000,
                scaling = { type = "llama3", factor = 32, low_freq_factor = 1, high_freq_factor = 4,
                            original_max_position_embeddings = 8192 } },

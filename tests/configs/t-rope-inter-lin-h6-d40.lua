@@ -8,6 +8,6 @@ return {
   head_dim = 40,
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   rope     = { style = "interleaved", theta = 10000, rotary_dim = 24, scaling = { type = "linear", factor = 4 } },
 }

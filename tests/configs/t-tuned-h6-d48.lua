@@ -9,7 +9,7 @@ return {
   head_dim = 48,
   masks    = { "none", "causal", "padding", "causal_padding", "cross" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   tuned = {
     avx2 = { prefill = { rv = 2, kb = 6, pr = 4, pvv = 3, rows = 40, keys = 32 }, decode = { rb = 1, kb = 8, pr = 4, pvv = 3, keys = 24 } },
     neon = { prefill = { rv = 3, kb = 7, pr = 5, pvv = 4, rows = 40, keys = 40 }, decode = { rb = 3, kb = 5, pr = 3, pvv = 5, keys = 24 } },

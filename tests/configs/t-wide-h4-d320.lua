@@ -9,5 +9,5 @@ return {
   head_dim = 320,
   masks    = { "none", "causal", "padding", "causal_padding", "cross" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "neon", "scalar" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
 }

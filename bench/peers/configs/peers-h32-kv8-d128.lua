@@ -10,5 +10,5 @@ return {
   head_dim = 128,
   masks    = { "none", "causal" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "scalar" },
+  isas     = { "avx512", "avx2", "scalar" },
 }

@@ -10,5 +10,5 @@ return {
   head_dim = 64,
   masks    = { "none" },
   phases   = { "prefill" },
-  isas     = { "avx2", "scalar" },
+  isas     = { "avx512", "avx2", "scalar" },
 }

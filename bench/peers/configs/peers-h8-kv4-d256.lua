@@ -9,5 +9,5 @@ return {
   head_dim = 256,
   masks    = { "causal" },
   phases   = { "prefill", "decode" },
-  isas     = { "avx2", "scalar" },
+  isas     = { "avx512", "avx2", "scalar" },
 }

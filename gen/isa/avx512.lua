@@ -1,0 +1,51 @@
+-- SPDX-License-Identifier: MIT
+-- AVX-512F vocabulary (x86-64: AMD Zen 4 and later, Intel Skylake-SP and later). Like AVX2, code is compiled per
+-- function with target("avx512f,avx2,fma"), so the generated file needs no -mavx512f; the runtime calls it only
+-- after cpuid and xgetbv confirm AVX-512F and the OS's zmm and opmask state.
+-- What it brings over AVX2 at the same FMA rate (Zen 4 runs a 512-bit FMA as two 256-bit halves): 16 lanes and 32
+-- registers, so each broadcast or load feeds twice the lanes and the register blocks are larger; lane masks
+-- (k registers) instead of blends.
+return {
+  width = 16,
+  vtype = "__m512",
+  attr = "ATTNGEN_TARGET_AVX512", -- defined in templates/isa/avx512.c
+  registers = 32, -- zmm0..31: the register budget of a tuned blocking (spec.tunable_budgets)
+  -- prefill: Q·Kᵀ 32 query rows (2 vectors) x 8 keys = 16 accumulators, P·V 8 rows x 32 columns = 16; the rest
+  -- as AVX2 (V tile in L1, 32 head_dim steps per Q·Kᵀ loop iteration)
+  prefill = { rv = 2, kb = 8, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 2, unroll = 32 },
+  -- decode: AVX2's cut and tile rules (gen/isa/avx2.lua has the measurements); P·V blocks take whole
+  -- vectors of head_dim 64 and 128 (4 or 8 zmm)
+  decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
+    keys = 32,
+    by_group = { { min_g = 7, rb = 2, kb = 4, pr = 4, pvv = 4, columns = true },
+                 { min_g = 4, rb = 1, kb = 8, pr = 4, pvv = 4, columns = true },
+                 { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
+                 { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8, columns = true } },
+    generic = { rb = 2, kb = 4, pr = 2, pvv = 4 } },
+  zero = function() return "_mm512_setzero_ps()" end,
+  set1 = function(x) return "_mm512_set1_ps(" .. x .. ")" end,
+  load = function(p) return "_mm512_loadu_ps(" .. p .. ")" end,
+  store = function(p, v) return "_mm512_storeu_ps(" .. p .. ", " .. v .. ");" end,
+  bcast = function(p) return "_mm512_set1_ps(*(" .. p .. "))" end,
+  fma = function(acc, a, b) return "_mm512_fmadd_ps(" .. a .. ", " .. b .. ", " .. acc .. ")" end,
+  mul = function(a, b) return "_mm512_mul_ps(" .. a .. ", " .. b .. ")" end,
+  add = function(a, b) return "_mm512_add_ps(" .. a .. ", " .. b .. ")" end,
+  sub = function(a, b) return "_mm512_sub_ps(" .. a .. ", " .. b .. ")" end,
+  max = function(a, b) return "_mm512_max_ps(" .. a .. ", " .. b .. ")" end,
+  hsum = function(v) return "attngen_hsum_avx512(" .. v .. ")" end,
+  hmax = function(v) return "attngen_hmax_avx512(" .. v .. ")" end,
+  -- the horizontal sums of four vectors, stored to p[0..3]
+  hsum4_store = function(p, a, b, c, d) return string.format("attngen_hsum4_avx512(%s, %s, %s, %s, %s);", p, a, b, c, d) end,
+  -- keys along the lanes: lane k (key j0 + k) of v becomes -inf unless j0 + k < lim
+  mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_avx512(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
+  exp = function(x) return "attngen_exp_avx512(" .. x .. ")" end,
+  -- dst[c * ds + i] = src[i][k0 + c] * s for i, c < 16: sixteen rows of Q into the transposed tile at once
+  transpose_scaled = function(src, k0, s, dst, ds)
+    return string.format("attngen_transpose_scaled_avx512(%s, %s, %s, %s, %s);", src, k0, s, dst, ds)
+  end,
+  -- a statement keeping a loaded vector in a register (see gen/isa/avx2.lua)
+  pin = function(v) return "ATTNGEN_PIN_AVX512(" .. v .. ");" end,
+  -- lanes of v whose row limit (int vector as float) is <= j become -inf
+  mask_keys = function(v, j, lim) return "attngen_mask_avx512(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
+  select_zero_if_neginf = function(v) return "attngen_finite_or_zero_avx512(" .. v .. ")" end,
+}

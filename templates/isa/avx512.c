@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+#include <immintrin.h>
+
+/* AVX-512F code is compiled per function, so the file needs no -mavx512f; the runtime calls it only after cpuid
+ * and xgetbv confirm AVX-512F and the OS's opmask and zmm state. Only AVX-512F instructions are used (float
+ * and/or go through the integer forms: their float forms are AVX-512DQ). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNGEN_TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#else
+#define ATTNGEN_TARGET_AVX512
+#endif
+
+/* Keeps a loaded vector in a register (see templates/isa/avx2.c); "v": any of the 32 zmm registers. */
+#if defined(__GNUC__)
+#define ATTNGEN_PIN_AVX512(v) __asm__("" : "+v"(v))
+#else
+#define ATTNGEN_PIN_AVX512(v) ((void)0)
+#endif
+
+/* exp(x) for x <= 0 as used by online softmax: the same 2^(x·log2 e) reduction and degree-5 polynomial as
+ * templates/isa/avx2.c (error budget there), so AVX2 and AVX-512 kernels agree to the last bit on each lane.
+ * x < -87.3 (t < -126, including -inf from masked keys) gives exactly 0; no result is denormal. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_exp_avx512(__m512 x)
+{
+  const __m512 lo = _mm512_set1_ps(-126.0f);
+  const __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
+  const __mmask16 keep = _mm512_cmp_ps_mask(t, lo, _CMP_GE_OQ);
+  const __m512 tc = _mm512_max_ps(t, lo);
+  const __m512 n = _mm512_roundscale_ps(tc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_sub_ps(tc, n);
+  __m512 p = _mm512_set1_ps(1.3264666777e-3f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(9.6714952961e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.5507335812e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(2.4022242427e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(6.9314700365e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  const __m512i y = _mm512_add_epi32(_mm512_castps_si512(p), _mm512_slli_epi32(_mm512_cvtps_epi32(n), 23));
+  return _mm512_maskz_mov_ps(keep, _mm512_castsi512_ps(y));
+}
+
+/* Lanes (query rows) whose visible-key count lim is <= key j become -inf. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_mask_avx512(__m512 v, int j, __m512 lim)
+{
+  const __mmask16 visible = _mm512_cmp_ps_mask(_mm512_set1_ps((float)j), lim, _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(visible, _mm512_set1_ps(-INFINITY), v);
+}
+
+/* A running max that is still -inf (row saw no key yet) is used as 0 so that exp(s - m) never sees inf - inf. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_finite_or_zero_avx512(__m512 m)
+{
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(m, _mm512_set1_ps(-INFINITY), _CMP_NEQ_UQ), m);
+}
+
+/* The two 256-bit halves added (or maxed), then reduced as AVX2 does. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m256 attngen_fold_add_avx512(__m512 v)
+{
+  return _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 float attngen_hsum_avx512(__m512 v)
+{
+  const __m256 h = attngen_fold_add_avx512(v);
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 float attngen_hmax_avx512(__m512 v)
+{
+  const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/* p[0..3] = the horizontal sums of a, b, c, d: each folded to 256 bits, then two levels of hadd transpose the
+ * four reductions into one vector. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_hsum4_avx512(float *p, __m512 a, __m512 b, __m512 c, __m512 d)
+{
+  const __m256 a8 = attngen_fold_add_avx512(a), b8 = attngen_fold_add_avx512(b);
+  const __m256 c8 = attngen_fold_add_avx512(c), d8 = attngen_fold_add_avx512(d);
+  const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(a8, b8), _mm256_hadd_ps(c8, d8)); /* per 128-bit half: a b c d */
+  _mm_storeu_ps(p, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+}
+
+/* Keys along the lanes: lane k holds key j0 + k, kept only if j0 + k < lim. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_mask_lanes_avx512(__m512 v, int j0, int lim)
+{
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __mmask16 keep = _mm512_cmpgt_epi32_mask(_mm512_set1_epi32(lim - j0), lane);
+  return _mm512_mask_blend_ps(keep, _mm512_set1_ps(-INFINITY), v);
+}
+
+/* dst[c * ds + i] = src[i0 + i][k0 + c0 + c] * s for i, c < 8: one 8x8 quarter of the 16x16 block below, by
+ * 256-bit shuffles (as templates/isa/avx2.c). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_transpose8_scaled_avx512(const float *const *src, int k0, __m256 m,
+                                                                         float *dst, ptrdiff_t ds)
+{
+  const __m256 r0 = _mm256_mul_ps(_mm256_loadu_ps(src[0] + k0), m), r1 = _mm256_mul_ps(_mm256_loadu_ps(src[1] + k0), m);
+  const __m256 r2 = _mm256_mul_ps(_mm256_loadu_ps(src[2] + k0), m), r3 = _mm256_mul_ps(_mm256_loadu_ps(src[3] + k0), m);
+  const __m256 r4 = _mm256_mul_ps(_mm256_loadu_ps(src[4] + k0), m), r5 = _mm256_mul_ps(_mm256_loadu_ps(src[5] + k0), m);
+  const __m256 r6 = _mm256_mul_ps(_mm256_loadu_ps(src[6] + k0), m), r7 = _mm256_mul_ps(_mm256_loadu_ps(src[7] + k0), m);
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(dst + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(dst + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(dst + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(dst + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(dst + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(dst + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(dst + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* dst[c * ds + i] = src[i][k0 + c] * s for i, c < 16: a 16x16 block of Q rows into the transposed (rows along the
+ * lanes) tile, as four 8x8 quarters. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_transpose_scaled_avx512(const float *const *src, int k0, float s,
+                                                                        float *dst, ptrdiff_t ds)
+{
+  const __m256 m = _mm256_set1_ps(s);
+  attngen_transpose8_scaled_avx512(src, k0, m, dst, ds);
+  attngen_transpose8_scaled_avx512(src + 8, k0, m, dst + 8, ds);
+  attngen_transpose8_scaled_avx512(src, k0 + 8, m, dst + 8 * ds, ds);
+  attngen_transpose8_scaled_avx512(src + 8, k0 + 8, m, dst + 8 * ds + 8, ds);
+}
