@@ -17,7 +17,10 @@ return {
   -- attngen tune: begin
   -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-22, attngen 0.2.0 --tune (43 s); speed vs the default plan: prefill 1.06x, decode default kept (best candidate 1.00x)
   -- avx2: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096
+  -- avx512: tuned on AMD EPYC (2 CPUs), 2026-11-24, attngen 0.2.0 --tune (67 s); speed vs the default plan: prefill default kept (best candidate 1.01x), decode 1.09x
+  -- avx512: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096, K/V from memory (4 copies of 24.0 MiB cycled; LLC 32 MiB)
   tuned = {
+    avx512 = { decode = { rb = 1, kb = 8, pr = 1, pvv = 8, keys = 16 } },
     avx2 = { prefill = { rv = 3, kb = 4, pr = 6, pvv = 2, rows = 48, keys = 128 } },
   },
   -- attngen tune: end

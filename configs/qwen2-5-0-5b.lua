@@ -20,7 +20,10 @@ return {
   -- attngen tune: begin
   -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-22, attngen 0.2.0 --tune (54 s); speed vs the default plan: decode 1.16x (an interleaved check at kv_len 131072: 1.19-1.24x); prefill default kept (keys=64 measured 1.06x in this tune, 1.00x in the one before: not consistent)
   -- avx2: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096, K/V from memory (17 copies of 4.0 MiB cycled; LLC 32 MiB)
+  -- avx512: tuned on AMD EPYC (2 CPUs), 2026-11-24, attngen 0.2.0 --tune (70 s); speed vs the default plan: prefill 1.04x, decode 1.29x
+  -- avx512: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096, K/V from memory (17 copies of 4.0 MiB cycled; LLC 32 MiB)
   tuned = {
+    avx512 = { prefill = { rv = 2, kb = 8, pr = 8, pvv = 2, rows = 192, keys = 128 }, decode = { rb = 4, kb = 2, pr = 4, pvv = 4, keys = 128 } },
     avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 32 } },
   },
   -- attngen tune: end

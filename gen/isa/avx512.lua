@@ -13,12 +13,15 @@ return {
   -- prefill: Q·Kᵀ 32 query rows (2 vectors) x 8 keys = 16 accumulators, P·V 8 rows x 32 columns = 16; the rest
   -- as AVX2 (V tile in L1, 32 head_dim steps per Q·Kᵀ loop iteration)
   prefill = { rv = 2, kb = 8, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 2, unroll = 32 },
-  -- decode: AVX2's cut and tile rules (gen/isa/avx2.lua has the measurements); P·V blocks take whole
-  -- vectors of head_dim 64 and 128 (4 or 8 zmm)
+  -- decode: AVX2's cut and rules (gen/isa/avx2.lua has the measurements), with blocks and tiles that
+  -- `attngen --tune --isa avx512` preferred on Zen 4 (K/V from memory, kv_len 4096, 1 thread):
+  -- 2 rows x 8 keys for groups of 4+ (16 accumulators): 1.09x over AVX2's 1 x 8 at h32/kv8/d128, 1.07x over
+  -- 2 x 4 at h64/kv8/d128; P·V 4 rows x 48 columns for groups of 4-6 (1.02x); 128 keys per tile when a token's K row
+  -- is short (< 2 KiB, e.g. kv2/d64): 1.31x over 32 at h14/kv2/d64, where a tile of 32 keys holds 16 KiB each of K and V
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
-    keys = 32,
-    by_group = { { min_g = 7, rb = 2, kb = 4, pr = 4, pvv = 4, columns = true },
-                 { min_g = 4, rb = 1, kb = 8, pr = 4, pvv = 4, columns = true },
+    keys = 128,
+    by_group = { { min_g = 7, rb = 2, kb = 8, pr = 4, pvv = 4, columns = true },
+                 { min_g = 4, rb = 2, kb = 8, pr = 4, pvv = 3, columns = true },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
                  { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8, columns = true } },
     generic = { rb = 2, kb = 4, pr = 2, pvv = 4 } },

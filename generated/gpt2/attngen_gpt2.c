@@ -6,6 +6,7 @@
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   tuned = {
+ *     avx512 = { decode = { rb = 1, kb = 8, pr = 1, pvv = 8, keys = 16 } },
  *     avx2 = { prefill = { rv = 3, kb = 4, pr = 6, pvv = 2, rows = 48, keys = 128 } },
  *   },
  *   source = https://huggingface.co/openai-community/gpt2/blob/main/config.json
@@ -903,7 +904,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_prefill__avx5
   }
 }
 
-/* attn_h12_kv12_d64_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 1x128, 8 keys per tile, fully unrolled over head_dim */
+/* attn_h12_kv12_d64_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 1x128, 16 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -977,8 +978,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 8) {
-    const int n = kend - kt < 8 ? kend - kt : 8;
+  for (int kt = it->k0; kt < kend; kt += 16) {
+    const int n = kend - kt < 16 ? kend - kt : 16;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
@@ -1064,7 +1065,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_decode__avx512(const 
   }
 }
 
-/* attn_h12_kv12_d64_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 1x128, 8 keys per tile, fully unrolled over head_dim */
+/* attn_h12_kv12_d64_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 1x128, 16 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1139,8 +1140,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_causal_padding_decode__avx51
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 8) {
-    const int n = kend - kt < 8 ? kend - kt : 8;
+  for (int kt = it->k0; kt < kend; kt += 16) {
+    const int n = kend - kt < 16 ? kend - kt : 16;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
@@ -4154,9 +4155,9 @@ static const attngen_kernel_info attngen_table_gpt2_kernels[] = {
   { "attn_h12_kv12_d64_causal_padding_prefill__avx512", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_causal_padding_prefill__avx512 },
   { "attn_h12_kv12_d64_causal_decode__avx512", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 8, 0, 8, 8, 14304, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, { 8, 0, 8, 16, 14304, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_decode__avx512 },
   { "attn_h12_kv12_d64_causal_padding_decode__avx512", 12, 12, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 8, 0, 8, 8, 14304, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, { 8, 0, 8, 16, 14304, 8, 512, 256, 8, 0 }, NULL, attn_h12_kv12_d64_causal_padding_decode__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h12_kv12_d64_causal_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

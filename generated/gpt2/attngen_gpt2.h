@@ -6,6 +6,7 @@
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   tuned = {
+ *     avx512 = { decode = { rb = 1, kb = 8, pr = 1, pvv = 8, keys = 16 } },
  *     avx2 = { prefill = { rv = 3, kb = 4, pr = 6, pvv = 2, rows = 48, keys = 128 } },
  *   },
  *   source = https://huggingface.co/openai-community/gpt2/blob/main/config.json

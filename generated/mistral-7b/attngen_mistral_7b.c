@@ -508,10 +508,10 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__av
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1x8_t256__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -523,133 +523,161 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1x8_t256__
   const float *restrict k7 = krow[7];
   {
     const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
-    { const __m512 qv0 = _mm512_loadu_ps(q0);
-      { const __m512 kv = _mm512_loadu_ps(k0); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 16); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 16); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 16); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 16); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 32); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 32); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 32); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 32); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 48); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 48); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 48); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 48); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 64); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 64); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 64); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 64); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 64); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 64); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 64); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 64); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 80); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 80); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 80); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 80); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 80); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 80); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 80); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 80); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 96); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 96); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 96); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 96); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 96); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 96); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 96); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 96); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 112); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 112); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 112); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 112); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m512 kv = _mm512_loadu_ps(k4 + 112); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m512 kv = _mm512_loadu_ps(k5 + 112); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m512 kv = _mm512_loadu_ps(k6 + 112); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m512 kv = _mm512_loadu_ps(k7 + 112); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); } }
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
+      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_loadu_ps(k4); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_loadu_ps(k5); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_loadu_ps(k6); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_loadu_ps(k7); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
+      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_loadu_ps(k4 + 16); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_loadu_ps(k5 + 16); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_loadu_ps(k6 + 16); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_loadu_ps(k7 + 16); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
+      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_loadu_ps(k4 + 32); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_loadu_ps(k5 + 32); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_loadu_ps(k6 + 32); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_loadu_ps(k7 + 32); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
+      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_loadu_ps(k4 + 48); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_loadu_ps(k5 + 48); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_loadu_ps(k6 + 48); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_loadu_ps(k7 + 48); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64);
+      { __m512 kv = _mm512_loadu_ps(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_loadu_ps(k4 + 64); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_loadu_ps(k5 + 64); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_loadu_ps(k6 + 64); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_loadu_ps(k7 + 64); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80);
+      { __m512 kv = _mm512_loadu_ps(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_loadu_ps(k4 + 80); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_loadu_ps(k5 + 80); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_loadu_ps(k6 + 80); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_loadu_ps(k7 + 80); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96);
+      { __m512 kv = _mm512_loadu_ps(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_loadu_ps(k4 + 96); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_loadu_ps(k5 + 96); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_loadu_ps(k6 + 96); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_loadu_ps(k7 + 96); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112);
+      { __m512 kv = _mm512_loadu_ps(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_loadu_ps(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_loadu_ps(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_loadu_ps(k4 + 112); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_loadu_ps(k5 + 112); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_loadu_ps(k6 + 112); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_loadu_ps(k7 + 112); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
       s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
     { float t4[4]; /* four sums in one reduction, then to their columns */
       attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
       s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
+      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
   }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
- * Column blocks of 64 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x64_t256__avx512(const float *restrict pt, const float *restrict alpha,
+ * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2))), o2_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3))), o3_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
-      __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32), v3 = _mm512_loadu_ps(vj + 48); /* in registers: each is used by 4 rows */
-      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); o2_3 = _mm512_fmadd_ps(p, v3, o2_3); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); o3_3 = _mm512_fmadd_ps(p, v3, o3_3); }
+      __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16), v2 = _mm512_loadu_ps(vj + 32); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
     }
-    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2); _mm512_storeu_ps(o + 48, o0_3);
-    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2); _mm512_storeu_ps(o + os + 48, o1_3);
-    _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1); _mm512_storeu_ps(o + 2 * os + 32, o2_2); _mm512_storeu_ps(o + 2 * os + 48, o2_3);
-    _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2); _mm512_storeu_ps(o + 3 * os + 48, o3_3);
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2);
+    _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1); _mm512_storeu_ps(o + 2 * os + 32, o2_2);
+    _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2);
   }
   {
-    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
-    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
-    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
-    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_3 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3)));
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
       const float *restrict pj = pt + j * 256;
-      __m512 v0 = _mm512_loadu_ps(vj + 64), v1 = _mm512_loadu_ps(vj + 80), v2 = _mm512_loadu_ps(vj + 96), v3 = _mm512_loadu_ps(vj + 112); /* in registers: each is used by 4 rows */
-      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
-      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); o2_3 = _mm512_fmadd_ps(p, v3, o2_3); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); o3_3 = _mm512_fmadd_ps(p, v3, o3_3); }
+      __m512 v0 = _mm512_loadu_ps(vj + 48), v1 = _mm512_loadu_ps(vj + 64), v2 = _mm512_loadu_ps(vj + 80); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
     }
-    _mm512_storeu_ps(o + 64, o0_0); _mm512_storeu_ps(o + 80, o0_1); _mm512_storeu_ps(o + 96, o0_2); _mm512_storeu_ps(o + 112, o0_3);
-    _mm512_storeu_ps(o + os + 64, o1_0); _mm512_storeu_ps(o + os + 80, o1_1); _mm512_storeu_ps(o + os + 96, o1_2); _mm512_storeu_ps(o + os + 112, o1_3);
-    _mm512_storeu_ps(o + 2 * os + 64, o2_0); _mm512_storeu_ps(o + 2 * os + 80, o2_1); _mm512_storeu_ps(o + 2 * os + 96, o2_2); _mm512_storeu_ps(o + 2 * os + 112, o2_3);
-    _mm512_storeu_ps(o + 3 * os + 64, o3_0); _mm512_storeu_ps(o + 3 * os + 80, o3_1); _mm512_storeu_ps(o + 3 * os + 96, o3_2); _mm512_storeu_ps(o + 3 * os + 112, o3_3);
+    _mm512_storeu_ps(o + 48, o0_0); _mm512_storeu_ps(o + 64, o0_1); _mm512_storeu_ps(o + 80, o0_2);
+    _mm512_storeu_ps(o + os + 48, o1_0); _mm512_storeu_ps(o + os + 64, o1_1); _mm512_storeu_ps(o + os + 80, o1_2);
+    _mm512_storeu_ps(o + 2 * os + 48, o2_0); _mm512_storeu_ps(o + 2 * os + 64, o2_1); _mm512_storeu_ps(o + 2 * os + 80, o2_2);
+    _mm512_storeu_ps(o + 3 * os + 48, o3_0); _mm512_storeu_ps(o + 3 * os + 64, o3_1); _mm512_storeu_ps(o + 3 * os + 80, o3_2);
+  }
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const float *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_loadu_ps(vj + 96), v1 = _mm512_loadu_ps(vj + 112); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+    }
+    _mm512_storeu_ps(o + 96, o0_0); _mm512_storeu_ps(o + 112, o0_1);
+    _mm512_storeu_ps(o + os + 96, o1_0); _mm512_storeu_ps(o + os + 112, o1_1);
+    _mm512_storeu_ps(o + 2 * os + 96, o2_0); _mm512_storeu_ps(o + 2 * os + 112, o2_1);
+    _mm512_storeu_ps(o + 3 * os + 96, o3_0); _mm512_storeu_ps(o + 3 * os + 112, o3_1);
   }
 }
 
@@ -1016,7 +1044,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_prefill__avx5
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x64, 8 keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1096,7 +1124,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
     for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -1127,8 +1155,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -1171,7 +1199,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x64_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d128_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 
@@ -1196,7 +1224,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x64, 8 keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1276,7 +1304,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
     for (int j = 0; j < 16; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -1308,8 +1336,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
@@ -1352,7 +1380,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
-        attngen_pv_d128_4x64_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+        attngen_pv_d128_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
     }
   }
 

@@ -7,6 +7,7 @@
  *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 1000000, rotary_dim = 64 },
  *   tuned = {
+ *     avx512 = { prefill = { rv = 2, kb = 8, pr = 8, pvv = 2, rows = 192, keys = 128 }, decode = { rb = 4, kb = 2, pr = 4, pvv = 4, keys = 128 } },
  *     avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 32 } },
  *   },
  *   source = https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json
@@ -152,7 +153,7 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_transpose_scaled_avx512(const 
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=8 keys j and 32 query rows r (QT is the scaled Q tile,
  * transposed so rows are vector lanes); K rows are read in place, each element broadcast once per row vector. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx512(const float *restrict qt,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s192__avx512(const float *restrict qt,
     const float *const *restrict krow, float *restrict st)
 {
   const float *restrict k0 = krow[0];
@@ -172,7 +173,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
   __m512 acc6_0 = _mm512_setzero_ps(), acc6_1 = _mm512_setzero_ps();
   __m512 acc7_0 = _mm512_setzero_ps(), acc7_1 = _mm512_setzero_ps();
   for (int k = 0; k < 64; k += 32) {
-    { const __m512 q0 = _mm512_loadu_ps(qt + k * 96); const __m512 q1 = _mm512_loadu_ps(qt + k * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + k * 192); const __m512 q1 = _mm512_loadu_ps(qt + k * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -181,7 +182,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 1) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 1) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 1) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 1) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 1)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 1)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 1)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -190,7 +191,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 1)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 1)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 1)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 2) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 2) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 2) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 2) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 2)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 2)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 2)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -199,7 +200,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 2)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 2)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 2)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 3) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 3) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 3) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 3) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 3)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 3)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 3)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -208,7 +209,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 3)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 3)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 3)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 4) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 4) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 4) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 4) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 4)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 4)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 4)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -217,7 +218,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 4)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 4)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 4)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 5) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 5) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 5) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 5) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 5)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 5)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 5)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -226,7 +227,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 5)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 5)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 5)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 6) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 6) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 6) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 6) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 6)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 6)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 6)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -235,7 +236,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 6)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 6)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 6)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 7) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 7) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 7) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 7) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 7)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 7)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 7)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -244,7 +245,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 7)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 7)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 7)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 8) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 8) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 8) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 8) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 8)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 8)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 8)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -253,7 +254,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 8)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 8)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 8)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 9) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 9) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 9) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 9) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 9)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 9)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 9)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -262,7 +263,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 9)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 9)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 9)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 10) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 10) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 10) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 10) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 10)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 10)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 10)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -271,7 +272,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 10)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 10)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 10)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 11) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 11) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 11) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 11) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 11)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 11)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 11)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -280,7 +281,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 11)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 11)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 11)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 12) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 12) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 12) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 12) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 12)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 12)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 12)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -289,7 +290,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 12)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 12)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 12)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 13) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 13) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 13) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 13) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 13)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 13)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 13)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -298,7 +299,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 13)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 13)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 13)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 14) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 14) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 14) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 14) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 14)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 14)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 14)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -307,7 +308,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 14)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 14)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 14)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 15) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 15) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 15) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 15) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 15)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 15)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 15)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -316,7 +317,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 15)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 15)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 15)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 16) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 16) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 16) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 16) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 16)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 16)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 16)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -325,7 +326,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 16)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 16)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 16)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 17) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 17) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 17) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 17) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 17)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 17)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 17)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -334,7 +335,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 17)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 17)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 17)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 18) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 18) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 18) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 18) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 18)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 18)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 18)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -343,7 +344,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 18)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 18)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 18)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 19) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 19) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 19) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 19) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 19)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 19)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 19)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -352,7 +353,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 19)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 19)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 19)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 20) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 20) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 20) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 20) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 20)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 20)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 20)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -361,7 +362,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 20)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 20)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 20)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 21) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 21) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 21) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 21) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 21)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 21)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 21)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -370,7 +371,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 21)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 21)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 21)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 22) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 22) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 22) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 22) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 22)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 22)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 22)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -379,7 +380,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 22)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 22)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 22)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 23) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 23) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 23) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 23) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 23)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 23)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 23)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -388,7 +389,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 23)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 23)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 23)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 24) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 24) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 24) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 24) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 24)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 24)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 24)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -397,7 +398,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 24)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 24)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 24)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 25) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 25) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 25) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 25) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 25)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 25)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 25)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -406,7 +407,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 25)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 25)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 25)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 26) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 26) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 26) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 26) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 26)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 26)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 26)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -415,7 +416,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 26)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 26)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 26)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 27) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 27) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 27) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 27) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 27)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 27)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 27)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -424,7 +425,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 27)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 27)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 27)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 28) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 28) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 28) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 28) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 28)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 28)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 28)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -433,7 +434,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 28)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 28)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 28)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 29) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 29) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 29) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 29) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 29)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 29)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 29)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -442,7 +443,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 29)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 29)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 29)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 30) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 30) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 30) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 30) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 30)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 30)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 30)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -451,7 +452,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k5 + k + 30)); acc5_0 = _mm512_fmadd_ps(q0, kb, acc5_0); acc5_1 = _mm512_fmadd_ps(q1, kb, acc5_1); }
       { const __m512 kb = _mm512_set1_ps(*(k6 + k + 30)); acc6_0 = _mm512_fmadd_ps(q0, kb, acc6_0); acc6_1 = _mm512_fmadd_ps(q1, kb, acc6_1); }
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 30)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
-    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 31) * 96); const __m512 q1 = _mm512_loadu_ps(qt + (k + 31) * 96 + 16);
+    { const __m512 q0 = _mm512_loadu_ps(qt + (k + 31) * 192); const __m512 q1 = _mm512_loadu_ps(qt + (k + 31) * 192 + 16);
       { const __m512 kb = _mm512_set1_ps(*(k0 + k + 31)); acc0_0 = _mm512_fmadd_ps(q0, kb, acc0_0); acc0_1 = _mm512_fmadd_ps(q1, kb, acc0_1); }
       { const __m512 kb = _mm512_set1_ps(*(k1 + k + 31)); acc1_0 = _mm512_fmadd_ps(q0, kb, acc1_0); acc1_1 = _mm512_fmadd_ps(q1, kb, acc1_1); }
       { const __m512 kb = _mm512_set1_ps(*(k2 + k + 31)); acc2_0 = _mm512_fmadd_ps(q0, kb, acc2_0); acc2_1 = _mm512_fmadd_ps(q1, kb, acc2_1); }
@@ -462,19 +463,19 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qk_d64_32x8_s96__avx5
       { const __m512 kb = _mm512_set1_ps(*(k7 + k + 31)); acc7_0 = _mm512_fmadd_ps(q0, kb, acc7_0); acc7_1 = _mm512_fmadd_ps(q1, kb, acc7_1); } }
   }
   _mm512_storeu_ps(st, acc0_0); _mm512_storeu_ps(st + 16, acc0_1);
-  _mm512_storeu_ps(st + 96, acc1_0); _mm512_storeu_ps(st + 112, acc1_1);
-  _mm512_storeu_ps(st + 192, acc2_0); _mm512_storeu_ps(st + 208, acc2_1);
-  _mm512_storeu_ps(st + 288, acc3_0); _mm512_storeu_ps(st + 304, acc3_1);
-  _mm512_storeu_ps(st + 384, acc4_0); _mm512_storeu_ps(st + 400, acc4_1);
-  _mm512_storeu_ps(st + 480, acc5_0); _mm512_storeu_ps(st + 496, acc5_1);
-  _mm512_storeu_ps(st + 576, acc6_0); _mm512_storeu_ps(st + 592, acc6_1);
-  _mm512_storeu_ps(st + 672, acc7_0); _mm512_storeu_ps(st + 688, acc7_1);
+  _mm512_storeu_ps(st + 192, acc1_0); _mm512_storeu_ps(st + 208, acc1_1);
+  _mm512_storeu_ps(st + 384, acc2_0); _mm512_storeu_ps(st + 400, acc2_1);
+  _mm512_storeu_ps(st + 576, acc3_0); _mm512_storeu_ps(st + 592, acc3_1);
+  _mm512_storeu_ps(st + 768, acc4_0); _mm512_storeu_ps(st + 784, acc4_1);
+  _mm512_storeu_ps(st + 960, acc5_0); _mm512_storeu_ps(st + 976, acc5_1);
+  _mm512_storeu_ps(st + 1152, acc6_0); _mm512_storeu_ps(st + 1168, acc6_1);
+  _mm512_storeu_ps(st + 1344, acc7_0); _mm512_storeu_ps(st + 1360, acc7_1);
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 8 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 96 + r * 1].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 192 + r * 1].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__avx512(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s192__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
 {
   {
@@ -488,7 +489,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__av
     __m512 o7_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os), _mm512_set1_ps(*(alpha + 7))), o7_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 7 * os + 16), _mm512_set1_ps(*(alpha + 7)));
     for (int j = 0; j < n; ++j) {
       const float *restrict vj = v + j * vs;
-      const float *restrict pj = pt + j * 96;
+      const float *restrict pj = pt + j * 192;
       __m512 v0 = _mm512_loadu_ps(vj), v1 = _mm512_loadu_ps(vj + 16); /* in registers: each is used by 8 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
@@ -511,88 +512,68 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s96__av
   }
 }
 
-/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_2x4_t112__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_4x2_t112__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
-      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
-      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
-      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
-      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
-      { __m512 kv = _mm512_loadu_ps(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
-      { __m512 kv = _mm512_loadu_ps(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[112] = t4[1]; s[224] = t4[2]; s[336] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[113] = t4[1]; s[225] = t4[2]; s[337] = t4[3]; }
+    const float *restrict q2 = qp + 2 * 64;
+    const float *restrict q3 = qp + 3 * 64;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps();
+    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
+      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
+      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
+      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
+      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 112, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1of2x4_t112__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_3of4x2_t112__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
-  const float *restrict k2 = krow[2];
-  const float *restrict k3 = krow[3];
   {
     const float *restrict q0 = qp + 0;
-    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
-    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
-    { const __m512 qv0 = _mm512_loadu_ps(q0);
-      { const __m512 kv = _mm512_loadu_ps(k0); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 16); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 16); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 32); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 32); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48);
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m512 kv = _mm512_loadu_ps(k2 + 48); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m512 kv = _mm512_loadu_ps(k3 + 48); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[112] = t4[1]; s[224] = t4[2]; s[336] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
-      s[1] = t4[0]; s[113] = t4[1]; s[225] = t4[2]; s[337] = t4[3]; }
+    const float *restrict q1 = qp + 64;
+    const float *restrict q2 = qp + 2 * 64;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps();
+    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps();
+    const __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2);
+      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16);
+      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32);
+      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48);
+      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
+    attngen_hsum4_avx512(s + 112, acc0_1, acc1_1, acc2_1, acc3_1);
   }
 }
 
@@ -649,11 +630,11 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d64_3of4x64_t112__
   }
 }
 
-/* attn_h14_kv2_d64_causal_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h14_kv2_d64_causal_prefill__avx512: about 192 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 128 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const ptrdiff_t mp = 192; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 32); /* Q·Kᵀ row blocks cover them */
@@ -661,13 +642,13 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_prefill__avx512(const 
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
-  float *restrict alpha = scratch + 20480; /* rescale per row */
-  float *restrict lim = scratch + 20576; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 20672); /* exclusive key limit per row */
-  float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 12480;
-  const ptrdiff_t q_floats = 6144;
+  float *restrict vt = scratch + 24576; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 32768; /* rescale per row */
+  float *restrict lim = scratch + 32960; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33152); /* exclusive key limit per row */
+  float *restrict state = scratch + 33536; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 24960;
+  const ptrdiff_t q_floats = 12288;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -755,7 +736,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_prefill__avx512(const 
         for (int j0 = 0; j0 < seen; j0 += 8) {
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          attngen_qk_d64_32x8_s96__avx512(qt + r0, krow, st + j0 * mp + r0);
+          attngen_qk_d64_32x8_s192__avx512(qt + r0, krow, st + j0 * mp + r0);
         }
       }
 
@@ -805,7 +786,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_prefill__avx512(const 
        * block passes over them */
       for (int c0 = 0; c0 + 32 <= 64; c0 += 32)
         for (int r0 = 0; r0 < rows_pv; r0 += 8)
-          attngen_pv_panel_8x32_s96__avx512(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_8x32_s192__avx512(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -830,11 +811,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_prefill__avx512(const 
   }
 }
 
-/* attn_h14_kv2_d64_causal_padding_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 128 keys per tile, fully unrolled over head_dim */
+/* attn_h14_kv2_d64_causal_padding_prefill__avx512: about 192 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 128 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
-  const ptrdiff_t mp = 96; /* row stride of the Qᵀ and S tiles (largest item, padded) */
+  const ptrdiff_t mp = 192; /* row stride of the Qᵀ and S tiles (largest item, padded) */
   const int rows = 7 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 8);     /* P·V row blocks */
   const int rows_qk = (int)attngen_round_up((size_t)rows_pv, 32); /* Q·Kᵀ row blocks cover them */
@@ -842,13 +823,13 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_prefill__avx51
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* shared: S tile, packed V tile, then per-row arrays; per kv head: Qᵀ tile, O accumulator, running max and sum */
   float *restrict st = scratch;                       /* scores, then P: [keys][mp] */
-  float *restrict vt = scratch + 12288; /* packed V tile [keys][dp] */
-  float *restrict alpha = scratch + 20480; /* rescale per row */
-  float *restrict lim = scratch + 20576; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 20672); /* exclusive key limit per row */
-  float *restrict state = scratch + 20864; /* per kv head: Q tile, O, max, sum */
-  const ptrdiff_t state_floats = 12480;
-  const ptrdiff_t q_floats = 6144;
+  float *restrict vt = scratch + 24576; /* packed V tile [keys][dp] */
+  float *restrict alpha = scratch + 32768; /* rescale per row */
+  float *restrict lim = scratch + 32960; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33152); /* exclusive key limit per row */
+  float *restrict state = scratch + 33536; /* per kv head: Q tile, O, max, sum */
+  const ptrdiff_t state_floats = 24960;
+  const ptrdiff_t q_floats = 12288;
   const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
   const int b = it->b, q0 = it->q0;
   const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
@@ -937,7 +918,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_prefill__avx51
         for (int j0 = 0; j0 < seen; j0 += 8) {
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          attngen_qk_d64_32x8_s96__avx512(qt + r0, krow, st + j0 * mp + r0);
+          attngen_qk_d64_32x8_s192__avx512(qt + r0, krow, st + j0 * mp + r0);
         }
       }
 
@@ -987,7 +968,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_prefill__avx51
        * block passes over them */
       for (int c0 = 0; c0 + 32 <= 64; c0 += 32)
         for (int r0 = 0; r0 < rows_pv; r0 += 8)
-          attngen_pv_panel_8x32_s96__avx512(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
+          attngen_pv_panel_8x32_s192__avx512(st + r0, alpha + r0, masked ? attngen_keys_seen(lim, r0, 8) : n, vtile + c0, vtile_stride, ot + r0 * dp + c0, dp);
     }
   }
 
@@ -1012,7 +993,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_prefill__avx51
   }
 }
 
-/* attn_h14_kv2_d64_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 4x64, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h14_kv2_d64_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x64, 128 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1026,11 +1007,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 3584, *restrict l_all = scratch + 3696;
-  float *restrict alpha = scratch + 3808; /* rescale per row */
-  float *restrict lim = scratch + 3920; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 4032); /* exclusive key limit per row */
-  float *restrict state = scratch + 4144; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 14336, *restrict l_all = scratch + 14448;
+  float *restrict alpha = scratch + 14560; /* rescale per row */
+  float *restrict lim = scratch + 14672; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 14784); /* exclusive key limit per row */
+  float *restrict state = scratch + 14896; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -1092,8 +1073,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 32; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -1105,32 +1086,32 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+    /* S = Q·Kᵀ of every kv head, by blocks of 2 keys: a block's token rows are read whole, head after head;
      * a short last block repeats its last key (masked below). */
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        const float *krow[2];
+        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d64_2x4_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 1: attngen_qkdot_d64_1of2x4_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_2x4_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 3: attngen_qkdot_d64_3of4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+          for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -1202,7 +1183,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
   }
 }
 
-/* attn_h14_kv2_d64_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 4x64, 32 keys per tile, fully unrolled over head_dim */
+/* attn_h14_kv2_d64_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x64, 128 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1216,11 +1197,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 3584, *restrict l_all = scratch + 3696;
-  float *restrict alpha = scratch + 3808; /* rescale per row */
-  float *restrict lim = scratch + 3920; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 4032); /* exclusive key limit per row */
-  float *restrict state = scratch + 4144; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 14336, *restrict l_all = scratch + 14448;
+  float *restrict alpha = scratch + 14560; /* rescale per row */
+  float *restrict lim = scratch + 14672; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 14784); /* exclusive key limit per row */
+  float *restrict state = scratch + 14896; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -1282,8 +1263,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 32; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -1296,32 +1277,32 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 32) {
-    const int n = kend - kt < 32 ? kend - kt : 32;
+  for (int kt = it->k0; kt < kend; kt += 128) {
+    const int n = kend - kt < 128 ? kend - kt : 128;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
+    /* S = Q·Kᵀ of every kv head, by blocks of 2 keys: a block's token rows are read whole, head after head;
      * a short last block repeats its last key (masked below). */
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
-      for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+      for (int j0 = 0; j0 < n; j0 += 2) {
+        const float *krow[2];
+        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           int r0 = 0;
-          for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_d64_2x4_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 1: attngen_qkdot_d64_1of2x4_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_2x4_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 3: attngen_qkdot_d64_3of4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
+          for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -4816,13 +4797,13 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
 static const attngen_kernel_info attngen_table_qwen2_5_0_5b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h14_kv2_d64_causal_prefill__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28 }, NULL, attn_h14_kv2_d64_causal_prefill__avx512 },
   { "attn_h14_kv2_d64_causal_padding_prefill__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx512 },
   { "attn_h14_kv2_d64_causal_decode__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 8, 0, 56, 32, 18480, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, { 8, 0, 56, 128, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx512 },
   { "attn_h14_kv2_d64_causal_padding_decode__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 8, 0, 56, 32, 18480, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, { 8, 0, 56, 128, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h14_kv2_d64_causal_prefill__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

@@ -347,7 +347,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_tail_dany_8x32__av
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s32__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -366,16 +366,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s32__a
         { __m512 kv = _mm512_loadu_ps(k2 + c); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
         { __m512 kv = _mm512_loadu_ps(k3 + c); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
-    attngen_hsum4_avx512(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * k0[c];
       s[1] += q0[c] * k1[c];
       s[2] += q0[c] * k2[c];
       s[3] += q0[c] * k3[c];
-      s[32] += q1[c] * k0[c];
-      s[33] += q1[c] * k1[c];
-      s[34] += q1[c] * k2[c];
-      s[35] += q1[c] * k3[c];
+      s[128] += q1[c] * k0[c];
+      s[129] += q1[c] * k1[c];
+      s[130] += q1[c] * k2[c];
+      s[131] += q1[c] * k3[c];
     }
   }
 }
@@ -383,7 +383,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s32__a
 /* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s32__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
   (void)dp; /* one row per block */
   const float *restrict k0 = krow[0];
@@ -402,7 +402,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s32
         { const __m512 kv = _mm512_loadu_ps(k2 + c); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
         { const __m512 kv = _mm512_loadu_ps(k3 + c); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
     attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
-    attngen_hsum4_avx512(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * k0[c];
       s[1] += q0[c] * k1[c];
@@ -413,9 +413,9 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s32
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p32__avx512(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
@@ -429,7 +429,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p32__avx
       __m512 v0 = _mm512_loadu_ps(vj + c0), v1 = _mm512_loadu_ps(vj + c0 + 16), v2 = _mm512_loadu_ps(vj + c0 + 32), v3 = _mm512_loadu_ps(vj + c0 + 48); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 32)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
     }
     _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
     _mm512_storeu_ps(o + os + c0, o1_0); _mm512_storeu_ps(o + os + c0 + 16, o1_1); _mm512_storeu_ps(o + os + c0 + 32, o1_2); _mm512_storeu_ps(o + os + c0 + 48, o1_3);
@@ -444,7 +444,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p32__avx
       __m512 v0 = _mm512_loadu_ps(vj + c0); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX512(v0);
       { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
-      { const __m512 p = _mm512_set1_ps(*(pj + 32)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
     }
     _mm512_storeu_ps(o + c0, o0_0);
     _mm512_storeu_ps(o + os + c0, o1_0);
@@ -452,15 +452,15 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p32__avx
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 32] * v[j * vs + c];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * v[j * vs + c];
       o[r * os + c] = acc;
     }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p32__avx512(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128__avx512(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
@@ -490,7 +490,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p32__
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 32] * v[j * vs + c];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * v[j * vs + c];
       o[r * os + c] = acc;
     }
 }
@@ -709,8 +709,8 @@ static void attn_generic_decode__avx512__work(const attngen_shape *shape, attnge
   w->q_tile = 8;
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
-  w->keys_per_tile = ((kvh * d) >= 512 ? 8 : 32);
-  w->scratch_floats = 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->keys_per_tile = ((kvh * d) >= 512 ? 8 : 128);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -718,7 +718,7 @@ static void attn_generic_decode__avx512__work(const attngen_shape *shape, attnge
   w->pack_kv_min_q = 0;
 }
 
-/* attn_generic_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 512 ? 8 : 32) keys per tile, head_dim at run time */
+/* attn_generic_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 512 ? 8 : 128) keys per tile, head_dim at run time */
 static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -727,18 +727,18 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
   (void)kvh;
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = attngen_round_up(d, 16);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
-  float *restrict m_all = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
-  float *restrict alpha = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
-  float *restrict lim = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -801,7 +801,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
    * head's rows past its last block) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 32; ++j) {
+    for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
     }
@@ -813,8 +813,8 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += ((kvh * d) >= 512 ? 8 : 32)) {
-    const int n = kend - kt < ((kvh * d) >= 512 ? 8 : 32) ? kend - kt : ((kvh * d) >= 512 ? 8 : 32);
+  for (int kt = it->k0; kt < kend; kt += ((kvh * d) >= 512 ? 8 : 128)) {
+    const int n = kend - kt < ((kvh * d) >= 512 ? 8 : 128) ? kend - kt : ((kvh * d) >= 512 ? 8 : 128);
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
@@ -832,10 +832,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
           const float *restrict qt = state + hh * state_floats;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_dany_2x4_s32__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+            attngen_qkdot_dany_2x4_s128__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 1: attngen_qkdot_dany_1of2x4_s32__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          case 1: attngen_qkdot_dany_1of2x4_s128__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
           default: break; /* every remainder has its edge */
           }
           for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
@@ -876,10 +876,10 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
-        attngen_pv_dany_2x64_p32__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+        attngen_pv_dany_2x64_p128__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
       switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
-      case 1: attngen_pv_dany_1of2x64_p32__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      case 1: attngen_pv_dany_1of2x64_p128__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
       default: break; /* every remainder has its edge */
       }
     }
