@@ -240,6 +240,7 @@ typedef struct {
   attngen_shape shape;
   int q_len, kv_len, batch;
   int in_quick;
+  int head_major; /* K/V [batch][kv_heads][kv_len][head_dim] (as in HF's and ONNX Runtime's caches), not token-major */
 } bcase;
 
 typedef struct {
@@ -265,8 +266,9 @@ static const char *short_mask(attngen_mask m) { return attngen_mask_name(m); }
 
 static void case_label(const bcase *c, char *buf, size_t n) {
   if (c->shape.phase == ATTNGEN_PHASE_DECODE)
-    snprintf(buf, n, "decode h%d/kv%d/d%d %s q=%d kv=%d b=%d", c->shape.heads, c->shape.kv_heads,
-             c->shape.head_dim, short_mask(c->shape.mask), c->q_len, c->kv_len, c->batch);
+    snprintf(buf, n, "decode h%d/kv%d/d%d %s q=%d kv=%d b=%d%s", c->shape.heads, c->shape.kv_heads,
+             c->shape.head_dim, short_mask(c->shape.mask), c->q_len, c->kv_len, c->batch,
+             c->head_major ? " head-major" : "");
   else
     snprintf(buf, n, "prefill h%d/kv%d/d%d %s S=%d", c->shape.heads, c->shape.kv_heads, c->shape.head_dim,
              short_mask(c->shape.mask), c->q_len);
@@ -420,6 +422,11 @@ static void run_case(bench_state *st, const bcase *c0) {
   a.scale = 0.0f;
   a.lse = NULL;
   a.kv_lens = NULL;
+  if (c->head_major) { /* each kv head's rows contiguous */
+    a.k_stride.seq = a.v_stride.seq = D;
+    a.k_stride.head = a.v_stride.head = (ptrdiff_t)c->kv_len * D;
+    a.k_stride.batch = a.v_stride.batch = (ptrdiff_t)KVH * c->kv_len * D;
+  }
 
   /* Interleaved: selected kernel 1 thread, generic 1 thread (unless select already ran it), selected kernel
    * 2 threads. Each job has its own output buffer. */
@@ -886,7 +893,7 @@ int main(int argc, char **argv) {
       for (int k = 0; k < 2; k++) {
         bcase c = {name, models[mi].table,
                    mkshape(models[mi].h, models[mi].kvh, models[mi].d, M[k], ATTNGEN_PHASE_PREFILL),
-                   S[si], S[si], 1, S[si] == 512};
+                   S[si], S[si], 1, S[si] == 512, 0};
         cases[n++] = c;
       }
   }
@@ -898,7 +905,7 @@ int main(int argc, char **argv) {
       const int kv = ki == 2 ? kv_beyond_llc(st.llc, models[mi].kvh, models[mi].d) : KV[ki];
       bcase c = {name, models[mi].table,
                  mkshape(models[mi].h, models[mi].kvh, models[mi].d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1,
-                 kv, 1, KV[ki] == 4096};
+                 kv, 1, KV[ki] == 4096, 0};
       cases[n++] = c;
     }
   }
@@ -912,16 +919,24 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 3; i++) {
       bcase c = {dec[i].model, find_table(dec[i].model),
                  mkshape(dec[i].h, dec[i].kvh, dec[i].d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1,
-                 kv_beyond_llc(st.llc, dec[i].kvh, dec[i].d), 1, 0};
+                 kv_beyond_llc(st.llc, dec[i].kvh, dec[i].d), 1, 0, 0};
       cases[n++] = c;
     }
-    bcase b8 = {"llama-3-8b", tl, mkshape(32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1, 4096, 8, 0};
+    bcase b8 = {"llama-3-8b", tl, mkshape(32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1, 4096, 8, 0, 0};
     cases[n++] = b8;
+    /* the same decode steps on a head-major cache (each kv head's K and V rows contiguous) */
+    for (int i = 0; i < 2; i++) {
+      const int h = 32, kvh = i ? 8 : 32;
+      bcase c = {i ? "llama-3-8b" : "bench-h32-kv32-d128", i ? tl : find_table("bench-h32-kv32-d128"),
+                 mkshape(h, kvh, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE), 1, kv_beyond_llc(st.llc, kvh, 128), 1,
+                 0, 1};
+      cases[n++] = c;
+    }
     bcase g2 = {"gemma-2-2b", find_table("gemma-2-2b"), mkshape(8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL),
-                1024, 1024, 1, 0};
+                1024, 1024, 1, 0, 0};
     cases[n++] = g2;
     bcase q7 = {"qwen2-5-0-5b", find_table("qwen2-5-0-5b"),
-                mkshape(14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL), 1024, 1024, 1, 0};
+                mkshape(14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL), 1024, 1024, 1, 0, 0};
     cases[n++] = q7;
   }
   /* quick: S=512 prefill (llama causal + none, gpt2 causal) and kv=4096 decode */
