@@ -349,13 +349,17 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
-        const float *krow[$(I(plan.kb))];
-        for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[$(I(plan.kb))]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[$(I(plan.kb))];
+          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j];
 @   local s_at = columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0"
 @   row_blocks("          ", plan.rb, mk.qk_name, mk.qk_edges, "(qt + r0 * dp, krow, " .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");")
-          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] += a->k_stride.head;
         }
       }
     }

@@ -1295,9 +1295,9 @@ static void regressions(void) {
     } env_case;
     env_case cases[8];
     int nc = 0;
-    cases[nc++] = (env_case){"avx512", 0, 1, "not one of"};
+    cases[nc++] = (env_case){"sve", 0, 1, "not one of"};
     cases[nc++] = (env_case){"AVX2", 0, 1, "lower-case"};
-    cases[nc++] = (env_case){"avx512", 1, 1, "not one of"};
+    cases[nc++] = (env_case){"sve", 1, 1, "not one of"};
     cases[nc++] = (env_case){"scalar", 0, 0, NULL};
     for (int i = 0; i < ATTNGEN_ISA_COUNT_ && nc < 8; i++) {
       const int has = (attngen_cpu_isas() >> i) & 1u;

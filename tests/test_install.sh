@@ -8,7 +8,7 @@
 #      exactly the installed files, the staged command runs; make uninstall leaves no file.
 #   2. install into a temporary PREFIX; the `attngen` command works from any directory and through a symlink.
 #   3. CMake: a fresh project (tests/install/, copied out) does find_package(attngen) + attngen_generate() on a
-#      small config (h8 kv2 d64 causal, prefill + decode; avx2+scalar on x86-64, neon+scalar on aarch64); the
+#      small config (h8 kv2 d64 causal, prefill + decode; avx512+avx2+scalar on x86-64, neon+scalar on aarch64); the
 #      build generates the kernels, the program checks them against a float64 reference (also with
 #      ATTNGEN_ISA=scalar); touching the config regenerates; an incompatible version request is refused.
 #   4. pkg-config: the installed `attngen` command generates the same config, the program is compiled with
@@ -91,7 +91,7 @@ ln -s "$prefix/bin/attngen" "$tmp/elsewhere/attngen"
 say "installed attngen $version into $prefix; the command runs from / and through a symlink"
 
 case $(uname -m) in
-  x86_64 | amd64 | i?86) isas='"avx2", "scalar"' ;;
+  x86_64 | amd64 | i?86) isas='"avx512", "avx2", "scalar"' ;;
   aarch64 | arm64) isas='"neon", "scalar"' ;;
   *) isas='"scalar"' ;;
 esac

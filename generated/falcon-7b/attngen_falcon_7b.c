@@ -985,10 +985,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
-        const float *krow[8];
-        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x8_t576__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -997,7 +1002,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
           case 1: attngen_qkdot_d64_1of2x8_t576__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d64_2x8_t576__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -1944,10 +1948,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x4_t576__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1956,7 +1965,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
           case 1: attngen_qkdot_d64_1of2x4_t576__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d64_2x4_t576__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -2850,10 +2858,15 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t576__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2862,7 +2875,6 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
           case 3: attngen_qkdot_d64_3of4x4_t576__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d64_4x4_t576__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -3477,10 +3489,15 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -3489,7 +3506,6 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
           case 3: attngen_qkdot_d64_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
           default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }

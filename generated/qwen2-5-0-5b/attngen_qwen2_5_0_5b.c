@@ -1099,10 +1099,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 2) {
-        const float *krow[2];
-        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1111,7 +1116,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
           case 3: attngen_qkdot_d64_3of4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -1290,10 +1294,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 2) {
-        const float *krow[2];
-        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1302,7 +1311,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
           case 3: attngen_qkdot_d64_3of4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -2287,10 +2295,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 2) {
-        const float *krow[2];
-        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2299,7 +2312,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
           case 3: attngen_qkdot_d64_3of4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -2473,10 +2485,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 2) {
-        const float *krow[2];
-        for (int j = 0; j < 2; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[2];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2485,7 +2502,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
           case 3: attngen_qkdot_d64_3of4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 2; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -3556,10 +3572,15 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -3568,7 +3589,6 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
           case 3: attngen_qkdot_d64_3of4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -3747,10 +3767,15 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -3759,7 +3784,6 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
           case 3: attngen_qkdot_d64_3of4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -4527,10 +4551,15 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -4539,7 +4568,6 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
           case 3: attngen_qkdot_d64_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
           default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -4712,10 +4740,15 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -4724,7 +4757,6 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
           case 3: attngen_qkdot_d64_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
           default: attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }

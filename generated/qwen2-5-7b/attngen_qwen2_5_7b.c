@@ -1276,10 +1276,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
-        const float *krow[8];
-        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1288,7 +1293,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
           case 1: attngen_qkdot_d128_1of2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d128_2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -1467,10 +1471,15 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
-        const float *krow[8];
-        for (int j = 0; j < 8; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1479,7 +1488,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
           case 1: attngen_qkdot_d128_1of2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d128_2x8_t224__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 8; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -2799,10 +2807,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2811,7 +2824,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
           case 1: attngen_qkdot_d128_1of2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -2990,10 +3002,15 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -3002,7 +3019,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
           case 1: attngen_qkdot_d128_1of2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d128_2x4_t224__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -4378,10 +4394,15 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4390,7 +4411,6 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
           case 3: attngen_qkdot_d128_3of4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -4569,10 +4589,15 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4581,7 +4606,6 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
           case 3: attngen_qkdot_d128_3of4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
           default: attngen_qkdot_d128_4x4_t224__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -5349,10 +5373,15 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -5361,7 +5390,6 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
           case 3: attngen_qkdot_d128_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
           default: attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -5534,10 +5562,15 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -5546,7 +5579,6 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
           case 3: attngen_qkdot_d128_3of4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break;
           default: attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0); break; /* zero-padded rows */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }

@@ -826,10 +826,15 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -838,7 +843,6 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
           case 1: attngen_qkdot_dany_1of2x4_s128__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
           default: break; /* every remainder has its edge */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -1660,10 +1664,15 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s32__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -1672,7 +1681,6 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
           case 1: attngen_qkdot_dany_1of2x4_s32__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
           default: break; /* every remainder has its edge */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -2496,10 +2504,15 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -2508,7 +2521,6 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
           case 1: attngen_qkdot_dany_1of2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
           default: break; /* every remainder has its edge */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
@@ -3193,10 +3205,15 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
     {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
-        const float *krow[4];
-        for (int j = 0; j < 4; ++j) krow[j] = kbase + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const float *kh = kbase + hh * a->k_stride.head;
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -3205,7 +3222,6 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
           case 1: attngen_qkdot_dany_1of2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
           default: break; /* every remainder has its edge */
           }
-          for (int j = 0; j < 4; ++j) krow[j] += a->k_stride.head;
         }
       }
     }
