@@ -58,59 +58,24 @@ __attribute__((target("avx2,fma"))) static float sum_lanes(__m256 s) {
   return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
 }
 
-/* iters x 12 independent FMAs. acc = acc * m + c converges to c / (1 - m): no overflow, no denormals. */
-__attribute__((target("avx2,fma"), noinline)) static float fma_loop(long iters) {
-  const __m256 m = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
-  __m256 a0 = _mm256_set1_ps(0.10f), a1 = _mm256_set1_ps(0.11f), a2 = _mm256_set1_ps(0.12f);
-  __m256 a3 = _mm256_set1_ps(0.13f), a4 = _mm256_set1_ps(0.14f), a5 = _mm256_set1_ps(0.15f);
-  __m256 a6 = _mm256_set1_ps(0.16f), a7 = _mm256_set1_ps(0.17f), a8 = _mm256_set1_ps(0.18f);
-  __m256 a9 = _mm256_set1_ps(0.19f), a10 = _mm256_set1_ps(0.20f), a11 = _mm256_set1_ps(0.21f);
-  for (long i = 0; i < iters; i++) {
-    a0 = _mm256_fmadd_ps(a0, m, c);
-    a1 = _mm256_fmadd_ps(a1, m, c);
-    a2 = _mm256_fmadd_ps(a2, m, c);
-    a3 = _mm256_fmadd_ps(a3, m, c);
-    a4 = _mm256_fmadd_ps(a4, m, c);
-    a5 = _mm256_fmadd_ps(a5, m, c);
-    a6 = _mm256_fmadd_ps(a6, m, c);
-    a7 = _mm256_fmadd_ps(a7, m, c);
-    a8 = _mm256_fmadd_ps(a8, m, c);
-    a9 = _mm256_fmadd_ps(a9, m, c);
-    a10 = _mm256_fmadd_ps(a10, m, c);
-    a11 = _mm256_fmadd_ps(a11, m, c);
+/* iters x 12 independent FMAs. acc = acc * m + c converges to c / (1 - m): no overflow, no denormals. One body for
+ * both widths: fma_loop (256-bit, 16 flop per FMA) and fma_loop_avx512 (512-bit, 32). */
+#define DEFINE_FMA_LOOP(NAME, TARGET, V, SET1, FMADD, ADD, REDUCE)                                                  \
+  __attribute__((target(TARGET), noinline)) static float NAME(long iters) {                                        \
+    const V m = SET1(0.999f), c = SET1(0.001f);                                                                   \
+    V a0 = SET1(0.10f), a1 = SET1(0.11f), a2 = SET1(0.12f), a3 = SET1(0.13f), a4 = SET1(0.14f), a5 = SET1(0.15f); \
+    V a6 = SET1(0.16f), a7 = SET1(0.17f), a8 = SET1(0.18f), a9 = SET1(0.19f), a10 = SET1(0.20f), a11 = SET1(0.21f); \
+    for (long i = 0; i < iters; i++) {                                                                            \
+      a0 = FMADD(a0, m, c), a1 = FMADD(a1, m, c), a2 = FMADD(a2, m, c), a3 = FMADD(a3, m, c);                     \
+      a4 = FMADD(a4, m, c), a5 = FMADD(a5, m, c), a6 = FMADD(a6, m, c), a7 = FMADD(a7, m, c);                     \
+      a8 = FMADD(a8, m, c), a9 = FMADD(a9, m, c), a10 = FMADD(a10, m, c), a11 = FMADD(a11, m, c);                 \
+    }                                                                                                             \
+    V s = ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7)));                                      \
+    return REDUCE(ADD(s, ADD(ADD(a8, a9), ADD(a10, a11))));                                                       \
   }
-  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-                           _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
-  s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
-  return sum_lanes(s);
-}
-
-/* The same loop on 512-bit vectors: 32 flop per FMA. */
-__attribute__((target("avx512f"), noinline)) static float fma_loop_avx512(long iters) {
-  const __m512 m = _mm512_set1_ps(0.999f), c = _mm512_set1_ps(0.001f);
-  __m512 a0 = _mm512_set1_ps(0.10f), a1 = _mm512_set1_ps(0.11f), a2 = _mm512_set1_ps(0.12f);
-  __m512 a3 = _mm512_set1_ps(0.13f), a4 = _mm512_set1_ps(0.14f), a5 = _mm512_set1_ps(0.15f);
-  __m512 a6 = _mm512_set1_ps(0.16f), a7 = _mm512_set1_ps(0.17f), a8 = _mm512_set1_ps(0.18f);
-  __m512 a9 = _mm512_set1_ps(0.19f), a10 = _mm512_set1_ps(0.20f), a11 = _mm512_set1_ps(0.21f);
-  for (long i = 0; i < iters; i++) {
-    a0 = _mm512_fmadd_ps(a0, m, c);
-    a1 = _mm512_fmadd_ps(a1, m, c);
-    a2 = _mm512_fmadd_ps(a2, m, c);
-    a3 = _mm512_fmadd_ps(a3, m, c);
-    a4 = _mm512_fmadd_ps(a4, m, c);
-    a5 = _mm512_fmadd_ps(a5, m, c);
-    a6 = _mm512_fmadd_ps(a6, m, c);
-    a7 = _mm512_fmadd_ps(a7, m, c);
-    a8 = _mm512_fmadd_ps(a8, m, c);
-    a9 = _mm512_fmadd_ps(a9, m, c);
-    a10 = _mm512_fmadd_ps(a10, m, c);
-    a11 = _mm512_fmadd_ps(a11, m, c);
-  }
-  __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                           _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-  s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
-  return _mm512_reduce_add_ps(s);
-}
+DEFINE_FMA_LOOP(fma_loop, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps, sum_lanes)
+DEFINE_FMA_LOOP(fma_loop_avx512, "avx512f", __m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_reduce_add_ps)
+#undef DEFINE_FMA_LOOP
 
 /* The peak loop in use and its flop per FMA instruction: AVX2 (16), or AVX-512 (32) when bench_machine_measure
  * finds it faster. */
