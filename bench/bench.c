@@ -558,16 +558,17 @@ static void run_case(bench_state *st, const bcase *c0) {
        "attngen_run_parallel(2)");
   if (have_next) {
     const timing tn1 = tt[inx];
-    double gain = -1;
+    double gain = -1, err_next = -1;
     char nnote[96] = "";
     if (t1.status == ATTNGEN_OK && tn1.status == ATTNGEN_OK) {
+      err_next = max_abs_diff(onx, o1, nq);
       gain = paired_ratio(samples[inx], samples[i1], t1.samples);
       st->log_isa_gain_sum += log(gain);
       st->isa_gain_n++;
       snprintf(nnote, sizeof nnote, "%s kernel %.2fx this one (median of per-round ratios)", isa_sel, gain);
     }
     emit(st, c, label, attngen_isa_name(isa2), kernel_name(&knext), 1, attngen_isa_name(isa2), 1, &tn1, -1, -1,
-         max_abs_diff(onx, o1, nq), "select", nnote);
+         err_next, "select", nnote);
     if (nnote[0]) printf("%-38s   %s\n", "", nnote);
   }
   if (do_naive)

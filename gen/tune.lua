@@ -59,7 +59,8 @@ local function printable(s) return (tostring(s):gsub("[^%w%s%.,:;()@/+_%-]", "")
 
 -- ------------------------------------------------------------------ the machine
 
--- The best ISA this machine runs (spec order) and its CPU's name, from /proc/cpuinfo.
+-- The best ISA this machine runs (spec order), every ISA it runs (`runs`: what --tune --isa may time) and its
+-- CPU's name, from /proc/cpuinfo.
 function M.machine()
   local m = { isa = "scalar", cpu = nil, cpus = 1, runs = { scalar = true } } -- runs: every ISA it can time
   local text = read_file("/proc/cpuinfo")

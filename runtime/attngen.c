@@ -148,22 +148,31 @@ const char *attngen_phase_name(attngen_phase p)
 
 /* One check per ISA of the spec (its `detect` name); each is defined on every architecture, so the list can
  * name them all. */
+#if defined(ATTNGEN_X86)
+/* What the x86 checks read: cpuid leaf 7's ebx (AVX2 bit 5, AVX-512F bit 16) and xcr0 (the register state the
+ * OS saves), once AVX, FMA and OSXSAVE are present; 0 when they are not. */
+static int attngen_x86_features(unsigned *leaf7_ebx, unsigned *xcr0)
+{
+  unsigned a, b, c, d, xcr0_hi;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+  if (!((c >> 12) & 1) || !((c >> 27) & 1) || !((c >> 28) & 1)) return 0; /* FMA, OSXSAVE, AVX */
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+  __asm__ volatile("xgetbv" : "=a"(*xcr0), "=d"(xcr0_hi) : "c"(0));
+  (void)xcr0_hi;
+  *leaf7_ebx = b;
+  return 1;
+}
+#endif
+
+/* AVX2 + FMA, and the OS saving both the xmm and the ymm halves on context switch (xcr0 bits 1-2). */
 static int attngen_cpu_has_avx2(void)
 {
 #if defined(ATTNGEN_X86)
-  unsigned a, b, c, d;
-  if (__get_cpuid(1, &a, &b, &c, &d)) {
-    const int fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
-    if (fma && osxsave && avx) {
-      unsigned xcr0_lo, xcr0_hi;
-      __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-      (void)xcr0_hi;
-      /* the OS must save both the xmm and the ymm halves on context switch */
-      return (xcr0_lo & 6u) == 6u && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 5) & 1);
-    }
-  }
-#endif
+  unsigned b, xcr0;
+  return attngen_x86_features(&b, &xcr0) && ((b >> 5) & 1) && (xcr0 & 6u) == 6u;
+#else
   return 0;
+#endif
 }
 
 /* AVX-512F with AVX2 and FMA (the kernels' helpers use all three), and the OS saving the opmask registers and
@@ -171,15 +180,11 @@ static int attngen_cpu_has_avx2(void)
 static int attngen_cpu_has_avx512(void)
 {
 #if defined(ATTNGEN_X86)
-  unsigned a, b, c, d;
-  if (attngen_cpu_has_avx2() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((b >> 16) & 1)) {
-    unsigned xcr0_lo, xcr0_hi;
-    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-    (void)xcr0_hi;
-    return (xcr0_lo & 0xE6u) == 0xE6u;
-  }
-#endif
+  unsigned b, xcr0;
+  return attngen_x86_features(&b, &xcr0) && ((b >> 5) & 1) && ((b >> 16) & 1) && (xcr0 & 0xE6u) == 0xE6u;
+#else
   return 0;
+#endif
 }
 
 static int attngen_cpu_has_neon(void)
