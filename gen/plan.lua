@@ -145,7 +145,12 @@ function plan.for_kernel(k)
     p.kb, p.pr, p.pvv, p.rb, p.keys = b.kb, b.pr, b.pvv, b.rb, b.keys
     -- S's key stride, a constant: the tile's keys, or their largest value (the vocabulary's `keys`; keys_long_rows
     -- is the smaller count) when chosen at run time
-    p.keys_padded = round_up(type(p.keys) == "number" and p.keys or blk.keys, lcm(p.kb, W))
+    -- Keys per tile when every kv head's K and V rows are contiguous (k and v seq strides = head_dim: a head-major
+    -- cache, or a single kv head), decided at run time: the kernel then reads each head's rows in address order,
+    -- whole (row-wise Q·Kᵀ microkernels), head after head, so a tile can be long. One kv head's token-major
+    -- cache is that layout too, and its `keys` (tuned or not) is what it had.
+    p.keys_contig = (D and k.kv_heads == 1) and p.keys or blk.keys_contiguous or blk.keys
+    p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig), lcm(p.kb, W))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(p.rb, p.pr)
     -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
@@ -194,7 +199,8 @@ function plan.for_kernel(k)
   else
     p.describe = string.format("every kv head and all queries of a step per item, Q·Kᵀ as %dx%d dot products, " ..
       "%sP·V %dx%d, %s keys per tile%s", p.rb, p.kb, p.columns and "softmax down the columns of Sᵀ, " or "",
-      p.pr, p.pvv * W, E.I(p.keys),
+      p.pr, p.pvv * W, E.I(p.keys) .. (p.keys_contig ~= p.keys and
+        string.format(" (%s on rows contiguous per head)", E.I(p.keys_contig)) or ""),
       not D and ", head_dim at run time" or p.unroll and ", fully unrolled over head_dim" or ", head_dim loops")
   end
   if p.tuned then p.describe = p.describe .. " (blocking from the config's `tuned`)" end
@@ -263,7 +269,9 @@ function plan.microkernels(isa, p, D, G)
       mk.p_key_stride, mk.p_row_stride = 1, p.keys_padded -- P row-major: P[r][j] at r * keys + j
       qk_stride, pv_stride = string.format("_s%d", p.keys_padded), string.format("_p%d", p.keys_padded)
     end
-    local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s__%s", dim, rows, p.kb, qk_stride, isa.name) end
+    local function qk_name(rows, order)
+      return string.format("attngen_qkdot_%s_%sx%d%s%s__%s", dim, rows, p.kb, qk_stride, order or "", isa.name)
+    end
     local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s__%s", dim, rows, p.pvv * W, pv_stride, isa.name) end
     mk.qk_name, mk.pv_name = qk_name(p.rb), pv_name(p.pr)
     mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
@@ -272,6 +280,13 @@ function plan.microkernels(isa, p, D, G)
     mk.qk_edges, mk.pv_edges = {}, {}
     for _, live in ipairs(edge_rows(p.rb, G)) do
       mk.qk_edges[#mk.qk_edges + 1] = { name = qk_name(live .. "of" .. p.rb), live = live }
+    end
+    -- the same blocks reading each key's row whole, key after key, for K rows contiguous per head (see keys_contig):
+    -- on a head-major cache the column order (a vector of every key in turn) read 8 rows of one 4 KiB block
+    -- 2.3x slower than row by row (plain-read microbenchmark, Zen 4)
+    mk.qk_rowwise = { name = qk_name(p.rb, "_rowwise"), edges = {} }
+    for _, e in ipairs(mk.qk_edges) do
+      mk.qk_rowwise.edges[#mk.qk_rowwise.edges + 1] = { name = qk_name(e.live .. "of" .. p.rb, "_rowwise"), live = e.live }
     end
     for _, live in ipairs(edge_rows(p.pr, G)) do
       local e = { name = pv_name(live .. "of" .. p.pr), D = D, unroll = p.unroll, live = live }

@@ -165,6 +165,14 @@ local function section(root, isa, kernels)
     for _, e in ipairs(mk.qk_edges or {}) do
       list[#list + 1] = { e.name, mk.template, setmetatable({ qk_name = e.name, live = e.live }, { __index = mk }) }
     end
+    if mk.qk_rowwise then -- decode: the same blocks in key order, for K rows contiguous per head
+      local rw = { mk.qk_rowwise }
+      for _, e in ipairs(mk.qk_rowwise.edges) do rw[#rw + 1] = e end
+      for _, e in ipairs(rw) do
+        local sub = { qk_name = e.name, live = e.live, rowwise = true }
+        list[#list + 1] = { e.name, mk.template, setmetatable(sub, { __index = mk }) }
+      end
+    end
     for _, pv in ipairs(mk.pvs) do
       local sub = setmetatable({ pv_name = pv.name, D = pv.D, unroll = pv.unroll, live = pv.live }, { __index = mk })
       list[#list + 1] = { pv.name, "pv_microkernel.c.tpl", sub }

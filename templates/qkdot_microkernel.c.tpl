@@ -10,7 +10,7 @@
 @ -- where S[r][j] goes: row-major (row stride ss), or transposed for the softmax down the columns (key stride qs)
 @ local QS = mk.qs or "qs"
 @ local function sidx(rr, j) if mk.columns then return add(mul(j, QS), rr) end return add(mul(rr, mk.ss), j) end
-/* S[r][j] = Q_r · K_j for $(LIVE < RB and (I(LIVE) .. " of a block of ") or "")$(I(RB)) query rows and KB=$(I(KB)) keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for $(LIVE < RB and (I(LIVE) .. " of a block of ") or "")$(I(RB)) query rows and KB=$(I(KB)) keys$(mk.rowwise and ", key after key (each K row read whole)" or ""): vector dot products along head_dim, then one
  * horizontal sum each, stored $(mk.columns and "transposed (S[r][j] at s[j * " .. QS .. " + r])" or "row-major"). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
 static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp")$(mk.columns and not mk.qs and ", ptrdiff_t qs" or ""))
@@ -75,10 +75,38 @@ $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm
 @     for rr = 0, RB - 1 do store_sums(rr) end
 @   end
 @ end
-@ if mk.D and mk.unroll then
+@ -- Row-wise (K rows contiguous per head): each key's row whole, key after key, in address order. Unrolled, a
+@ -- key's vectors alternate between two accumulator chains (half the dependent FMAs), summed when the row ends.
+@ local function key_row(j, indent)
+@   local a, b = {}, {}
+@   for rr = 0, LIVE - 1 do a[#a + 1] = "ka" .. I(rr) .. " = " .. isa.zero(); b[#b + 1] = "kb" .. I(rr) .. " = " .. isa.zero() end
+$(indent){ $(V) $(table.concat(a, ", ")), $(table.concat(b, ", "));
 @   local full = math.floor(mk.D / W) * W
 @   for c = 0, full - 1, W do
-@     step(c, "    ")
+@     local ch = (c / W) % 2 == 0 and "ka" or "kb"
+@     local fm = {}
+@     for rr = 0, LIVE - 1 do fm[#fm + 1] = string.format("%s%d = %s;", ch, rr, isa.fma(ch .. I(rr), isa.load(add("q" .. I(rr), c)), "kv")) end
+$(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm, " ")) }
+@   end
+@   local sums = {}
+@   for rr = 0, LIVE - 1 do sums[#sums + 1] = string.format("%s = %s;", acc(rr, j), isa.add("ka" .. I(rr), "kb" .. I(rr))) end
+$(indent)  $(table.concat(sums, " ")) }
+@ end
+@ if mk.rowwise and mk.D and mk.unroll then
+@   for j = 0, KB - 1 do key_row(j, "    ") end
+@ elseif mk.rowwise then
+@   for j = 0, KB - 1 do
+@     local fm = {}
+@     for rr = 0, LIVE - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), isa.load("q" .. I(rr) .. " + c"), "kv")) end
+    for (int c = 0; c + $(I(W)) <= $(DV); c += $(I(W))) { const $(V) kv = $(isa.load("k" .. I(j) .. " + c")); $(table.concat(fm, " ")) }
+@   end
+@ end
+@ if mk.D and mk.unroll then
+@   local full = math.floor(mk.D / W) * W
+@   if not mk.rowwise then
+@     for c = 0, full - 1, W do
+@       step(c, "    ")
+@     end
 @   end
 @   store_all()
 @   for rr = 0, LIVE - 1 do
@@ -90,6 +118,13 @@ $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm
 @       end
 @     end
 @   end
+@ elseif mk.rowwise then
+@   store_all()
+    for (int c = $(DV) / $(I(W)) * $(I(W)); c < $(DV); ++c) { /* head_dim past the last full vector */
+@   for rr = 0, LIVE - 1 do for j = 0, KB - 1 do
+      s[$(sidx(rr, j))] += q$(I(rr))[c] * k$(I(j))[c];
+@   end end
+    }
 @ else
     int c = 0;
     for (; c + $(I(W)) <= $(DV); c += $(I(W)))

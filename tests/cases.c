@@ -1113,6 +1113,7 @@ static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
       mk(v, b, 1, 5, 257, 266, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1);
       mk(v, b, 3, 4, 33, 40, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);
       mk(v, b, 2, 3, 7, 16, KVL_FULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1);
+      mk(v, b, 1, 1, 257, 266, KVL_NULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 0); /* rows contiguous per head: long tiles */
       mk(v, b, 1, 8, 33, 40, KVL_FULL, LAYOUT_DENSE, RANGE_LARGE, 1);
       mk(v, b, 3, 2, 1030, 1040, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 1); /* split-KV */
       mk(v, b, 1, 4, 1500, 1500, KVL_FULL, LAYOUT_DENSE, RANGE_LARGE, 1);
@@ -1155,6 +1156,9 @@ static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
     mk(v, b, 3, 4, 130, 160, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);
     mk(v, b, 5, 1, 33, 40, KVL_VARIED, LAYOUT_DENSE, RANGE_UNIT, 0);
     mk(v, b, 2, 3, 33, 48, KVL_FULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1);
+    /* rows contiguous per head (head-major): tiles of keys_contig keys, row-wise Q·Kᵀ; several tiles, the last short */
+    mk(v, b, 1, 1, 300, 310, KVL_NULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 0);
+    mk(v, b, 2, 5, 257, 266, KVL_VARIED, LAYOUT_HEAD_MAJOR, RANGE_WIDE, 1);
     mk(v, b, 2, 8, 33, 40, KVL_VARIED, LAYOUT_DENSE, RANGE_LARGE, 1);
     mk(v, b, 1, 1, 257, 260, KVL_FULL, LAYOUT_PADDED, RANGE_LARGE, 0);
     /* long caches: the runtime splits the KV range (split-KV partials merged through the log-sum-exp) */

@@ -19,7 +19,7 @@ return {
   -- then touches one page per key, and fewer pages per pass keep the prefetchers on track (beyond the cache:
   -- 8 keys vs 32 measured +20% h32/kv8/d128, +11% MHA h32/d128, +5-10% h64/kv8; kv2/d64 rows stay at 32: -10%)
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
-    keys = 32,
+    keys = 32, keys_contiguous = 128,
     -- (4 rows x 2 keys measured slower than 2 x 4 once K/V leave L2: fewer K rows in flight at once)
     -- columns: S is stored transposed (a key's scores of all rows in one vector) and the softmax runs down the
     -- columns like prefill's, a lane per row: per-row horizontal max/sum and a scalar exp per row cost more than

@@ -611,6 +611,101 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t64__a
   }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 64 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t64_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 256;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k2 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 128); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 144); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 144), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 144), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 160); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 176); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 176), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 176), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 192); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 208); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 208), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 208), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k3 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[64] = t4[1]; s[128] = t4[2]; s[192] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[65] = t4[1]; s[129] = t4[2]; s[193] = t4[3]; }
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
@@ -1038,7 +1133,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_prefill__avx51
   }
 }
 
-/* attn_h8_kv4_d256_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x64, 8 keys per tile, fully unrolled over head_dim */
+/* attn_h8_kv4_d256_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1052,11 +1147,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_decode__avx512(const a
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 1024, *restrict l_all = scratch + 1088;
-  float *restrict alpha = scratch + 1152; /* rescale per row */
-  float *restrict lim = scratch + 1216; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 1280); /* exclusive key limit per row */
-  float *restrict state = scratch + 1344; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict alpha = scratch + 8320; /* rescale per row */
+  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
+  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -1119,7 +1214,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_decode__avx512(const a
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 16; ++j) {
+    for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -1131,17 +1226,35 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_decode__avx512(const a
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 8) {
-    const int n = kend - kt < 8 ? kend - kt : 8;
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -1222,7 +1335,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_decode__avx512(const a
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x64, 8 keys per tile, fully unrolled over head_dim */
+/* attn_h8_kv4_d256_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1236,11 +1349,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_decode__avx512
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 1024, *restrict l_all = scratch + 1088;
-  float *restrict alpha = scratch + 1152; /* rescale per row */
-  float *restrict lim = scratch + 1216; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 1280); /* exclusive key limit per row */
-  float *restrict state = scratch + 1344; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict alpha = scratch + 8320; /* rescale per row */
+  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
+  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -1303,7 +1416,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_decode__avx512
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 16; ++j) {
+    for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -1316,17 +1429,35 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_decode__avx512
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 8) {
-    const int n = kend - kt < 8 ? kend - kt : 8;
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -1926,6 +2057,165 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_2x4_t64__avx
   }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 64 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_2x4_t64_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 256;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 136), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 144), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 152), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 168), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 176), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 184), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 200), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 208), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 216), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 232), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 240), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k0 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 248), kv, kb1); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 136), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 144), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 152), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 168), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 176), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 184), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 200), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 208), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 216), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 232), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 240), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k1 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 248), kv, kb1); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 136), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 144), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 152), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 168), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 176), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 184), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 200), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 208), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 216), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 232), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 240), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k2 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 248), kv, kb1); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); acc1_2 = _mm256_add_ps(ka1, kb1); }
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 128); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 128), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 128), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 136); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 136), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 136), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 144); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 144), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 144), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 152); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 152), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 152), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 160); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 160), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 160), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 168); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 168), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 168), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 176); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 176), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 176), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 184); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 184), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 184), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 192); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 192), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 192), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 200); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 200), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 200), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 208); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 208), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 208), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 216); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 216), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 216), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 224); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 224), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 232); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 232), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 232), kv, kb1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 240), kv, ka1); }
+      { const __m256 kv = _mm256_loadu_ps(k3 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 248), kv, kb1); }
+      acc0_3 = _mm256_add_ps(ka0, kb0); acc1_3 = _mm256_add_ps(ka1, kb1); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[64] = t4[1]; s[128] = t4[2]; s[192] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[65] = t4[1]; s[129] = t4[2]; s[193] = t4[3]; }
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 64 + r * 1].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
@@ -2409,7 +2699,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_prefill__avx2(co
   }
 }
 
-/* attn_h8_kv4_d256_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 keys per tile, fully unrolled over head_dim */
+/* attn_h8_kv4_d256_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2423,11 +2713,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 576;
-  float *restrict alpha = scratch + 640; /* rescale per row */
-  float *restrict lim = scratch + 704; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 768); /* exclusive key limit per row */
-  float *restrict state = scratch + 832; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict alpha = scratch + 8320; /* rescale per row */
+  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
+  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2490,7 +2780,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -2502,17 +2792,35 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 8) {
-    const int n = kend - kt < 8 ? kend - kt : 8;
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -2593,7 +2901,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
   }
 }
 
-/* attn_h8_kv4_d256_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 keys per tile, fully unrolled over head_dim */
+/* attn_h8_kv4_d256_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, softmax down the columns of Sᵀ, P·V 2x32, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2607,11 +2915,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 512, *restrict l_all = scratch + 576;
-  float *restrict alpha = scratch + 640; /* rescale per row */
-  float *restrict lim = scratch + 704; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 768); /* exclusive key limit per row */
-  float *restrict state = scratch + 832; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 8192, *restrict l_all = scratch + 8256;
+  float *restrict alpha = scratch + 8320; /* rescale per row */
+  float *restrict lim = scratch + 8384; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 8448); /* exclusive key limit per row */
+  float *restrict state = scratch + 8512; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -2674,7 +2982,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -2687,17 +2995,35 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 8) {
-    const int n = kend - kt < 8 ? kend - kt : 8;
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all_v; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x4_t64_rowwise__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -3549,6 +3875,559 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_2x8_s64__neon(const float *restr
   }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d256_2x8_s64_rowwise__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 256;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f), acc0_4 = vdupq_n_f32(0.0f), acc0_5 = vdupq_n_f32(0.0f), acc0_6 = vdupq_n_f32(0.0f), acc0_7 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f), acc1_4 = vdupq_n_f32(0.0f), acc1_5 = vdupq_n_f32(0.0f), acc1_6 = vdupq_n_f32(0.0f), acc1_7 = vdupq_n_f32(0.0f);
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vld1q_f32(k0); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 128); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 128), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 128), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 132); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 132), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 132), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 136); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 136), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 136), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 140); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 140), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 140), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 144); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 144), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 144), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 148); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 148), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 148), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 152); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 152), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 152), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 156); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 156), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 156), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 160); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 160), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 160), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 164); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 164), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 164), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 168); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 168), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 168), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 172); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 172), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 172), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 176); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 176), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 176), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 180); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 180), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 180), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 184); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 184), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 184), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 188); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 188), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 188), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 192); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 192), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 192), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 196); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 196), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 196), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 200); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 200), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 200), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 204); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 204), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 204), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 208); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 208), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 208), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 212); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 212), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 212), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 216); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 216), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 216), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 220); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 220), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 220), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 224); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 224), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 224), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 228); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 228), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 228), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 232); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 232), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 232), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 236); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 236), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 236), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 240); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 240), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 240), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 244); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 244), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 244), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
+      { const float32x4_t kv = vld1q_f32(k0 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
+      acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); }
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vld1q_f32(k1); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 128); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 128), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 128), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 132); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 132), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 132), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 136); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 136), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 136), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 140); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 140), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 140), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 144); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 144), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 144), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 148); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 148), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 148), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 152); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 152), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 152), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 156); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 156), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 156), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 160); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 160), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 160), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 164); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 164), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 164), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 168); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 168), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 168), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 172); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 172), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 172), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 176); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 176), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 176), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 180); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 180), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 180), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 184); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 184), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 184), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 188); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 188), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 188), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 192); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 192), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 192), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 196); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 196), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 196), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 200); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 200), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 200), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 204); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 204), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 204), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 208); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 208), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 208), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 212); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 212), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 212), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 216); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 216), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 216), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 220); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 220), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 220), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 224); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 224), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 224), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 228); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 228), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 228), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 232); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 232), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 232), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 236); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 236), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 236), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 240); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 240), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 240), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 244); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 244), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 244), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
+      { const float32x4_t kv = vld1q_f32(k1 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
+      acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); }
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vld1q_f32(k2); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 128); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 128), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 128), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 132); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 132), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 132), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 136); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 136), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 136), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 140); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 140), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 140), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 144); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 144), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 144), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 148); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 148), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 148), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 152); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 152), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 152), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 156); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 156), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 156), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 160); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 160), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 160), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 164); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 164), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 164), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 168); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 168), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 168), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 172); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 172), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 172), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 176); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 176), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 176), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 180); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 180), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 180), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 184); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 184), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 184), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 188); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 188), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 188), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 192); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 192), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 192), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 196); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 196), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 196), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 200); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 200), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 200), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 204); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 204), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 204), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 208); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 208), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 208), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 212); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 212), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 212), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 216); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 216), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 216), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 220); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 220), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 220), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 224); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 224), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 224), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 228); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 228), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 228), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 232); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 232), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 232), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 236); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 236), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 236), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 240); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 240), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 240), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 244); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 244), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 244), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
+      { const float32x4_t kv = vld1q_f32(k2 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
+      acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); }
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vld1q_f32(k3); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 128); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 128), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 128), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 132); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 132), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 132), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 136); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 136), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 136), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 140); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 140), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 140), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 144); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 144), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 144), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 148); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 148), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 148), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 152); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 152), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 152), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 156); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 156), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 156), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 160); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 160), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 160), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 164); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 164), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 164), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 168); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 168), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 168), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 172); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 172), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 172), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 176); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 176), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 176), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 180); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 180), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 180), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 184); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 184), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 184), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 188); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 188), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 188), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 192); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 192), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 192), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 196); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 196), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 196), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 200); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 200), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 200), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 204); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 204), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 204), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 208); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 208), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 208), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 212); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 212), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 212), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 216); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 216), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 216), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 220); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 220), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 220), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 224); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 224), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 224), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 228); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 228), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 228), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 232); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 232), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 232), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 236); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 236), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 236), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 240); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 240), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 240), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 244); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 244), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 244), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
+      { const float32x4_t kv = vld1q_f32(k3 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
+      acc0_3 = vaddq_f32(ka0, kb0); acc1_3 = vaddq_f32(ka1, kb1); }
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vld1q_f32(k4); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 128); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 128), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 128), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 132); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 132), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 132), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 136); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 136), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 136), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 140); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 140), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 140), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 144); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 144), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 144), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 148); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 148), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 148), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 152); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 152), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 152), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 156); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 156), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 156), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 160); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 160), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 160), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 164); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 164), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 164), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 168); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 168), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 168), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 172); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 172), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 172), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 176); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 176), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 176), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 180); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 180), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 180), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 184); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 184), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 184), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 188); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 188), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 188), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 192); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 192), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 192), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 196); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 196), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 196), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 200); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 200), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 200), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 204); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 204), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 204), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 208); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 208), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 208), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 212); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 212), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 212), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 216); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 216), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 216), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 220); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 220), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 220), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 224); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 224), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 224), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 228); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 228), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 228), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 232); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 232), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 232), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 236); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 236), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 236), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 240); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 240), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 240), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 244); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 244), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 244), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
+      { const float32x4_t kv = vld1q_f32(k4 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
+      acc0_4 = vaddq_f32(ka0, kb0); acc1_4 = vaddq_f32(ka1, kb1); }
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vld1q_f32(k5); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 128); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 128), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 128), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 132); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 132), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 132), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 136); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 136), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 136), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 140); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 140), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 140), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 144); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 144), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 144), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 148); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 148), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 148), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 152); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 152), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 152), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 156); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 156), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 156), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 160); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 160), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 160), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 164); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 164), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 164), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 168); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 168), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 168), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 172); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 172), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 172), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 176); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 176), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 176), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 180); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 180), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 180), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 184); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 184), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 184), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 188); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 188), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 188), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 192); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 192), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 192), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 196); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 196), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 196), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 200); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 200), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 200), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 204); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 204), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 204), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 208); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 208), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 208), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 212); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 212), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 212), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 216); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 216), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 216), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 220); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 220), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 220), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 224); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 224), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 224), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 228); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 228), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 228), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 232); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 232), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 232), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 236); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 236), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 236), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 240); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 240), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 240), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 244); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 244), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 244), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
+      { const float32x4_t kv = vld1q_f32(k5 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
+      acc0_5 = vaddq_f32(ka0, kb0); acc1_5 = vaddq_f32(ka1, kb1); }
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vld1q_f32(k6); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 128); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 128), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 128), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 132); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 132), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 132), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 136); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 136), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 136), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 140); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 140), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 140), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 144); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 144), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 144), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 148); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 148), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 148), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 152); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 152), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 152), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 156); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 156), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 156), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 160); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 160), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 160), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 164); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 164), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 164), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 168); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 168), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 168), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 172); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 172), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 172), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 176); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 176), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 176), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 180); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 180), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 180), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 184); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 184), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 184), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 188); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 188), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 188), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 192); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 192), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 192), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 196); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 196), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 196), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 200); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 200), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 200), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 204); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 204), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 204), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 208); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 208), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 208), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 212); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 212), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 212), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 216); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 216), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 216), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 220); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 220), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 220), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 224); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 224), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 224), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 228); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 228), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 228), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 232); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 232), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 232), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 236); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 236), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 236), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 240); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 240), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 240), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 244); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 244), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 244), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
+      { const float32x4_t kv = vld1q_f32(k6 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
+      acc0_6 = vaddq_f32(ka0, kb0); acc1_6 = vaddq_f32(ka1, kb1); }
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vld1q_f32(k7); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 12); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 16); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 20); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 24); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 28); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 32); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 36); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 40); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 44); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 48); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 52); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 64); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 68); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 72); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 76); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 80); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 84); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 96); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 100); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 104); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 108); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 112); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 116); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 128); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 128), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 128), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 132); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 132), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 132), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 136); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 136), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 136), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 140); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 140), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 140), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 144); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 144), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 144), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 148); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 148), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 148), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 152); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 152), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 152), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 156); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 156), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 156), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 160); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 160), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 160), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 164); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 164), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 164), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 168); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 168), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 168), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 172); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 172), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 172), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 176); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 176), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 176), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 180); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 180), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 180), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 184); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 184), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 184), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 188); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 188), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 188), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 192); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 192), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 192), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 196); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 196), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 196), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 200); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 200), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 200), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 204); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 204), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 204), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 208); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 208), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 208), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 212); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 212), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 212), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 216); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 216), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 216), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 220); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 220), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 220), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 224); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 224), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 224), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 228); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 228), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 228), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 232); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 232), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 232), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 236); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 236), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 236), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 240); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 240), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 240), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 244); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 244), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 244), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
+      { const float32x4_t kv = vld1q_f32(k7 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
+      acc0_7 = vaddq_f32(ka0, kb0); acc1_7 = vaddq_f32(ka1, kb1); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 4, vpaddq_f32(vpaddq_f32(acc0_4, acc0_5), vpaddq_f32(acc0_6, acc0_7)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    vst1q_f32(s + 68, vpaddq_f32(vpaddq_f32(acc1_4, acc1_5), vpaddq_f32(acc1_6, acc1_7)));
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
  * Column blocks of 32 floats keep 16 accumulators in registers while V streams by. */
@@ -4115,17 +4994,35 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x8_s64_rowwise__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -4294,17 +5191,35 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d256_2x8_s64_rowwise__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -4499,6 +5414,45 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_1x8_s64__scalar(const float *res
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 4)[0] = acc0_4; (s + 4)[1] = acc0_5; (s + 4)[2] = acc0_6; (s + 4)[3] = acc0_7;
     for (; c < 256; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[4] += q0[c] * k4[c];
+      s[5] += q0[c] * k5[c];
+      s[6] += q0[c] * k6[c];
+      s[7] += q0[c] * k7[c];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d256_1x8_s64_rowwise__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  const float *restrict k4 = krow[4];
+  const float *restrict k5 = krow[5];
+  const float *restrict k6 = krow[6];
+  const float *restrict k7 = krow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f, acc0_4 = 0.0f, acc0_5 = 0.0f, acc0_6 = 0.0f, acc0_7 = 0.0f;
+    for (int c = 0; c + 1 <= 256; c += 1) { const float kv = (*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= 256; c += 1) { const float kv = (*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= 256; c += 1) { const float kv = (*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= 256; c += 1) { const float kv = (*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= 256; c += 1) { const float kv = (*(k4 + c)); acc0_4 = acc0_4 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= 256; c += 1) { const float kv = (*(k5 + c)); acc0_5 = acc0_5 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= 256; c += 1) { const float kv = (*(k6 + c)); acc0_6 = acc0_6 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= 256; c += 1) { const float kv = (*(k7 + c)); acc0_7 = acc0_7 + (*(q0 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 4)[0] = acc0_4; (s + 4)[1] = acc0_5; (s + 4)[2] = acc0_6; (s + 4)[3] = acc0_7;
+    for (int c = 256 / 1 * 1; c < 256; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * k0[c];
       s[1] += q0[c] * k1[c];
       s[2] += q0[c] * k2[c];
@@ -4945,17 +5899,35 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d256_1x8_s64_rowwise__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -5124,17 +6096,35 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 256 && vs == 256;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const float *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d256_1x8_s64_rowwise__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -5220,9 +6210,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__avx512 },
   { "attn_h8_kv4_d256_causal_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 8, 0, 16, 8, 34112, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__avx512 },
   { "attn_h8_kv4_d256_causal_padding_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 8, 0, 16, 8, 34112, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -5230,9 +6220,9 @@ static const attngen_kernel_info attngen_table_gemma_2_2b_kernels[] = {
   { "attn_h8_kv4_d256_causal_padding_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__avx2 },
   { "attn_h8_kv4_d256_causal_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 16, 8, 33600, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__avx2 },
   { "attn_h8_kv4_d256_causal_padding_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 16, 8, 33600, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,

@@ -412,6 +412,68 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s12
   }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_loadu_ps(k0 + c); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_loadu_ps(k1 + c); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_loadu_ps(k2 + c); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_loadu_ps(k3 + c); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[128] += q1[c] * k0[c];
+      s[129] += q1[c] * k1[c];
+      s[130] += q1[c] * k2[c];
+      s[131] += q1[c] * k3[c];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_loadu_ps(k0 + c); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_loadu_ps(k1 + c); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_loadu_ps(k2 + c); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_loadu_ps(k3 + c); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+    }
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
@@ -718,7 +780,7 @@ static void attn_generic_decode__avx512__work(const attngen_shape *shape, attnge
   w->pack_kv_min_q = 0;
 }
 
-/* attn_generic_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 512 ? 8 : 128) keys per tile, head_dim at run time */
+/* attn_generic_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 512 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
 static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -813,17 +875,40 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += ((kvh * d) >= 512 ? 8 : 128)) {
-    const int n = kend - kt < ((kvh * d) >= 512 ? 8 : 128) ? kend - kt : ((kvh * d) >= 512 ? 8 : 128);
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 512 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 512 ? 8 : 128);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -1185,7 +1270,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_tail_dany_6x16__avx2
 /* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
@@ -1204,16 +1289,16 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s32__avx
         { __m256 kv = _mm256_loadu_ps(k2 + c); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
         { __m256 kv = _mm256_loadu_ps(k3 + c); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
-    attngen_hsum4_avx2(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * k0[c];
       s[1] += q0[c] * k1[c];
       s[2] += q0[c] * k2[c];
       s[3] += q0[c] * k3[c];
-      s[32] += q1[c] * k0[c];
-      s[33] += q1[c] * k1[c];
-      s[34] += q1[c] * k2[c];
-      s[35] += q1[c] * k3[c];
+      s[128] += q1[c] * k0[c];
+      s[129] += q1[c] * k1[c];
+      s[130] += q1[c] * k2[c];
+      s[131] += q1[c] * k3[c];
     }
   }
 }
@@ -1221,7 +1306,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s32__avx
 /* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s32__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
 {
   (void)dp; /* one row per block */
   const float *restrict k0 = krow[0];
@@ -1240,7 +1325,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s32__
         { const __m256 kv = _mm256_loadu_ps(k2 + c); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
         { const __m256 kv = _mm256_loadu_ps(k3 + c); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
     attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
-    attngen_hsum4_avx2(s + 32, acc1_0, acc1_1, acc1_2, acc1_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
     for (; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * k0[c];
       s[1] += q0[c] * k1[c];
@@ -1250,10 +1335,72 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s32__
   }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_loadu_ps(k0 + c); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_loadu_ps(k1 + c); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_loadu_ps(k2 + c); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_loadu_ps(k3 + c); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[128] += q1[c] * k0[c];
+      s[129] += q1[c] * k1[c];
+      s[130] += q1[c] * k2[c];
+      s[131] += q1[c] * k3[c];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_rowwise__avx2(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_loadu_ps(k0 + c); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_loadu_ps(k1 + c); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_loadu_ps(k2 + c); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_loadu_ps(k3 + c); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+    }
+  }
+}
+
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   int c0 = 0;
@@ -1267,7 +1414,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(
       __m256 v0 = _mm256_loadu_ps(vj + c0), v1 = _mm256_loadu_ps(vj + c0 + 8), v2 = _mm256_loadu_ps(vj + c0 + 16), v3 = _mm256_loadu_ps(vj + c0 + 24); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 32); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
     }
     _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
     _mm256_storeu_ps(o + os + c0, o1_0); _mm256_storeu_ps(o + os + c0 + 8, o1_1); _mm256_storeu_ps(o + os + c0 + 16, o1_2); _mm256_storeu_ps(o + os + c0 + 24, o1_3);
@@ -1282,7 +1429,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(
       __m256 v0 = _mm256_loadu_ps(vj + c0); /* in registers: each is used by 2 rows */
       ATTNGEN_PIN_AVX2(v0);
       { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
-      { const __m256 p = _mm256_broadcast_ss(pj + 32); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
     }
     _mm256_storeu_ps(o + c0, o0_0);
     _mm256_storeu_ps(o + os + c0, o1_0);
@@ -1290,15 +1437,15 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p32__avx2(
   for (int r = 0; r < 2; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 32] * v[j * vs + c];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * v[j * vs + c];
       o[r * os + c] = acc;
     }
 }
 
 /* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
- * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 32].
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
  * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p32__avx2(const float *restrict pt, const float *restrict alpha,
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128__avx2(const float *restrict pt, const float *restrict alpha,
     int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
 {
   (void)os; /* one row per block */
@@ -1328,7 +1475,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p32__av
   for (int r = 0; r < 1; ++r)
     for (int c = c0; c < d; ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[j + r * 32] * v[j * vs + c];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * v[j * vs + c];
       o[r * os + c] = acc;
     }
 }
@@ -1548,7 +1695,7 @@ static void attn_generic_decode__avx2__work(const attngen_shape *shape, attngen_
   w->kv_heads_per_item = 0;
   w->row_stride = attngen_round_up(g * 8, 4);
   w->keys_per_tile = ((kvh * d) >= 512 ? 8 : 32);
-  w->scratch_floats = 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
   w->split_max = 8;
   w->split_min_keys = 512;
   w->split_align = 256;
@@ -1556,7 +1703,7 @@ static void attn_generic_decode__avx2__work(const attngen_shape *shape, attngen_
   w->pack_kv_min_q = 0;
 }
 
-/* attn_generic_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 512 ? 8 : 32) keys per tile, head_dim at run time */
+/* attn_generic_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 512 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
 static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
@@ -1565,18 +1712,18 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   (void)kvh;
   const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
   const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
-  const ptrdiff_t ss = 32;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
   const ptrdiff_t dp = attngen_round_up(d, 8);
   const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
   /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
    * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
   const int rows_all = nh * rows_pv;
   float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
-  float *restrict m_all = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
-  float *restrict alpha = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
-  float *restrict lim = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
-  float *restrict state = scratch + 32 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -1639,7 +1786,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
    * head's rows past its last block) must hold numbers */
   {
     const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
-    for (int j = 0; j < 32; ++j) {
+    for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
     }
@@ -1651,17 +1798,40 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += ((kvh * d) >= 512 ? 8 : 32)) {
-    const int n = kend - kt < ((kvh * d) >= 512 ? 8 : 32) ? kend - kt : ((kvh * d) >= 512 ? 8 : 32);
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 512 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 512 ? 8 : 32);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -1675,10 +1845,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
           for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
-            attngen_qkdot_dany_2x4_s32__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+            attngen_qkdot_dany_2x4_s128__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 1: attngen_qkdot_dany_1of2x4_s32__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          case 1: attngen_qkdot_dany_1of2x4_s128__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
           default: break; /* every remainder has its edge */
           }
         }
@@ -1718,10 +1888,10 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
       int r0 = 0;
       for (; r0 + 2 <= rows; r0 += 2)
-        attngen_pv_dany_2x32_p32__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+        attngen_pv_dany_2x32_p128__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
       switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
-      case 1: attngen_pv_dany_1of2x32_p32__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      case 1: attngen_pv_dany_1of2x32_p128__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
       default: break; /* every remainder has its edge */
       }
     }
@@ -2084,6 +2254,68 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64__neon(const float *re
     vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
     vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
     for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vld1q_f32(k0 + c); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vld1q_f32(k1 + c); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vld1q_f32(k2 + c); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); acc1_2 = vfmaq_f32(acc1_2, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vld1q_f32(k3 + c); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); acc1_3 = vfmaq_f32(acc1_3, vld1q_f32(q1 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[64] += q1[c] * k0[c];
+      s[65] += q1[c] * k1[c];
+      s[66] += q1[c] * k2[c];
+      s[67] += q1[c] * k3[c];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise__neon(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vld1q_f32(k0 + c); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vld1q_f32(k1 + c); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vld1q_f32(k2 + c); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vld1q_f32(k3 + c); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * k0[c];
       s[1] += q0[c] * k1[c];
       s[2] += q0[c] * k2[c];
@@ -2491,17 +2723,40 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
@@ -2814,6 +3069,68 @@ static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64__scalar(const float *
     (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
     (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
     for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * k0[c];
+      s[1] += q0[c] * k1[c];
+      s[2] += q0[c] * k2[c];
+      s[3] += q0[c] * k3[c];
+      s[64] += q1[c] * k0[c];
+      s[65] += q1[c] * k1[c];
+      s[66] += q1[c] * k2[c];
+      s[67] += q1[c] * k3[c];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise__scalar(const float *restrict qp, const float *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const float *restrict k0 = krow[0];
+  const float *restrict k1 = krow[1];
+  const float *restrict k2 = krow[2];
+  const float *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
       s[0] += q0[c] * k0[c];
       s[1] += q0[c] * k1[c];
       s[2] += q0[c] * k2[c];
@@ -3192,17 +3509,40 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
   const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
   if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
 
-  for (int kt = it->k0; kt < kend; kt += 64) {
-    const int n = kend - kt < 64 ? kend - kt : 64;
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
     if (masked)
       for (int r = 0; r < rows_all; ++r) {
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys: a block's token rows are read whole, head after head;
-     * a short last block repeats its last key (masked below). */
-    {
+    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
+     * rows head after head. */
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const float *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
       const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
