@@ -150,7 +150,10 @@ function plan.for_kernel(k)
     -- whole (row-wise Q·Kᵀ microkernels), head after head, so a tile can be long. One kv head's token-major
     -- cache is that layout too, and its `keys` (tuned or not) is what it had.
     p.keys_contig = (D and k.kv_heads == 1) and p.keys or blk.keys_contiguous or blk.keys
-    p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig), lcm(p.kb, W))
+    -- and the Q·Kᵀ block's keys there: the vocabulary's kb_contiguous for the group, else kb
+    p.kb_contig = plan.decode_choice(isa, G).kb_contiguous or p.kb
+    p.keys_padded = round_up(math.max(type(p.keys) == "number" and p.keys or blk.keys, p.keys_contig),
+      lcm(lcm(p.kb, p.kb_contig), W))
     -- rows computed are padded to the blocking only (padding to 4 made MHA decode compute 4 rows for its 1)
     p.row_align = lcm(p.rb, p.pr)
     -- softmax down the columns of a transposed S (the vocabulary's choice per group), over every kv head's rows
@@ -269,9 +272,7 @@ function plan.microkernels(isa, p, D, G)
       mk.p_key_stride, mk.p_row_stride = 1, p.keys_padded -- P row-major: P[r][j] at r * keys + j
       qk_stride, pv_stride = string.format("_s%d", p.keys_padded), string.format("_p%d", p.keys_padded)
     end
-    local function qk_name(rows, order)
-      return string.format("attngen_qkdot_%s_%sx%d%s%s__%s", dim, rows, p.kb, qk_stride, order or "", isa.name)
-    end
+    local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s__%s", dim, rows, p.kb, qk_stride, isa.name) end
     local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s__%s", dim, rows, p.pvv * W, pv_stride, isa.name) end
     mk.qk_name, mk.pv_name = qk_name(p.rb), pv_name(p.pr)
     mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
@@ -284,9 +285,12 @@ function plan.microkernels(isa, p, D, G)
     -- the same blocks reading each key's row whole, key after key, for K rows contiguous per head (see keys_contig):
     -- on a head-major cache the column order (a vector of every key in turn) read 8 rows of one 4 KiB block
     -- 2.3x slower than row by row (plain-read microbenchmark, Zen 4)
-    mk.qk_rowwise = { name = qk_name(p.rb, "_rowwise"), edges = {} }
+    local function qk_rw_name(rows)
+      return string.format("attngen_qkdot_%s_%sx%d%s_rowwise__%s", dim, rows, p.kb_contig, qk_stride, isa.name)
+    end
+    mk.qk_rowwise = { name = qk_rw_name(p.rb), kb = p.kb_contig, edges = {} }
     for _, e in ipairs(mk.qk_edges) do
-      mk.qk_rowwise.edges[#mk.qk_rowwise.edges + 1] = { name = qk_name(e.live .. "of" .. p.rb, "_rowwise"), live = e.live }
+      mk.qk_rowwise.edges[#mk.qk_rowwise.edges + 1] = { name = qk_rw_name(e.live .. "of" .. p.rb), live = e.live }
     end
     for _, live in ipairs(edge_rows(p.pr, G)) do
       local e = { name = pv_name(live .. "of" .. p.pr), D = D, unroll = p.unroll, live = live }

@@ -354,18 +354,18 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
       }
 @ end
 @ if decode then
-    /* S = Q·Kᵀ of every kv head, by blocks of $(I(plan.kb)) keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of $(I(plan.kb_contig)) in order. Else: blocks of $(I(plan.kb)), block after
+     * block, each block's token rows head after head. */
 @   local s_at = columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0"
 @   local qk_args = "(qt + r0 * dp, krow, " .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");"
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
         const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
-        for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
-          const float *krow[$(I(plan.kb))];
-          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j0 = 0; j0 < n; j0 += $(I(plan.kb_contig))) {
+          const float *krow[$(I(plan.kb_contig))];
+          for (int j = 0; j < $(I(plan.kb_contig)); ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
 @   row_blocks("          ", plan.rb, mk.qk_rowwise.name, mk.qk_rowwise.edges, qk_args)
         }
       }

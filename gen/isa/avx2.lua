@@ -19,7 +19,12 @@ return {
   -- then touches one page per key, and fewer pages per pass keep the prefetchers on track (beyond the cache:
   -- 8 keys vs 32 measured +20% h32/kv8/d128, +11% MHA h32/d128, +5-10% h64/kv8; kv2/d64 rows stay at 32: -10%)
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
-    keys = 32, keys_contiguous = 128,
+    keys = 32,
+    -- keys_contiguous: keys per tile when each kv head's K and V rows are contiguous (head-major cache; chosen at
+    -- run time, gen/plan.lua): each head then streams 64 KiB of K and of V per tile in address order. Beyond the
+    -- cache (Zen 4, AVX2 kernels, interleaved): h32/kv8/d128 head-major 10.0 GB/s at 32 keys, 11.1 at 64, 12.5 at
+    -- 128; MHA h32/d128 13.9 / 15.5 / 15.8
+    keys_contiguous = 128,
     -- (4 rows x 2 keys measured slower than 2 x 4 once K/V leave L2: fewer K rows in flight at once)
     -- columns: S is stored transposed (a key's scores of all rows in one vector) and the softmax runs down the
     -- columns like prefill's, a lane per row: per-row horizontal max/sum and a scalar exp per row cost more than
@@ -37,7 +42,9 @@ return {
     by_group = { { min_g = 7, rb = 2, kb = 4, pr = 4, pvv = 3, columns = true },
                  { min_g = 4, rb = 1, kb = 8, pr = 4, pvv = 3, columns = true },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },   -- 8 + 8 ymm accumulators
-                 { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8, columns = true } },  -- MHA: one row, 8 keys in flight
+                 -- MHA: one row, 8 keys in flight; on rows contiguous per head one key per block (kb_contiguous,
+                 -- gen/plan.lua): h32/d128 head-major, kv_len 16384, 17.5-18.5 GB/s against 16.0-16.3 with 8
+                 { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8, columns = true, kb_contiguous = 1 } },
     generic = { rb = 2, kb = 4, pr = 2, pvv = 4 } },
   zero = function() return "_mm256_setzero_ps()" end,
   set1 = function(x) return "_mm256_set1_ps(" .. x .. ")" end,

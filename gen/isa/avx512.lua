@@ -19,11 +19,13 @@ return {
   -- 2 x 4 at h64/kv8/d128; P·V 4 rows x 48 columns for groups of 4-6 (1.02x); 128 keys per tile when a token's K row
   -- is short (< 2 KiB, e.g. kv2/d64): 1.31x over 32 at h14/kv2/d64, where a tile of 32 keys holds 16 KiB each of K and V
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
-    keys = 128,
+    keys = 128, -- also the tile on rows contiguous per head (keys_contiguous, gen/isa/avx2.lua): 256 measured the same
     by_group = { { min_g = 7, rb = 2, kb = 8, pr = 4, pvv = 4, columns = true },
                  { min_g = 4, rb = 2, kb = 8, pr = 4, pvv = 3, columns = true },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },
-                 { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8, columns = true } },
+                 -- kb_contiguous: keys per Q·Kᵀ block on rows contiguous per head (gen/plan.lua). MHA h32/d128 on a
+                 -- head-major cache, kv_len 16384: 1 key 24 GB/s, 2 keys 18-20, 4 keys 16, 8 keys 13-15
+                 { min_g = 1, rb = 1, kb = 8, pr = 1, pvv = 8, columns = true, kb_contiguous = 1 } },
     generic = { rb = 2, kb = 4, pr = 2, pvv = 4 } },
   zero = function() return "_mm512_setzero_ps()" end,
   set1 = function(x) return "_mm512_set1_ps(" .. x .. ")" end,

@@ -1146,9 +1146,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h71_kv1_d64_causal_decode__avx512(const a
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -2257,9 +2257,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h71_kv1_d64_causal_decode__avx2(const attng
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -3383,9 +3383,9 @@ static void attn_h71_kv1_d64_causal_decode__neon(const attngen_kernel *kernel, c
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -4126,9 +4126,9 @@ static void attn_h71_kv1_d64_causal_decode__scalar(const attngen_kernel *kernel,
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;

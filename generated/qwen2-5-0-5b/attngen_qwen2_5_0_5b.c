@@ -1164,9 +1164,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 2 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -1382,9 +1382,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 2 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -2487,9 +2487,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 2 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -2700,9 +2700,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 2 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 2 in order. Else: blocks of 2, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -4003,9 +4003,9 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -4221,9 +4221,9 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -5117,9 +5117,9 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -5329,9 +5329,9 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;

@@ -1501,9 +1501,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_decode__avx512(const 
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -1719,9 +1719,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h28_kv4_d128_causal_padding_decode__avx51
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 8 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -3267,9 +3267,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_decode__avx2(const attn
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -3485,9 +3485,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h28_kv4_d128_causal_padding_decode__avx2(co
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -5221,9 +5221,9 @@ static void attn_h28_kv4_d128_causal_decode__neon(const attngen_kernel *kernel, 
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -5439,9 +5439,9 @@ static void attn_h28_kv4_d128_causal_padding_decode__neon(const attngen_kernel *
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -6335,9 +6335,9 @@ static void attn_h28_kv4_d128_causal_decode__scalar(const attngen_kernel *kernel
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
@@ -6547,9 +6547,9 @@ static void attn_h28_kv4_d128_causal_padding_decode__scalar(const attngen_kernel
         const int vis = lim_abs[r] - kt;
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
-    /* S = Q·Kᵀ of every kv head, by blocks of 4 keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks in order. Else: block after block, each block's token
-     * rows head after head. */
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
