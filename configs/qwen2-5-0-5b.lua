@@ -18,13 +18,13 @@ return {
   -- rotate_half over head_dim, style "half".
   rope     = { style = "half", theta = 1000000, rotary_dim = 64 },
   -- attngen tune: begin
-  -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-22, attngen 0.2.0 --tune (54 s); speed vs the default plan: decode 1.16x (an interleaved check at kv_len 131072: 1.19-1.24x); prefill default kept (keys=64 measured 1.06x in this tune, 1.00x in the one before: not consistent)
-  -- avx2: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096, K/V from memory (17 copies of 4.0 MiB cycled; LLC 32 MiB)
-  -- avx512: tuned on AMD EPYC (2 CPUs), 2026-11-24, attngen 0.2.0 --tune (70 s); speed vs the default plan: prefill 1.04x, decode 1.29x
+  -- avx512: tuned on AMD EPYC (2 CPUs), 2026-11-24, attngen 0.2.0 --tune (52 s); speed vs the default plan: prefill 1.04x, decode 1.40x
   -- avx512: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096, K/V from memory (17 copies of 4.0 MiB cycled; LLC 32 MiB)
+  -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-24, attngen 0.2.0 --tune (50 s); speed vs the default plan: prefill default kept (best candidate 1.02x), decode 1.47x
+  -- avx2: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096, K/V from memory (17 copies of 4.0 MiB cycled; LLC 32 MiB)
   tuned = {
-    avx512 = { prefill = { rv = 2, kb = 8, pr = 8, pvv = 2, rows = 192, keys = 128 }, decode = { rb = 4, kb = 2, pr = 4, pvv = 4, keys = 128 } },
-    avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 32 } },
+    avx512 = { prefill = { rv = 2, kb = 8, pr = 8, pvv = 2, rows = 192, keys = 128 }, decode = { rb = 2, kb = 2, pr = 4, pvv = 4, keys = 512 } },
+    avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 8 } },
   },
   -- attngen tune: end
 }

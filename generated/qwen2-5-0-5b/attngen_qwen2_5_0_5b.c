@@ -7,8 +7,8 @@
  *   isas = { "avx512", "avx2", "neon", "scalar" },
  *   rope = { style = "half", theta = 1000000, rotary_dim = 64 },
  *   tuned = {
- *     avx512 = { prefill = { rv = 2, kb = 8, pr = 8, pvv = 2, rows = 192, keys = 128 }, decode = { rb = 4, kb = 2, pr = 4, pvv = 4, keys = 128 } },
- *     avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 32 } },
+ *     avx512 = { prefill = { rv = 2, kb = 8, pr = 8, pvv = 2, rows = 192, keys = 128 }, decode = { rb = 2, kb = 2, pr = 4, pvv = 4, keys = 512 } },
+ *     avx2 = { decode = { rb = 4, kb = 2, pr = 1, pvv = 8, keys = 8 } },
  *   },
  *   source = https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json
  */
@@ -512,133 +512,125 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_panel_8x32_s192__a
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_4x2_t112__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_2x2_t112__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
-    const float *restrict q2 = qp + 2 * 64;
-    const float *restrict q3 = qp + 3 * 64;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps();
     __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps();
-    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps();
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2); const __m512 qv3 = _mm512_loadu_ps(q3);
-      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
-      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16); const __m512 qv3 = _mm512_loadu_ps(q3 + 16);
-      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32); const __m512 qv3 = _mm512_loadu_ps(q3 + 32);
-      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48); const __m512 qv3 = _mm512_loadu_ps(q3 + 48);
-      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm512_fmadd_ps(qv3, kv, acc3_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); acc3_1 = _mm512_fmadd_ps(qv3, kv, acc3_1); } }
-    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx512(s + 112, acc0_1, acc1_1, acc2_1, acc3_1);
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
+      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
+      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
+      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
+      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); } }
+    s[0] = attngen_hsum_avx512(acc0_0);
+    s[112] = attngen_hsum_avx512(acc0_1);
+    s[1] = attngen_hsum_avx512(acc1_0);
+    s[113] = attngen_hsum_avx512(acc1_1);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=2 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=2 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_3of4x2_t112__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1of2x2_t112__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   {
     const float *restrict q0 = qp + 0;
-    const float *restrict q1 = qp + 64;
-    const float *restrict q2 = qp + 2 * 64;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps();
-    const __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
-    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1); const __m512 qv2 = _mm512_loadu_ps(q2);
-      { __m512 kv = _mm512_loadu_ps(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
-      { __m512 kv = _mm512_loadu_ps(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16); const __m512 qv2 = _mm512_loadu_ps(q2 + 16);
-      { __m512 kv = _mm512_loadu_ps(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32); const __m512 qv2 = _mm512_loadu_ps(q2 + 32);
-      { __m512 kv = _mm512_loadu_ps(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); } }
-    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48); const __m512 qv2 = _mm512_loadu_ps(q2 + 48);
-      { __m512 kv = _mm512_loadu_ps(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm512_fmadd_ps(qv2, kv, acc2_0); }
-      { __m512 kv = _mm512_loadu_ps(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); acc2_1 = _mm512_fmadd_ps(qv2, kv, acc2_1); } }
-    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx512(s + 112, acc0_1, acc1_1, acc2_1, acc3_1);
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    { const __m512 qv0 = _mm512_loadu_ps(q0);
+      { const __m512 kv = _mm512_loadu_ps(k0); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m512 kv = _mm512_loadu_ps(k1); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16);
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32);
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48);
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); } }
+    s[0] = attngen_hsum_avx512(acc0_0);
+    s[112] = attngen_hsum_avx512(acc0_1);
+    s[1] = attngen_hsum_avx512(acc1_0);
+    s[113] = attngen_hsum_avx512(acc1_1);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_4x2_t112_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_2x2_t112_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   {
     const float *restrict q0 = qp + 0;
     const float *restrict q1 = qp + 64;
-    const float *restrict q2 = qp + 2 * 64;
-    const float *restrict q3 = qp + 3 * 64;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps();
     __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps();
-    __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps();
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); acc3_0 = _mm512_add_ps(ka3, kb3); }
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), ka3 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps(), kb3 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 16), kv, kb3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 32), kv, ka3); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); kb3 = _mm512_fmadd_ps(_mm512_loadu_ps(q3 + 48), kv, kb3); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); acc3_1 = _mm512_add_ps(ka3, kb3); }
-    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx512(s + 112, acc0_1, acc1_1, acc2_1, acc3_1);
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    s[0] = attngen_hsum_avx512(acc0_0);
+    s[112] = attngen_hsum_avx512(acc0_1);
+    s[1] = attngen_hsum_avx512(acc1_0);
+    s[113] = attngen_hsum_avx512(acc1_1);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 3 of a block of 4 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=2 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 112 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_3of4x2_t112_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1of2x2_t112_rowwise__avx512(const float *restrict qp, const float *const *restrict krow, float *restrict s)
 {
   const float *restrict k0 = krow[0];
   const float *restrict k1 = krow[1];
   {
     const float *restrict q0 = qp + 0;
-    const float *restrict q1 = qp + 64;
-    const float *restrict q2 = qp + 2 * 64;
     __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps();
-    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps();
-    __m512 acc2_0 = _mm512_setzero_ps(), acc2_1 = _mm512_setzero_ps();
-    const __m512 acc3_0 = _mm512_setzero_ps(), acc3_1 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
-      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); acc2_0 = _mm512_add_ps(ka2, kb2); }
-    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), ka2 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps(), kb2 = _mm512_setzero_ps();
-      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 16), kv, kb2); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 32), kv, ka2); }
-      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); kb2 = _mm512_fmadd_ps(_mm512_loadu_ps(q2 + 48), kv, kb2); }
-      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); acc2_1 = _mm512_add_ps(ka2, kb2); }
-    attngen_hsum4_avx512(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
-    attngen_hsum4_avx512(s + 112, acc0_1, acc1_1, acc2_1, acc3_1);
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); }
+    { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); }
+    s[0] = attngen_hsum_avx512(acc0_0);
+    s[112] = attngen_hsum_avx512(acc0_1);
+    s[1] = attngen_hsum_avx512(acc1_0);
+    s[113] = attngen_hsum_avx512(acc1_1);
   }
 }
 
@@ -1058,7 +1050,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_prefill__avx51
   }
 }
 
-/* attn_h14_kv2_d64_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x64, 128 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
+/* attn_h14_kv2_d64_causal_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x2 dot products, softmax down the columns of Sᵀ, P·V 4x64, 512 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1072,11 +1064,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 14336, *restrict l_all = scratch + 14448;
-  float *restrict alpha = scratch + 14560; /* rescale per row */
-  float *restrict lim = scratch + 14672; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 14784); /* exclusive key limit per row */
-  float *restrict state = scratch + 14896; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 57344, *restrict l_all = scratch + 57456;
+  float *restrict alpha = scratch + 57568; /* rescale per row */
+  float *restrict lim = scratch + 57680; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 57792); /* exclusive key limit per row */
+  float *restrict state = scratch + 57904; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -1138,8 +1130,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
-    for (int j = 0; j < 128; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 512; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -1153,9 +1145,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 128, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of 512, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
-  const int nk = contig ? 128 : 128;
+  const int nk = contig ? 128 : 512;
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -1175,12 +1167,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
           const float *krow[2];
           for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d64_4x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d64_2x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 3: attngen_qkdot_d64_3of4x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_4x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 1: attngen_qkdot_d64_1of2x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_2x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
@@ -1197,12 +1189,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
           const float *krow[2];
           for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d64_2x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 3: attngen_qkdot_d64_3of4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 1: attngen_qkdot_d64_1of2x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_2x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
@@ -1275,7 +1267,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
   }
 }
 
-/* attn_h14_kv2_d64_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 4x64, 128 keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
+/* attn_h14_kv2_d64_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x2 dot products, softmax down the columns of Sᵀ, P·V 4x64, 512 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -1289,11 +1281,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
   const int rows_all = nh * rows_pv;
   const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
   float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
-  float *restrict m_all = scratch + 14336, *restrict l_all = scratch + 14448;
-  float *restrict alpha = scratch + 14560; /* rescale per row */
-  float *restrict lim = scratch + 14672; /* visible keys of this tile per row */
-  int *restrict lim_abs = (int *)(scratch + 14784); /* exclusive key limit per row */
-  float *restrict state = scratch + 14896; /* per kv head: Q tile, O */
+  float *restrict m_all = scratch + 57344, *restrict l_all = scratch + 57456;
+  float *restrict alpha = scratch + 57568; /* rescale per row */
+  float *restrict lim = scratch + 57680; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 57792); /* exclusive key limit per row */
+  float *restrict state = scratch + 57904; /* per kv head: Q tile, O */
   /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
    * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
    * (h64/kv8: its per-call setup took twice as long) */
@@ -1355,8 +1347,8 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
-    for (int j = 0; j < 128; ++j) {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 512; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
       for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
@@ -1371,9 +1363,9 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 128, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of 512, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
-  const int nk = contig ? 128 : 128;
+  const int nk = contig ? 128 : 512;
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -1393,12 +1385,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
           const float *krow[2];
           for (int j = 0; j < 2; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d64_4x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d64_2x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 3: attngen_qkdot_d64_3of4x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_4x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 1: attngen_qkdot_d64_1of2x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_2x2_t112_rowwise__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
@@ -1415,12 +1407,12 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
           const float *krow[2];
           for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
-          for (; r0 + 4 <= rows; r0 += 4)
-            attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d64_2x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
           switch (rows - r0) { /* the last rows: an edge block computes only those */
           case 0: break;
-          case 3: attngen_qkdot_d64_3of4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
-          default: attngen_qkdot_d64_4x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
+          case 1: attngen_qkdot_d64_1of2x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break;
+          default: attngen_qkdot_d64_2x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0); break; /* zero-padded rows */
           }
         }
       }
@@ -2381,7 +2373,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_prefill__avx2(co
   }
 }
 
-/* attn_h14_kv2_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 1x64, 32 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
+/* attn_h14_kv2_d64_causal_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 1x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2476,9 +2468,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 32, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
-  const int nk = contig ? 128 : 32;
+  const int nk = contig ? 128 : 8;
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -2593,7 +2585,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
   }
 }
 
-/* attn_h14_kv2_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 1x64, 32 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
+/* attn_h14_kv2_d64_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x2 dot products, softmax down the columns of Sᵀ, P·V 1x64, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim (blocking from the config's `tuned`) */
 static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -2689,9 +2681,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 32, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 64 && vs == 64;
-  const int nk = contig ? 128 : 32;
+  const int nk = contig ? 128 : 8;
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -5445,9 +5437,9 @@ static const attngen_kernel_info attngen_table_qwen2_5_0_5b_kernels[] = {
   { "attn_h14_kv2_d64_causal_padding_prefill__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx512 },
   { "attn_h14_kv2_d64_causal_decode__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 8, 0, 56, 128, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, { 8, 0, 56, 512, 72240, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx512 },
   { "attn_h14_kv2_d64_causal_padding_decode__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 8, 0, 56, 128, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, { 8, 0, 56, 512, 72240, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h14_kv2_d64_causal_prefill__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
@@ -5455,9 +5447,9 @@ static const attngen_kernel_info attngen_table_qwen2_5_0_5b_kernels[] = {
   { "attn_h14_kv2_d64_causal_padding_prefill__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx2 },
   { "attn_h14_kv2_d64_causal_decode__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 56, 8, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx2 },
   { "attn_h14_kv2_d64_causal_padding_decode__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 32, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, { 8, 0, 56, 8, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h14_kv2_d64_causal_prefill__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
