@@ -20,5 +20,7 @@ return {
   -- attngen tune: begin
   -- avx2: tuned on AMD EPYC (2 CPUs), 2026-11-22, attngen 0.2.0 --tune (46 s); speed vs the default plan: decode default kept (best candidate 1.00x; the block recorded before the decode softmax ran down the columns is now 1.03-1.08x slower than the default); prefill default kept (the tune measured rv=2 kb=6 at 1.05x, a separate interleaved check 0.95-1.04x at S=512-2048)
   -- avx2: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096
+  -- avx512: tuned on AMD EPYC (2 CPUs), 2026-11-24, attngen 0.2.0 --tune (52 s); speed vs the default plan: prefill default kept (best candidate 1.00x), decode default kept (best candidate 1.02x)
+  -- avx512: medians of the thread's CPU time in interleaved rounds, 1 thread: prefill causal, q_len 512, kv_len 512; decode causal, q_len 1, kv_len 4096, K/V from memory (3 copies of 32.0 MiB cycled; LLC 32 MiB)
   -- attngen tune: end
 }
