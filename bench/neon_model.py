@@ -256,7 +256,8 @@ def translation_unit(model, src, funcs, names):
     intrinsics, so they need neither the runtime's headers nor the rest of the generated file."""
     lines = ["/* bench/neon_model.py: the NEON microkernels of %s (%s), for llvm-mca */" % (model, src),
              "#include <stddef.h>", "#include <arm_neon.h>",
-             "#define ATTNGEN_NOINLINE __attribute__((noinline)) /* as runtime/attngen_kernel.h defines it */", ""]
+             "#define ATTNGEN_NOINLINE __attribute__((noinline)) /* as runtime/attngen_kernel.h defines them */",
+             "#define ATTNGEN_RELOAD() __asm__ __volatile__(\"\" ::: \"memory\")", ""]
     lines += [f + "\n" for f in funcs]
     lines += ["__attribute__((used)) void (*const attngen_neon_model_keep[])(void) = {"]
     lines += ["  (void (*)(void))%s," % n for n in names]

@@ -91,6 +91,9 @@ $(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm
 @   local sums = {}
 @   for rr = 0, LIVE - 1 do sums[#sums + 1] = string.format("%s = %s;", acc(rr, j), isa.add("ka" .. I(rr), "kb" .. I(rr))) end
 $(indent)  $(table.concat(sums, " ")) }
+@   if j < KB - 1 then
+$(indent)ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+@   end
 @ end
 @ if mk.rowwise and mk.D and mk.unroll then
 @   for j = 0, KB - 1 do key_row(j, "    ") end

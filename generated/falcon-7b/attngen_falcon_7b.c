@@ -669,42 +669,49 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_2x8_t576_ro
       { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
       acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
       acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
       acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
       acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
       acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
       acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -749,42 +756,49 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d64_1of2x8_t576
       { const __m512 kv = _mm512_loadu_ps(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
       acc0_0 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
       acc0_1 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
       acc0_2 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
       acc0_3 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
       acc0_4 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
       acc0_5 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); }
       acc0_6 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
@@ -1742,6 +1756,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_2x4_t576_roww
       { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
       acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
@@ -1752,6 +1767,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_2x4_t576_roww
       { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
       acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
@@ -1762,6 +1778,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_2x4_t576_roww
       { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); }
       acc0_2 = _mm256_add_ps(ka0, kb0); acc1_2 = _mm256_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
@@ -1804,6 +1821,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1of2x4_t576_r
       { const __m256 kv = _mm256_loadu_ps(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
       acc0_0 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -1814,6 +1832,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1of2x4_t576_r
       { const __m256 kv = _mm256_loadu_ps(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
       acc0_1 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -1824,6 +1843,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d64_1of2x4_t576_r
       { const __m256 kv = _mm256_loadu_ps(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
       acc0_2 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -2783,6 +2803,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_t576_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k0 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k0 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
       acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); acc2_0 = vaddq_f32(ka2, kb2); acc3_0 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k1); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
@@ -2801,6 +2822,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_t576_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k1 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
       acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); acc2_1 = vaddq_f32(ka2, kb2); acc3_1 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k2); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
@@ -2819,6 +2841,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_4x4_t576_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k2 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
       acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); acc2_2 = vaddq_f32(ka2, kb2); acc3_2 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k3); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
@@ -2879,6 +2902,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_3of4x4_t576_rowwise__neon(const f
       { const float32x4_t kv = vld1q_f32(k0 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k0 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); }
       acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); acc2_0 = vaddq_f32(ka2, kb2); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k1); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); }
@@ -2897,6 +2921,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_3of4x4_t576_rowwise__neon(const f
       { const float32x4_t kv = vld1q_f32(k1 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); }
       acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); acc2_1 = vaddq_f32(ka2, kb2); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k2); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); }
@@ -2915,6 +2940,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_3of4x4_t576_rowwise__neon(const f
       { const float32x4_t kv = vld1q_f32(k2 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); }
       acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); acc2_2 = vaddq_f32(ka2, kb2); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k3); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); }

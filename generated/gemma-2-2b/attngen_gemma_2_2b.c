@@ -643,6 +643,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t64_ro
       { const __m512 kv = _mm512_loadu_ps(k0 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k0 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
       acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -661,6 +662,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t64_ro
       { const __m512 kv = _mm512_loadu_ps(k1 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
       acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -679,6 +681,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d256_2x4_t64_ro
       { const __m512 kv = _mm512_loadu_ps(k2 + 224); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 224), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 224), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 240); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 240), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 240), kv, kb1); }
       acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -2105,6 +2108,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_2x4_t64_roww
       { const __m256 kv = _mm256_loadu_ps(k0 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 240), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k0 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 248), kv, kb1); }
       acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
@@ -2139,6 +2143,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_2x4_t64_roww
       { const __m256 kv = _mm256_loadu_ps(k1 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 240), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 248), kv, kb1); }
       acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
@@ -2173,6 +2178,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d256_2x4_t64_roww
       { const __m256 kv = _mm256_loadu_ps(k2 + 240); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 240), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 240), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 248); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 248), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 248), kv, kb1); }
       acc0_2 = _mm256_add_ps(ka0, kb0); acc1_2 = _mm256_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
@@ -3959,6 +3965,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_2x8_s64_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k0 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
       { const float32x4_t kv = vld1q_f32(k0 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
       acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k1); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
@@ -4025,6 +4032,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_2x8_s64_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k1 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
       acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k2); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
@@ -4091,6 +4099,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_2x8_s64_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k2 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
       acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k3); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
@@ -4157,6 +4166,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_2x8_s64_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k3 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
       acc0_3 = vaddq_f32(ka0, kb0); acc1_3 = vaddq_f32(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k4); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
@@ -4223,6 +4233,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_2x8_s64_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k4 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
       acc0_4 = vaddq_f32(ka0, kb0); acc1_4 = vaddq_f32(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k5); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
       { const float32x4_t kv = vld1q_f32(k5 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
@@ -4289,6 +4300,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_2x8_s64_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k5 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
       { const float32x4_t kv = vld1q_f32(k5 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
       acc0_5 = vaddq_f32(ka0, kb0); acc1_5 = vaddq_f32(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k6); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
       { const float32x4_t kv = vld1q_f32(k6 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }
@@ -4355,6 +4367,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d256_2x8_s64_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k6 + 248); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 248), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 248), kv); }
       { const float32x4_t kv = vld1q_f32(k6 + 252); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 252), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 252), kv); }
       acc0_6 = vaddq_f32(ka0, kb0); acc1_6 = vaddq_f32(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k7); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); }
       { const float32x4_t kv = vld1q_f32(k7 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); }

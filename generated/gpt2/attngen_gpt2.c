@@ -2887,6 +2887,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k0 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k0 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_0 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k1); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2905,6 +2906,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k1 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_1 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k2); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2923,6 +2925,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k2 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_2 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k3); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2941,6 +2944,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k3 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_3 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k4); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2959,6 +2963,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k4 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_4 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k5); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k5 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2977,6 +2982,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k5 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k5 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_5 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k6); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k6 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2995,6 +3001,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k6 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k6 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_6 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k7); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k7 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -3013,6 +3020,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k7 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k7 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_7 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k8 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -3031,6 +3039,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k8 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k8 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_8 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k9); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k9 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -3049,6 +3058,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k9 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k9 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_9 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k10); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k10 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -3067,6 +3077,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d64_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k10 + 56); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); }
       { const float32x4_t kv = vld1q_f32(k10 + 60); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); }
       acc0_10 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k11); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k11 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }

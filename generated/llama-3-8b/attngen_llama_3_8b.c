@@ -641,6 +641,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -651,6 +652,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -661,6 +663,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -671,6 +674,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -681,6 +685,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_loadu_ps(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -691,6 +696,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_loadu_ps(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -701,6 +707,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_r
       { const __m512 kv = _mm512_loadu_ps(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -2101,6 +2108,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_row
       { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
       acc0_0 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -2119,6 +2127,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_row
       { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
       acc0_1 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -2137,6 +2146,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_row
       { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
       acc0_2 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -2155,6 +2165,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_row
       { const __m256 kv = _mm256_loadu_ps(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
       acc0_3 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k4); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k4 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -2173,6 +2184,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_row
       { const __m256 kv = _mm256_loadu_ps(k4 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k4 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
       acc0_4 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k5); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k5 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -2191,6 +2203,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_row
       { const __m256 kv = _mm256_loadu_ps(k5 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k5 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
       acc0_5 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k6); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k6 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -2209,6 +2222,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_row
       { const __m256 kv = _mm256_loadu_ps(k6 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k6 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
       acc0_6 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k7); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k7 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -3539,6 +3553,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise__neon(const flo
       { const float32x4_t kv = vld1q_f32(k0 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
       { const float32x4_t kv = vld1q_f32(k0 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
       acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); acc2_0 = vaddq_f32(ka2, kb2); acc3_0 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k1); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
@@ -3573,6 +3588,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise__neon(const flo
       { const float32x4_t kv = vld1q_f32(k1 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
       acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); acc2_1 = vaddq_f32(ka2, kb2); acc3_1 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k2); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
@@ -3607,6 +3623,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise__neon(const flo
       { const float32x4_t kv = vld1q_f32(k2 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
       acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); acc2_2 = vaddq_f32(ka2, kb2); acc3_2 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k3); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }

@@ -2472,6 +2472,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k0 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k0 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_0 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k1); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2498,6 +2499,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k1 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_1 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k2); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2524,6 +2526,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k2 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_2 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k3); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2550,6 +2553,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k3 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_3 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k4); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2576,6 +2580,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k4 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k4 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_4 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k5); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k5 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2602,6 +2607,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k5 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k5 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_5 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k6); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k6 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2628,6 +2634,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k6 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k6 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_6 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k7); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k7 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2654,6 +2661,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k7 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k7 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_7 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k8); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k8 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2680,6 +2688,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k8 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k8 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_8 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k9); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k9 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2706,6 +2715,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k9 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k9 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_9 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k10); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k10 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }
@@ -2732,6 +2742,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d96_1x12_s72_rowwise__neon(const floa
       { const float32x4_t kv = vld1q_f32(k10 + 88); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); }
       { const float32x4_t kv = vld1q_f32(k10 + 92); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); }
       acc0_10 = vaddq_f32(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k11); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); }
       { const float32x4_t kv = vld1q_f32(k11 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); }

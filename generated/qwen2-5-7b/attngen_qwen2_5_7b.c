@@ -745,6 +745,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t224_r
       { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -755,6 +756,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t224_r
       { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -765,6 +767,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t224_r
       { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -775,6 +778,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t224_r
       { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -785,6 +789,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t224_r
       { const __m512 kv = _mm512_loadu_ps(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -795,6 +800,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t224_r
       { const __m512 kv = _mm512_loadu_ps(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -805,6 +811,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t224_r
       { const __m512 kv = _mm512_loadu_ps(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
       acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
       { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
@@ -857,6 +864,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1of2x8_t22
       { const __m512 kv = _mm512_loadu_ps(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
       acc0_0 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
@@ -867,6 +875,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1of2x8_t22
       { const __m512 kv = _mm512_loadu_ps(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
       acc0_1 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
@@ -877,6 +886,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1of2x8_t22
       { const __m512 kv = _mm512_loadu_ps(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
       acc0_2 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
@@ -887,6 +897,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1of2x8_t22
       { const __m512 kv = _mm512_loadu_ps(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
       acc0_3 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
@@ -897,6 +908,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1of2x8_t22
       { const __m512 kv = _mm512_loadu_ps(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
       acc0_4 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
@@ -907,6 +919,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1of2x8_t22
       { const __m512 kv = _mm512_loadu_ps(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
       acc0_5 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
@@ -917,6 +930,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_1of2x8_t22
       { const __m512 kv = _mm512_loadu_ps(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); }
       acc0_6 = _mm512_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m512 ka0 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps();
       { const __m512 kv = _mm512_loadu_ps(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); }
       { const __m512 kv = _mm512_loadu_ps(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); }
@@ -2403,6 +2417,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t224_row
       { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
       acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
@@ -2421,6 +2436,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t224_row
       { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
       acc0_1 = _mm256_add_ps(ka0, kb0); acc1_1 = _mm256_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
@@ -2439,6 +2455,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_2x4_t224_row
       { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); }
       acc0_2 = _mm256_add_ps(ka0, kb0); acc1_2 = _mm256_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); }
@@ -2497,6 +2514,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1of2x4_t224_
       { const __m256 kv = _mm256_loadu_ps(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
       acc0_0 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -2515,6 +2533,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1of2x4_t224_
       { const __m256 kv = _mm256_loadu_ps(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
       acc0_1 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -2533,6 +2552,7 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1of2x4_t224_
       { const __m256 kv = _mm256_loadu_ps(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
       acc0_2 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
       { const __m256 kv = _mm256_loadu_ps(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
       { const __m256 kv = _mm256_loadu_ps(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
@@ -4187,6 +4207,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t224_rowwise__neon(const flo
       { const float32x4_t kv = vld1q_f32(k0 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
       { const float32x4_t kv = vld1q_f32(k0 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
       acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); acc2_0 = vaddq_f32(ka2, kb2); acc3_0 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k1); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
@@ -4221,6 +4242,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t224_rowwise__neon(const flo
       { const float32x4_t kv = vld1q_f32(k1 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
       acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); acc2_1 = vaddq_f32(ka2, kb2); acc3_1 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k2); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
@@ -4255,6 +4277,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t224_rowwise__neon(const flo
       { const float32x4_t kv = vld1q_f32(k2 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
       acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); acc2_2 = vaddq_f32(ka2, kb2); acc3_2 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k3); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
@@ -4347,6 +4370,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_3of4x4_t224_rowwise__neon(const 
       { const float32x4_t kv = vld1q_f32(k0 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); }
       { const float32x4_t kv = vld1q_f32(k0 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); }
       acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); acc2_0 = vaddq_f32(ka2, kb2); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k1); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); }
@@ -4381,6 +4405,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_3of4x4_t224_rowwise__neon(const 
       { const float32x4_t kv = vld1q_f32(k1 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); }
       { const float32x4_t kv = vld1q_f32(k1 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); }
       acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); acc2_1 = vaddq_f32(ka2, kb2); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k2); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); }
@@ -4415,6 +4440,7 @@ static ATTNGEN_NOINLINE void attngen_qkdot_d128_3of4x4_t224_rowwise__neon(const 
       { const float32x4_t kv = vld1q_f32(k2 + 120); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); }
       { const float32x4_t kv = vld1q_f32(k2 + 124); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); }
       acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); acc2_2 = vaddq_f32(ka2, kb2); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
     { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f);
       { const float32x4_t kv = vld1q_f32(k3); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); }
       { const float32x4_t kv = vld1q_f32(k3 + 4); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); }
