@@ -1056,17 +1056,25 @@ int attngen_plan_finish(attngen_plan *p)
       for (i = 0; i < a->q_len; ++i) {
         float *out = a->o + b * a->o_stride.batch + i * a->o_stride.seq + h * a->o_stride.head;
         float m = -INFINITY, sum = 0.0f;
+        int nan = 0; /* a split that met a NaN score (its sum is NaN): the row is NaN, as in the reference */
         for (s = 0; s < p->splits; ++s) {
-          const float ms = p->part_ms[2 * ((((size_t)s * a->batch + b) * heads + h) * a->q_len + i)];
-          if (ms > m) m = ms;
+          const size_t row = (((size_t)s * a->batch + b) * heads + h) * a->q_len + i;
+          const float ms = p->part_ms[2 * row], l = p->part_ms[2 * row + 1];
+          if (l != l || ms != ms) nan = 1;
+          else if (ms > m) m = ms;
         }
-        for (c = 0; c < d; ++c) out[c] = 0.0f;
+        for (c = 0; c < d; ++c) out[c] = nan ? NAN : 0.0f;
+        if (nan) {
+          if (a->lse) a->lse[((size_t)b * heads + h) * a->q_len + i] = NAN;
+          continue;
+        }
         if (m != -INFINITY) {
           for (s = 0; s < p->splits; ++s) {
             const size_t row = (((size_t)s * a->batch + b) * heads + h) * a->q_len + i;
             const float l = p->part_ms[2 * row + 1];
             const float w = l > 0.0f ? expf(p->part_ms[2 * row] - m) * l : 0.0f; /* empty splits weigh 0 */
             const float *po = p->part_o + row * d;
+            if (w == 0.0f) continue; /* and add nothing, not 0 x their O */
             sum += w;
             for (c = 0; c < d; ++c) out[c] += w * po[c];
           }

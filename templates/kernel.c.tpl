@@ -472,14 +472,18 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / $(G), h = hh * $(G) + r % $(G);
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const $(V) inv_v = $(isa.set1("inv"));
-      int c = 0;
-      for (; c + $(I(W)) <= $(D); c += $(I(W))) $(isa.store("out + c", isa.mul(isa.load("ot + r * dp + c"), "inv_v")))
-      for (; c < $(D); ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const $(V) inv_v = $(isa.set1("inv"));
+        int c = 0;
+        for (; c + $(I(W)) <= $(D); c += $(I(W))) $(isa.store("out + c", isa.mul(isa.load("ot + r * dp + c"), "inv_v")))
+        for (; c < $(D); ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < $(D); ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }

@@ -39,8 +39,8 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_exp_avx512(__m512 x)
 {
   const __m512 lo = _mm512_set1_ps(-126.0f);
   const __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
-  const __mmask16 keep = _mm512_cmp_ps_mask(t, lo, _CMP_GE_OQ);
-  const __m512 tc = _mm512_max_ps(t, lo);
+  const __mmask16 keep = _mm512_cmp_ps_mask(t, lo, _CMP_NLT_UQ); /* NaN kept, as in the AVX2 word */
+  const __m512 tc = _mm512_max_ps(lo, t);
   const __m512 n = _mm512_roundscale_ps(tc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 r = _mm512_sub_ps(tc, n);
   __m512 p = _mm512_set1_ps(1.3264666777e-3f);
@@ -968,14 +968,18 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_prefill__avx512(const
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m512 inv_v = _mm512_set1_ps(inv);
-      int c = 0;
-      for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -1150,14 +1154,18 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_prefill__avx5
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m512 inv_v = _mm512_set1_ps(inv);
-      int c = 0;
-      for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -1352,14 +1360,18 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m512 inv_v = _mm512_set1_ps(inv);
-      int c = 0;
-      for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -1555,14 +1567,18 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m512 inv_v = _mm512_set1_ps(inv);
-      int c = 0;
-      for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -1603,8 +1619,10 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 {
   const __m256 lo = _mm256_set1_ps(-126.0f);
   const __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f));
-  const __m256 keep = _mm256_cmp_ps(t, lo, _CMP_GE_OQ);
-  const __m256 tc = _mm256_max_ps(t, lo);
+  /* keep t >= lo, and NaN (unordered), which max(lo, t) passes on, so a NaN score gives a NaN weight as in the
+   * float64 reference instead of dropping its key; no other input changes */
+  const __m256 keep = _mm256_cmp_ps(t, lo, _CMP_NLT_UQ);
+  const __m256 tc = _mm256_max_ps(lo, t);
   const __m256 n = _mm256_round_ps(tc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 r = _mm256_sub_ps(tc, n);
   __m256 p = _mm256_set1_ps(1.3264666777e-3f);
@@ -2545,14 +2563,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const att
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m256 inv_v = _mm256_set1_ps(inv);
-      int c = 0;
-      for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -2727,14 +2749,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_prefill__avx2(c
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m256 inv_v = _mm256_set1_ps(inv);
-      int c = 0;
-      for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -2929,14 +2955,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m256 inv_v = _mm256_set1_ps(inv);
-      int c = 0;
-      for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -3132,14 +3162,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m256 inv_v = _mm256_set1_ps(inv);
-      int c = 0;
-      for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -3160,7 +3194,7 @@ ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
 {
   const float32x4_t lo = vdupq_n_f32(-126.0f);
   const float32x4_t t = vmulq_f32(x, vdupq_n_f32(1.44269504088896341f));
-  const uint32x4_t keep = vcgeq_f32(t, lo);
+  const uint32x4_t keep = vmvnq_u32(vcltq_f32(t, lo)); /* NaN kept (vmaxq passes it on), as in the AVX2 word */
   const float32x4_t tc = vmaxq_f32(t, lo);
   const float32x4_t n = vrndnq_f32(tc);
   const float32x4_t r = vsubq_f32(tc, n);
@@ -3992,14 +4026,18 @@ static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel,
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float32x4_t inv_v = vdupq_n_f32(inv);
-      int c = 0;
-      for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -4174,14 +4212,18 @@ static void attn_h32_kv8_d128_causal_padding_prefill__neon(const attngen_kernel 
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float32x4_t inv_v = vdupq_n_f32(inv);
-      int c = 0;
-      for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -4376,14 +4418,18 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float32x4_t inv_v = vdupq_n_f32(inv);
-      int c = 0;
-      for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -4579,14 +4625,18 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float32x4_t inv_v = vdupq_n_f32(inv);
-      int c = 0;
-      for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -4971,14 +5021,18 @@ static void attn_h32_kv8_d128_causal_prefill__scalar(const attngen_kernel *kerne
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float inv_v = (inv);
-      int c = 0;
-      for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -5124,14 +5178,18 @@ static void attn_h32_kv8_d128_causal_padding_prefill__scalar(const attngen_kerne
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float inv_v = (inv);
-      int c = 0;
-      for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -5320,14 +5378,18 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float inv_v = (inv);
-      int c = 0;
-      for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -5517,14 +5579,18 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 4, h = hh * 4 + r % 4;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float inv_v = (inv);
-      int c = 0;
-      for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
-      for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }

@@ -38,8 +38,8 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_exp_avx512(__m512 x)
 {
   const __m512 lo = _mm512_set1_ps(-126.0f);
   const __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
-  const __mmask16 keep = _mm512_cmp_ps_mask(t, lo, _CMP_GE_OQ);
-  const __m512 tc = _mm512_max_ps(t, lo);
+  const __mmask16 keep = _mm512_cmp_ps_mask(t, lo, _CMP_NLT_UQ); /* NaN kept, as in the AVX2 word */
+  const __m512 tc = _mm512_max_ps(lo, t);
   const __m512 n = _mm512_roundscale_ps(tc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 r = _mm512_sub_ps(tc, n);
   __m512 p = _mm512_set1_ps(1.3264666777e-3f);
@@ -748,14 +748,18 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv8_d64_causal_prefill__avx512(const a
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m512 inv_v = _mm512_set1_ps(inv);
-      int c = 0;
-      for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 64; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -931,14 +935,18 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv8_d64_causal_decode__avx512(const at
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m512 inv_v = _mm512_set1_ps(inv);
-      int c = 0;
-      for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 64; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 64; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -979,8 +987,10 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 {
   const __m256 lo = _mm256_set1_ps(-126.0f);
   const __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f));
-  const __m256 keep = _mm256_cmp_ps(t, lo, _CMP_GE_OQ);
-  const __m256 tc = _mm256_max_ps(t, lo);
+  /* keep t >= lo, and NaN (unordered), which max(lo, t) passes on, so a NaN score gives a NaN weight as in the
+   * float64 reference instead of dropping its key; no other input changes */
+  const __m256 keep = _mm256_cmp_ps(t, lo, _CMP_NLT_UQ);
+  const __m256 tc = _mm256_max_ps(lo, t);
   const __m256 n = _mm256_round_ps(tc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 r = _mm256_sub_ps(tc, n);
   __m256 p = _mm256_set1_ps(1.3264666777e-3f);
@@ -1562,14 +1572,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_prefill__avx2(const attng
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m256 inv_v = _mm256_set1_ps(inv);
-      int c = 0;
-      for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 64; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -1745,14 +1759,18 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_causal_decode__avx2(const attnge
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const __m256 inv_v = _mm256_set1_ps(inv);
-      int c = 0;
-      for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
-      for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 64; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 64; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -1773,7 +1791,7 @@ ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
 {
   const float32x4_t lo = vdupq_n_f32(-126.0f);
   const float32x4_t t = vmulq_f32(x, vdupq_n_f32(1.44269504088896341f));
-  const uint32x4_t keep = vcgeq_f32(t, lo);
+  const uint32x4_t keep = vmvnq_u32(vcltq_f32(t, lo)); /* NaN kept (vmaxq passes it on), as in the AVX2 word */
   const float32x4_t tc = vmaxq_f32(t, lo);
   const float32x4_t n = vrndnq_f32(tc);
   const float32x4_t r = vsubq_f32(tc, n);
@@ -2587,14 +2605,18 @@ static void attn_h8_kv8_d64_causal_prefill__neon(const attngen_kernel *kernel, c
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float32x4_t inv_v = vdupq_n_f32(inv);
-      int c = 0;
-      for (; c + 4 <= 64; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
-      for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 64; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 64; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -2764,14 +2786,18 @@ static void attn_h8_kv8_d64_causal_decode__neon(const attngen_kernel *kernel, co
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float32x4_t inv_v = vdupq_n_f32(inv);
-      int c = 0;
-      for (; c + 4 <= 64; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
-      for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 64; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 64; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -3118,14 +3144,18 @@ static void attn_h8_kv8_d64_causal_prefill__scalar(const attngen_kernel *kernel,
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float inv_v = (inv);
-      int c = 0;
-      for (; c + 1 <= 64; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
-      for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 64; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 64; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }
@@ -3295,14 +3325,18 @@ static void attn_h8_kv8_d64_causal_decode__scalar(const attngen_kernel *kernel, 
     for (int r = 0; r < rows; ++r) {
       const int i = q0 + r / 1, h = hh * 1 + r % 1;
       float *restrict out = it->o + i * it->o_seq + h * it->o_head;
-      const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-      const float inv_v = (inv);
-      int c = 0;
-      for (; c + 1 <= 64; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
-      for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
-      if (it->lse) it->lse[h * it->lse_head + i] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 64; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 64; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 64; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
       if (it->max_sum) {
-        it->max_sum[2 * (h * it->lse_head + i)] = l[r] > 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
         it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
       }
     }

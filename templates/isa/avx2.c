@@ -28,8 +28,10 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_exp_avx2(__m256 x)
 {
   const __m256 lo = _mm256_set1_ps(-126.0f);
   const __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f));
-  const __m256 keep = _mm256_cmp_ps(t, lo, _CMP_GE_OQ);
-  const __m256 tc = _mm256_max_ps(t, lo);
+  /* keep t >= lo, and NaN (unordered), which max(lo, t) passes on, so a NaN score gives a NaN weight as in the
+   * float64 reference instead of dropping its key; no other input changes */
+  const __m256 keep = _mm256_cmp_ps(t, lo, _CMP_NLT_UQ);
+  const __m256 tc = _mm256_max_ps(lo, t);
   const __m256 n = _mm256_round_ps(tc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 r = _mm256_sub_ps(tc, n);
   __m256 p = _mm256_set1_ps(1.3264666777e-3f);

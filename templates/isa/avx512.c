@@ -24,8 +24,8 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_exp_avx512(__m512 x)
 {
   const __m512 lo = _mm512_set1_ps(-126.0f);
   const __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
-  const __mmask16 keep = _mm512_cmp_ps_mask(t, lo, _CMP_GE_OQ);
-  const __m512 tc = _mm512_max_ps(t, lo);
+  const __mmask16 keep = _mm512_cmp_ps_mask(t, lo, _CMP_NLT_UQ); /* NaN kept, as in the AVX2 word */
+  const __m512 tc = _mm512_max_ps(lo, t);
   const __m512 n = _mm512_roundscale_ps(tc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m512 r = _mm512_sub_ps(tc, n);
   __m512 p = _mm512_set1_ps(1.3264666777e-3f);

@@ -8,7 +8,7 @@ ATTNGEN_HELPER float32x4_t attngen_exp_neon(float32x4_t x)
 {
   const float32x4_t lo = vdupq_n_f32(-126.0f);
   const float32x4_t t = vmulq_f32(x, vdupq_n_f32(1.44269504088896341f));
-  const uint32x4_t keep = vcgeq_f32(t, lo);
+  const uint32x4_t keep = vmvnq_u32(vcltq_f32(t, lo)); /* NaN kept (vmaxq passes it on), as in the AVX2 word */
   const float32x4_t tc = vmaxq_f32(t, lo);
   const float32x4_t n = vrndnq_f32(tc);
   const float32x4_t r = vsubq_f32(tc, n);
