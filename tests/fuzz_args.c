@@ -814,7 +814,9 @@ static const char *mutate(rng *r, const kpick *kp, attngen_args *a, attngen_kern
       k->shape.head_dim += 1;
       snprintf(what, sizeof what, "specialized kernel bound to head_dim %d", k->shape.head_dim);
     } else {
-      k->shape.phase = (attngen_phase)(1 - (int)k->shape.phase);
+      /* an earlier mutation may have left an invalid phase (INT_MIN: 1 - it overflowed, seed 66): it stays */
+      if (k->shape.phase == ATTNGEN_PHASE_PREFILL) k->shape.phase = ATTNGEN_PHASE_DECODE;
+      else if (k->shape.phase == ATTNGEN_PHASE_DECODE) k->shape.phase = ATTNGEN_PHASE_PREFILL;
       snprintf(what, sizeof what, "generic kernel bound to the other phase");
     }
     break;

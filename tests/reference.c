@@ -3,6 +3,7 @@
 #include "reference.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #ifndef M_PI
@@ -12,7 +13,9 @@
 attngen_strides ref_strides(attngen_strides s, int rows, int nheads, int head_dim) {
   if (s.head == 0) s.head = head_dim;
   if (s.seq == 0) s.seq = (ptrdiff_t)nheads * head_dim;
-  if (s.batch == 0) s.batch = (ptrdiff_t)rows * s.seq;
+  /* saturated: a call with one sequence never uses its batch stride, and the runtime accepts any seq stride whose
+   * rows it reads (make test-fuzz, seed 22: seq stride 2^61 with 5 rows, kv_len 1) */
+  if (s.batch == 0) s.batch = rows > 0 && s.seq > PTRDIFF_MAX / rows ? PTRDIFF_MAX : (ptrdiff_t)rows * s.seq;
   return s;
 }
 
