@@ -329,18 +329,17 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
   if (it->q1 + offset < kend) kend = it->q1 + offset;
 @ end
 
+@ local tile = I(NK) -- keys per tile: the plan's, or (decode) chosen by the layout below
 @ if decode then
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * $(I(plan.keys_contig)) keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
    * tiles of $(I(NK)), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == $(D) && vs == $(D);
   const int nk = contig ? $(I(plan.keys_contig)) : $(I(NK));
-  for (int kt = it->k0; kt < kend; kt += nk) {
-    const int n = kend - kt < nk ? kend - kt : nk;
-@ else
-  for (int kt = it->k0; kt < kend; kt += $(I(NK))) {
-    const int n = kend - kt < $(I(NK)) ? kend - kt : $(I(NK));
+@   tile = "nk"
 @ end
+  for (int kt = it->k0; kt < kend; kt += $(tile)) {
+    const int n = kend - kt < $(tile) ? kend - kt : $(tile);
 @ if causal == nil then
     const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
 @ elseif causal then
@@ -359,10 +358,11 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * block, each block's token rows head after head. */
 @   local s_at = columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0"
 @   local qk_args = "(qt + r0 * dp, krow, " .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");"
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
-        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb_contig))) {
           const float *krow[$(I(plan.kb_contig))];
           for (int j = 0; j < $(I(plan.kb_contig)); ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -370,7 +370,6 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
         }
       }
     } else {
-      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
         ptrdiff_t koff[$(I(plan.kb))]; /* the block's rows from a head's base (a short block repeats its last key) */
         for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;

@@ -95,18 +95,19 @@ $(indent)  $(table.concat(sums, " ")) }
 $(indent)ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
 @   end
 @ end
-@ if mk.rowwise and mk.D and mk.unroll then
-@   for j = 0, KB - 1 do key_row(j, "    ") end
-@ elseif mk.rowwise then
-@   for j = 0, KB - 1 do
-@     local fm = {}
-@     for rr = 0, LIVE - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), isa.load("q" .. I(rr) .. " + c"), "kv")) end
-    for (int c = 0; c + $(I(W)) <= $(DV); c += $(I(W))) { const $(V) kv = $(isa.load("k" .. I(j) .. " + c")); $(table.concat(fm, " ")) }
-@   end
+@ -- the loop form's last head_dim elements (past the last full vector), from c = `from` (empty: c as the loop left it)
+@ local function loop_tail(from)
+    for ($(from); c < $(DV); ++c) { /* head_dim past the last full vector */
+@   for rr = 0, LIVE - 1 do for j = 0, KB - 1 do
+      s[$(sidx(rr, j))] += q$(I(rr))[c] * k$(I(j))[c];
+@   end end
+    }
 @ end
 @ if mk.D and mk.unroll then
 @   local full = math.floor(mk.D / W) * W
-@   if not mk.rowwise then
+@   if mk.rowwise then
+@     for j = 0, KB - 1 do key_row(j, "    ") end
+@   else
 @     for c = 0, full - 1, W do
 @       step(c, "    ")
 @     end
@@ -122,22 +123,19 @@ $(indent)ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep i
 @     end
 @   end
 @ elseif mk.rowwise then
+@   for j = 0, KB - 1 do
+@     local fm = {}
+@     for rr = 0, LIVE - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), isa.load("q" .. I(rr) .. " + c"), "kv")) end
+    for (int c = 0; c + $(I(W)) <= $(DV); c += $(I(W))) { const $(V) kv = $(isa.load("k" .. I(j) .. " + c")); $(table.concat(fm, " ")) }
+@   end
 @   store_all()
-    for (int c = $(DV) / $(I(W)) * $(I(W)); c < $(DV); ++c) { /* head_dim past the last full vector */
-@   for rr = 0, LIVE - 1 do for j = 0, KB - 1 do
-      s[$(sidx(rr, j))] += q$(I(rr))[c] * k$(I(j))[c];
-@   end end
-    }
+@   loop_tail("int c = " .. DV .. " / " .. I(W) .. " * " .. I(W))
 @ else
     int c = 0;
     for (; c + $(I(W)) <= $(DV); c += $(I(W)))
 @   step("c", "      ")
 @   store_all()
-    for (; c < $(DV); ++c) { /* head_dim past the last full vector */
-@   for rr = 0, LIVE - 1 do for j = 0, KB - 1 do
-      s[$(sidx(rr, j))] += q$(I(rr))[c] * k$(I(j))[c];
-@   end end
-    }
+@   loop_tail("")
 @ end
   }
 }

@@ -921,10 +921,11 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_decode__avx512(const 
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
      * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
-        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 1) {
           const float *krow[1];
           for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -934,7 +935,6 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv32_d96_causal_decode__avx512(const 
         }
       }
     } else {
-      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
         for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -1839,10 +1839,11 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
      * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
-        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 1) {
           const float *krow[1];
           for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -1852,7 +1853,6 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv32_d96_causal_decode__avx2(const attn
         }
       }
     } else {
-      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
         for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -3114,10 +3114,11 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
      * Contiguous rows: head after head, each head's blocks of 12 in order. Else: blocks of 12, block after
      * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
-        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 12) {
           const float *krow[12];
           for (int j = 0; j < 12; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -3127,7 +3128,6 @@ static void attn_h32_kv32_d96_causal_decode__neon(const attngen_kernel *kernel, 
         }
       }
     } else {
-      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 12) {
         ptrdiff_t koff[12]; /* the block's rows from a head's base (a short block repeats its last key) */
         for (int j = 0; j < 12; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -3677,10 +3677,11 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
      * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
      * block, each block's token rows head after head. */
+    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
-        const float *kh = a->k + b * a->k_stride.batch + (it->kvh0 + hh) * a->k_stride.head + (ptrdiff_t)kt * ks;
+        const float *kh = kbase + hh * a->k_stride.head;
         for (int j0 = 0; j0 < n; j0 += 8) {
           const float *krow[8];
           for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
@@ -3690,7 +3691,6 @@ static void attn_h32_kv32_d96_causal_decode__scalar(const attngen_kernel *kernel
         }
       }
     } else {
-      const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
         for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
