@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h> /* madvise: attngen_alloc's huge-page mark */
+#endif
 
 #if defined(ATTNGEN_NO_THREADS) || defined(_WIN32)
 #define ATTNGEN_HAVE_PTHREADS 0
@@ -665,6 +668,49 @@ static void *aligned64(size_t bytes, void **raw)
 {
   *raw = malloc(bytes + 64);
   return *raw ? align64(*raw) : NULL;
+}
+
+/* attngen_alloc: the block from malloc holds the aligned region and, in the word before it, the block's address for
+ * attngen_free. Huge-page requests are rounded up to whole 2 MiB pages inside the block, so the mark never covers
+ * bytes that malloc's bookkeeping uses. */
+#define HUGE_PAGE ((size_t)2 << 20)
+void *attngen_alloc(size_t bytes)
+{
+  const char *env = getenv("ATTNGEN_HUGEPAGES");
+  const int huge = bytes >= HUGE_PAGE && !(env && strcmp(env, "0") == 0);
+  const size_t align = huge ? HUGE_PAGE : 64;
+  size_t len = bytes, total;
+  unsigned char *raw, *p;
+  if (bytes == 0) {
+    fail(ATTNGEN_ERR_SIZE, "attngen_alloc: bytes is 0");
+    return NULL;
+  }
+  if (huge && add_size(len, HUGE_PAGE - 1, &len)) len = 0;
+  if (huge) len = len / HUGE_PAGE * HUGE_PAGE;
+  if (len == 0 || add_size(len, align + sizeof(void *), &total) || total > (size_t)PTRDIFF_MAX) {
+    fail(ATTNGEN_ERR_SIZE, "attngen_alloc: %zu bytes do not fit in the address space", bytes);
+    return NULL;
+  }
+  raw = (unsigned char *)malloc(total);
+  if (!raw) {
+    fail(ATTNGEN_ERR_NOMEM, "attngen_alloc: out of memory (%zu bytes)", bytes);
+    return NULL;
+  }
+  p = raw + sizeof(void *);
+  p += (align - (size_t)p % align) % align;
+  memcpy(p - sizeof(void *), &raw, sizeof raw);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (huge) (void)madvise(p, len, MADV_HUGEPAGE); /* advice only: 4 KiB pages still work */
+#endif
+  return p;
+}
+
+void attngen_free(void *p)
+{
+  void *raw;
+  if (!p) return;
+  memcpy(&raw, (unsigned char *)p - sizeof(void *), sizeof raw);
+  free(raw);
 }
 
 /* Scratch buffers are kept for the next plan (up to SCRATCH_CACHE of them, the largest): a decode step at kv_len

@@ -944,6 +944,102 @@ static int run_errors(const test_case *c, case_result *r) {
 }
 
 /* ------------------------------------------------------------------------------------------------ */
+/* CK_ALLOC: attngen_alloc gives 64-byte alignment, 2 MiB from 2 MiB up (huge pages; ATTNGEN_HUGEPAGES=0: 64 bytes
+ * and no mark), every byte asked for, NULL with a message for 0 or an impossible size. Then the case's decode
+ * kernel reads K/V from such memory (an MHA cache of 4 MiB each, head-major: the layout huge pages help most) and
+ * must give the same bits as on malloc'd copies. */
+
+static int alloc_check(case_result *r, size_t bytes, size_t align, const char *what) {
+  unsigned char *p = (unsigned char *)attngen_alloc(bytes);
+  if (!p) return case_failf(r, "attngen_alloc(%zu) %s: NULL (%s)", bytes, what, attngen_last_error());
+  if ((uintptr_t)p % align != 0) {
+    attngen_free(p);
+    return case_failf(r, "attngen_alloc(%zu) %s: %p is not %zu-byte aligned", bytes, what, (void *)p, align);
+  }
+  memset(p, 0xA5, bytes); /* every byte is ours (ASan/valgrind would see an overrun) */
+  if (p[0] != 0xA5 || p[bytes - 1] != 0xA5) {
+    attngen_free(p);
+    return case_failf(r, "attngen_alloc(%zu) %s: the memory does not hold what was written", bytes, what);
+  }
+  attngen_free(p);
+  return 0;
+}
+
+static int run_alloc(const test_case *c, case_result *r) {
+  const size_t mib2 = (size_t)2 << 20;
+  const char *old = getenv("ATTNGEN_HUGEPAGES");
+  char saved[32] = "";
+  int fail = 0;
+  if (old) snprintf(saved, sizeof saved, "%s", old);
+  attngen_free(NULL);
+  if (attngen_alloc(0) || !strstr(attngen_last_error(), "bytes is 0"))
+    return case_failf(r, "attngen_alloc(0): want NULL and a message, got '%s'", attngen_last_error());
+  if (attngen_alloc(SIZE_MAX - 100) || !strstr(attngen_last_error(), "attngen_alloc"))
+    return case_failf(r, "attngen_alloc(SIZE_MAX - 100): want NULL and a message, got '%s'", attngen_last_error());
+  unsetenv("ATTNGEN_HUGEPAGES");
+  if ((fail = alloc_check(r, 1, 64, "")) || (fail = alloc_check(r, 1000, 64, "")) ||
+      (fail = alloc_check(r, mib2 - 1, 64, "(below 2 MiB)")) || (fail = alloc_check(r, mib2, mib2, "(2 MiB)")) ||
+      (fail = alloc_check(r, 5 * mib2 + 3, mib2, "(10 MiB + 3)")))
+    goto out;
+  setenv("ATTNGEN_HUGEPAGES", "0", 1);
+  if ((fail = alloc_check(r, 5 * mib2 + 3, 64, "with ATTNGEN_HUGEPAGES=0"))) goto out;
+  unsetenv("ATTNGEN_HUGEPAGES");
+
+  { /* the case's decode kernel on attngen_alloc'd head-major K/V == on malloc'd copies, bit for bit */
+    const attngen_shape *sh = &c->shape;
+    const int kvl = (int)(mib2 * 2 / sizeof(float) / ((size_t)sh->kv_heads * (size_t)sh->head_dim));
+    const size_t nkv = (size_t)kvl * (size_t)sh->kv_heads * (size_t)sh->head_dim, nq = (size_t)sh->heads * sh->head_dim;
+    attngen_kernel k;
+    int st = c->table ? attngen_select_specialized(c->table, sh, c->isa, &k) : attngen_select_generic(sh, c->isa, &k);
+    if (st != ATTNGEN_OK) {
+      fail = case_failf(r, "select %s: %s (%s)", attngen_isa_name(c->isa), attngen_status_name(st), attngen_last_error());
+      goto out;
+    }
+    float *ka = (float *)attngen_alloc(nkv * sizeof(float)), *va = (float *)attngen_alloc(nkv * sizeof(float));
+    float *km = (float *)malloc(nkv * sizeof(float)), *vm = (float *)malloc(nkv * sizeof(float));
+    float *q = (float *)malloc(nq * sizeof(float)), *o1 = (float *)calloc(nq, sizeof(float)),
+          *o2 = (float *)calloc(nq, sizeof(float));
+    if (!ka || !va || !km || !vm || !q || !o1 || !o2) {
+      fail = case_failf(r, "out of memory");
+    } else {
+      uint32_t s = c->seed | 1u;
+      for (size_t i = 0; i < nkv; i++) {
+        s = s * 1664525u + 1013904223u;
+        km[i] = ka[i] = (float)(s >> 8) * 0x1p-23f - 1.0f;
+        s = s * 1664525u + 1013904223u;
+        vm[i] = va[i] = (float)(s >> 8) * 0x1p-23f - 1.0f;
+      }
+      for (size_t i = 0; i < nq; i++) q[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+      attngen_args a;
+      memset(&a, 0, sizeof a);
+      a.batch = 1, a.q_len = 1, a.kv_len = kvl, a.q = q, a.k = ka, a.v = va, a.o = o1;
+      a.k_stride.seq = a.v_stride.seq = sh->head_dim; /* head-major */
+      a.k_stride.head = a.v_stride.head = (ptrdiff_t)kvl * sh->head_dim;
+      a.k_stride.batch = a.v_stride.batch = (ptrdiff_t)nkv;
+      if ((st = attngen_run(&k, &a)) == ATTNGEN_OK) {
+        a.k = km, a.v = vm, a.o = o2;
+        st = attngen_run(&k, &a);
+      }
+      if (st != ATTNGEN_OK)
+        fail = case_failf(r, "%s: %s (%s)", k.info->name, attngen_status_name(st), attngen_last_error());
+      else if (memcmp(o1, o2, nq * sizeof(float)) != 0)
+        fail = case_failf(r, "%s: output on attngen_alloc'd K/V differs from the same K/V in malloc'd memory",
+                          k.info->name);
+      else
+        for (size_t i = 0; i < nq && !fail; i++)
+          if (!(o1[i] == o1[i]) || o1[i] < -1.0f || o1[i] > 1.0f) /* a convex mix of V rows in [-1, 1] */
+            fail = case_failf(r, "%s: output %zu is %g, outside V's range", k.info->name, i, (double)o1[i]);
+    }
+    attngen_free(ka), attngen_free(va);
+    free(km), free(vm), free(q), free(o1), free(o2);
+  }
+out:
+  if (saved[0]) setenv("ATTNGEN_HUGEPAGES", saved, 1);
+  else unsetenv("ATTNGEN_HUGEPAGES");
+  return fail;
+}
+
+/* ------------------------------------------------------------------------------------------------ */
 /* CK_TABLE */
 
 static int isa_compiled(attngen_isa i) { /* what a generated .c file keeps on this architecture (from the spec) */
@@ -1012,6 +1108,7 @@ int case_run(const test_case *c, case_result *r) {
   case CK_TABLE: return run_table(c, r);
   case CK_STEP: return rope_run_step(c, r);
   case CK_APPEND: return rope_run_append(c, r);
+  case CK_ALLOC: return run_alloc(c, r);
   }
   return case_failf(r, "unknown case kind");
 }
@@ -1020,7 +1117,13 @@ int case_run(const test_case *c, case_result *r) {
 /* names */
 
 void case_name(const test_case *c, char *buf, size_t n) {
-  static const char *kinds[] = {"numeric", "threads", "errors", "table", "step", "append"};
+  static const char *kinds[] = {"numeric", "threads", "errors", "table", "step", "append", "alloc"};
+  if (c->kind == CK_ALLOC) {
+    snprintf(buf, n, "alloc attngen_alloc/attngen_free, then generic/h%d_kv%d_d%d_%s_%s__%s on its memory",
+             c->shape.heads, c->shape.kv_heads, c->shape.head_dim, attngen_mask_name(c->shape.mask),
+             attngen_phase_name(c->shape.phase), attngen_isa_name(c->isa));
+    return;
+  }
   if (c->kind == CK_TABLE) {
     snprintf(buf, n, "table %s (%d kernels)", c->model, c->table->count);
     return;
@@ -1388,6 +1491,13 @@ int cases_build(case_subset subset, test_case **out) {
         b.isa = (attngen_isa)i;
         add_errors(&v, b);
         if (i == (int)best) {
+          if (p == ATTNGEN_PHASE_DECODE) { /* attngen_alloc, and the generic MHA decode kernel on its memory */
+            test_case m = b;
+            m.kind = CK_ALLOC;
+            m.shape = (attngen_shape){8, 8, 128, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE};
+            m.seed = 77;
+            push(&v, m);
+          }
           add_threads(&v, b, subset);
           b.shape = (attngen_shape){4, 1, 80, p ? ATTNGEN_MASK_NONE : ATTNGEN_MASK_CAUSAL_PADDING, (attngen_phase)p};
           add_threads(&v, b, subset);

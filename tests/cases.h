@@ -23,7 +23,8 @@ typedef enum {
   CK_ERRORS,  /* argument errors: documented code, message, nothing written */
   CK_TABLE,   /* a generated table agrees with its header's X-macro kernel list */
   CK_STEP,    /* KV cache + RoPE: token-by-token / chunked steps with append == full causal prefill == float64 */
-  CK_APPEND   /* KV cache append: rotation precision (positions to 2^31 - 1), argument errors, capacity refusal */
+  CK_APPEND,  /* KV cache append: rotation precision (positions to 2^31 - 1), argument errors, capacity refusal */
+  CK_ALLOC    /* attngen_alloc / attngen_free: alignment, the whole size usable, errors; a decode kernel on such K/V */
 } case_kind;
 
 typedef enum {
