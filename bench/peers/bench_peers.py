@@ -22,7 +22,8 @@ Peers (families; a family may have several variants, the fastest is its column):
          reallocates the cache) and times the step that makes the cache kv_len rows long.
 All peers run fp32 (OpenVINO: INFERENCE_PRECISION_HINT f32 and an f32 KV cache, whose default is u8).
 
-Layout: attngen gets dense token-major tensors, Q/O [B,S,H,D], K/V [B,L,KV,D]. Each peer gets the layout its API
+Layout: attngen gets dense token-major tensors, Q/O [B,S,H,D], K/V [B,L,KV,D], and for decode also K/V head-major
+[B,KV,L,D] (through its strides; the attngen column is the faster of the two). Each peer gets the layout its API
 wants ([B,H,S,D] for torch and OpenVINO; ONNX's 3-D [B,S,H*D] is token-major already), copied once before any
 timing; outputs are converted back outside the timed region for the check.
 
@@ -164,22 +165,28 @@ class Runner:
 
 
 class AttngenRunner(Runner):
+    """attngen on the token-major K/V its KV-cache API writes, or (head_major) on a [B,KV,L,D] copy: the layout
+    ONNX Runtime's GroupQueryAttention and HF caches hold (decode cases). The attngen column is the faster of the
+    two, as each other library's column is its fastest variant; the table marks a head-major win."""
     family = "attngen"
 
-    def __init__(self, lib, case, q, k, v, threads):
+    def __init__(self, lib, case, q, k, v, threads, head_major=False):
         self.lib, self.case, self.threads = lib, case, threads
+        if head_major:
+            k, v = (np.ascontiguousarray(x.transpose(0, 2, 1, 3)) for x in (k, v))
         self.q, self.k, self.v = q, k, v
         self.o = np.zeros_like(q)
         c = case
         name = lib.peers_kernel_name(c.heads, c.kv_heads, c.head_dim, int(c.causal), int(c.decode))
         if not name:
             raise RuntimeError(lib.peers_last_error().decode())
-        self.variant = name.decode()
+        self.variant = name.decode() + (" (head-major K/V)" if head_major else "")
+        self.fn = lib.peers_attn_head_major if head_major else lib.peers_attn
         self.args = (c.heads, c.kv_heads, c.head_dim, int(c.causal), int(c.decode), c.batch, c.q_len, c.kv_len,
                      q.ctypes.data, k.ctypes.data, v.ctypes.data, self.o.ctypes.data, threads)
 
     def call(self):
-        if self.lib.peers_attn(*self.args) != 0:
+        if self.fn(*self.args) != 0:
             raise RuntimeError(self.lib.peers_last_error().decode())
 
     def output(self):
@@ -191,6 +198,8 @@ def load_attngen(path):
     I, P = ctypes.c_int, ctypes.c_void_p
     lib.peers_attn.argtypes = [I] * 8 + [P] * 4 + [I]
     lib.peers_attn.restype = I
+    lib.peers_attn_head_major.argtypes = [I] * 8 + [P] * 4 + [I]
+    lib.peers_attn_head_major.restype = I
     lib.peers_kernel_name.argtypes = [I] * 5
     lib.peers_kernel_name.restype = ctypes.c_char_p
     lib.peers_last_error.argtypes = []
@@ -573,6 +582,13 @@ def run_case(lib, case, threads, data, cfg, rng, log):
         r.family, r.variant, r.error = "attngen", "-", str(e)
         return [r]
     results.append(Result(att))
+    if case.decode:
+        try:
+            results.append(Result(AttngenRunner(lib, case, q, k, v, threads, head_major=True)))
+        except Exception as e:
+            r = Result(Runner())
+            r.family, r.variant, r.error = "attngen", "head-major", str(e)
+            results.append(r)
     for fam in FAMILIES:
         try:
             for r in peer_runners(fam, case, q, k, v, threads):
@@ -592,7 +608,7 @@ def run_case(lib, case, threads, data, cfg, rng, log):
             res.r.prepare()
             res.r.call()
             out = res.r.output()
-            if res.family == "attngen":
+            if res.family == "attngen" and ref is None:  # the token-major run: the reference of every other
                 ref = res.out = out.copy()
                 res.relerr = 0.0
             else:
@@ -603,7 +619,7 @@ def run_case(lib, case, threads, data, cfg, rng, log):
             res.quiet = quiesce(cfg)
         except Exception as e:
             res.error = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-            if res.family == "attngen":
+            if res is results[0]:  # attngen's token-major run, every other's reference
                 log(traceback.format_exc())
                 return results
     live = [r for r in live if not r.error]
@@ -791,7 +807,9 @@ def main():
             else:
                 rate = "attngen failed"
                 status = 1
-            out(f"{case.label:<36} {threads:>3} {fmt_ms(att.median if att else None):>9} "
+            att_cell = fmt_ms(att.median if att else None) + ("h" if att and att.variant.endswith("(head-major K/V)")
+                                                              else "")
+            out(f"{case.label:<36} {threads:>3} {att_cell:>9} "
                 + " ".join(f"{c:>9}" for c in cells) + f" {speed:>15}  {who:<20} {rate:>14}")
             ratio_rows[threads].append((case.short, [ratios.get(f) for f in FAMILIES]))
 
@@ -839,6 +857,9 @@ def main():
     out(f"disagrees with attngen's (> {TOL:g}), 'fail' = the peer could not run the case, '-' = not applicable.")
     out("ort = best of the ONNX Runtime operators that apply; ov = OpenVINO stateless SDPA; ov-kv = OpenVINO's")
     out("stateful KV-cache SDPA (decode). attngen rate: GFLOP/s (useful flops) for prefill, K+V GB/s for decode.")
+    out("attngen = the faster of its token-major run and (decode) its run on a head-major [B,KV,L,D] copy of K/V, the")
+    out("layout ONNX Runtime's GQA cache holds; 'h' after its time: the head-major run was the faster. Every array is")
+    out("numpy's, which numpy places on transparent huge pages where the OS allows (the bench's other libraries too).")
     out("Variants of a peer that lost by > 1.5x in warm-up are listed in results.csv, not timed.")
     kernels = sorted({(r["case"], r["variant"]) for r in csv_rows if r["family"] == "attngen"},
                      key=lambda x: [c.label for c in cases].index(x[0]))
