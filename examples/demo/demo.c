@@ -130,7 +130,12 @@ static int demo(const attngen_table *table, attngen_mask mask, attngen_phase pha
   nq = (size_t)q_len * s.heads * s.head_dim;
   nkv = (size_t)kv_len * s.kv_heads * s.head_dim;
   q = (float *)malloc(nq * sizeof *q); o = (float *)malloc(nq * sizeof *o);
-  k = (float *)malloc(nkv * sizeof *k); v = (float *)malloc(nkv * sizeof *v);
+  /* K and V as a KV cache would be allocated: attngen_alloc (huge pages from 2 MiB up, see attngen.h) */
+  k = (float *)attngen_alloc(nkv * sizeof *k); v = (float *)attngen_alloc(nkv * sizeof *v);
+  if (!q || !o || !k || !v) {
+    printf("  out of memory: %s\n", attngen_last_error());
+    return 1;
+  }
   for (i = 0; i < nq; ++i) q[i] = uniform();
   for (i = 0; i < nkv; ++i) { k[i] = uniform(); v[i] = uniform(); }
   memset(&a, 0, sizeof a);
@@ -150,7 +155,7 @@ static int demo(const attngen_table *table, attngen_mask mask, attngen_phase pha
   printf("  %-44s q_len %5d kv_len %5d  max|err| %.2e (tol %.0e)  %7.3f ms  %6.1f GFLOP/s  %.2fx the generic kernel (%s), medians\n",
          spec.info->name, q_len, kv_len, err, 1e-5 * (ref > 1 ? ref : 1), 1e3 * t_spec, flops / t_spec * 1e-9,
          t_gen / t_spec, gen.info->name);
-  free(q); free(k); free(v); free(o);
+  free(q); attngen_free(k); attngen_free(v); free(o);
   return err <= 1e-5 * (ref > 1 ? ref : 1) ? 0 : 1;
 }
 
