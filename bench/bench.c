@@ -370,6 +370,27 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
 static const char *kernel_name(const attngen_kernel *k) { return k->info && k->info->name ? k->info->name : "?"; }
 static int kernel_is_generic(const attngen_kernel *k) { return k->info && k->info->heads == 0; }
 
+
+/* A row for a variant timed in the same rounds as the selected 1-thread kernel (t1, samples s1, output o1): its
+ * time, its output's difference from o1, and the median per-round ratio of its time to t1's, which also goes into
+ * *log_sum / *n (a geometric mean in the summary) and into the row's note as before, the ratio, after. */
+static void emit_versus(bench_state *st, const bcase *c, const char *label, const char *variant, const char *kname,
+                        int specialized, const char *isa, const timing *t, const timing *t1, const double *s,
+                        const double *s1, const float *out, const float *o1, size_t nq, double *log_sum, int *n,
+                        const char *before, const char *after) {
+  double gain = -1, err = -1;
+  char note[160] = "";
+  if (t1->status == ATTNGEN_OK && t->status == ATTNGEN_OK) {
+    err = max_abs_diff(out, o1, nq);
+    gain = paired_ratio(s, s1, t1->samples);
+    *log_sum += log(gain);
+    ++*n;
+    snprintf(note, sizeof note, "%s%.2fx%s", before, gain, after);
+  }
+  emit(st, c, label, variant, kname, specialized, isa, 1, t, -1, -1, err, "select", note);
+  if (note[0]) printf("%-38s   %s\n", "", note);
+}
+
 static void run_case(bench_state *st, const bcase *c0) {
   /* The case's own model table if it has a specialized kernel on the best ISA for the shape, else another generated
    * table that has one (same heads/kv_heads/head_dim/mask/phase: the kernel is the same), else the case's
@@ -591,34 +612,16 @@ static void run_case(bench_state *st, const bcase *c0) {
   emit(st, c, label, variant, kernel_name(&ksel), !sel_generic, isa_sel, 2, &t2, -1, ratio_par, err_par, "1 thread",
        "attngen_run_parallel(2)");
   if (have_next) {
-    const timing tn1 = tt[inx];
-    double gain = -1, err_next = -1;
-    char nnote[96] = "";
-    if (t1.status == ATTNGEN_OK && tn1.status == ATTNGEN_OK) {
-      err_next = max_abs_diff(onx, o1, nq);
-      gain = paired_ratio(samples[inx], samples[i1], t1.samples);
-      st->log_isa_gain_sum += log(gain);
-      st->isa_gain_n++;
-      snprintf(nnote, sizeof nnote, "%s kernel %.2fx this one (median of per-round ratios)", isa_sel, gain);
-    }
-    emit(st, c, label, attngen_isa_name(isa2), kernel_name(&knext), 1, attngen_isa_name(isa2), 1, &tn1, -1, -1,
-         err_next, "select", nnote);
-    if (nnote[0]) printf("%-38s   %s\n", "", nnote);
+    char before[64];
+    snprintf(before, sizeof before, "%s kernel ", isa_sel);
+    emit_versus(st, c, label, attngen_isa_name(isa2), kernel_name(&knext), 1, attngen_isa_name(isa2), &tt[inx], &t1,
+                samples[inx], samples[i1], onx, o1, nq, &st->log_isa_gain_sum, &st->isa_gain_n, before,
+                " this one (median of per-round ratios)");
   }
-  if (i4k >= 0) {
-    const timing t4 = tt[i4k];
-    double gain = -1, err4 = -1;
-    char hnote[128] = "";
-    if (t1.status == ATTNGEN_OK && t4.status == ATTNGEN_OK) {
-      err4 = max_abs_diff(o4k, o1, nq);
-      gain = paired_ratio(samples[i4k], samples[i1], t1.samples);
-      st->log_huge_gain_sum += log(gain);
-      st->huge_gain_n++;
-      snprintf(hnote, sizeof hnote, "K/V from attngen_alloc (huge pages): %.2fx this kernel on the same K/V on 4 KiB pages", gain);
-    }
-    emit(st, c, label, "4k-pages", kernel_name(&ksel), !sel_generic, isa_sel, 1, &t4, -1, -1, err4, "select", hnote);
-    if (hnote[0]) printf("%-38s   %s\n", "", hnote);
-  }
+  if (i4k >= 0)
+    emit_versus(st, c, label, "4k-pages", kernel_name(&ksel), !sel_generic, isa_sel, &tt[i4k], &t1, samples[i4k],
+                samples[i1], o4k, o1, nq, &st->log_huge_gain_sum, &st->huge_gain_n,
+                "K/V from attngen_alloc (huge pages): ", " this kernel on the same K/V on 4 KiB pages");
   if (do_naive)
     emit(st, c, label, "naive", "naive C triple loop (bench/naive.c)", 0, "c", 1, &tn, -1, -1, strcmp(ref_name, "naive") == 0 ? err_ref : -1, "select", "");
   if (t2.peak_2t_over_1t > 0)

@@ -88,10 +88,12 @@ const char *peers_kernel_name(int heads, int kv_heads, int head_dim, int causal,
   return k ? k->info->name : NULL;
 }
 
-/* out = softmax(Q·Kᵀ/sqrt(head_dim) + mask)·V on nthreads threads. Returns 0 or a negative attngen status
- * (message in peers_last_error). causal is bottom-right aligned; decode takes 1 <= q_len <= 8. */
-int peers_attn(int heads, int kv_heads, int head_dim, int causal, int decode, int batch, int q_len, int kv_len,
-               const float *q, const float *k, const float *v, float *o, int nthreads)
+/* out = softmax(Q·Kᵀ/sqrt(head_dim) + mask)·V on nthreads threads, K/V token-major [batch][kv_len][kv_heads][head_dim]
+ * or (head_major) [batch][kv_heads][kv_len][head_dim], HF's and ONNX Runtime's BNSH cache, through the strides.
+ * Returns 0 or a negative attngen status (message in peers_last_error). causal is bottom-right aligned; decode takes
+ * 1 <= q_len <= 8. */
+static int attend(int heads, int kv_heads, int head_dim, int causal, int decode, int batch, int q_len, int kv_len,
+                  const float *q, const float *k, const float *v, float *o, int nthreads, int head_major)
 {
   const attngen_kernel *kern = kernel_for(heads, kv_heads, head_dim, causal, decode);
   attngen_args a = {0};
@@ -104,37 +106,28 @@ int peers_attn(int heads, int kv_heads, int head_dim, int causal, int decode, in
   a.k = k;
   a.v = v;
   a.o = o;
+  if (head_major) {
+    a.k_stride.seq = a.v_stride.seq = head_dim;
+    a.k_stride.head = a.v_stride.head = (ptrdiff_t)kv_len * head_dim;
+    a.k_stride.batch = a.v_stride.batch = (ptrdiff_t)kv_heads * kv_len * head_dim;
+  }
   st = attngen_run_parallel(kern, &a, nthreads);
   if (st != ATTNGEN_OK)
-    snprintf(peers_error, sizeof peers_error, "attngen_run_parallel: %s (%s)", attngen_last_error(),
-             attngen_status_name(st));
+    snprintf(peers_error, sizeof peers_error, "attngen_run_parallel%s: %s (%s)", head_major ? " (head-major K/V)" : "",
+             attngen_last_error(), attngen_status_name(st));
   return st;
 }
 
-/* The same on a head-major cache: k and v are [batch][kv_heads][kv_len][head_dim] (HF's and ONNX Runtime's BNSH
- * layout), passed through the strides. */
+int peers_attn(int heads, int kv_heads, int head_dim, int causal, int decode, int batch, int q_len, int kv_len,
+               const float *q, const float *k, const float *v, float *o, int nthreads)
+{
+  return attend(heads, kv_heads, head_dim, causal, decode, batch, q_len, kv_len, q, k, v, o, nthreads, 0);
+}
+
 int peers_attn_head_major(int heads, int kv_heads, int head_dim, int causal, int decode, int batch, int q_len,
                           int kv_len, const float *q, const float *k, const float *v, float *o, int nthreads)
 {
-  const attngen_kernel *kern = kernel_for(heads, kv_heads, head_dim, causal, decode);
-  attngen_args a = {0};
-  int st;
-  if (!kern) return ATTNGEN_ERR_UNSUPPORTED;
-  a.batch = batch;
-  a.q_len = q_len;
-  a.kv_len = kv_len;
-  a.q = q;
-  a.k = k;
-  a.v = v;
-  a.o = o;
-  a.k_stride.seq = a.v_stride.seq = head_dim;
-  a.k_stride.head = a.v_stride.head = (ptrdiff_t)kv_len * head_dim;
-  a.k_stride.batch = a.v_stride.batch = (ptrdiff_t)kv_heads * kv_len * head_dim;
-  st = attngen_run_parallel(kern, &a, nthreads);
-  if (st != ATTNGEN_OK)
-    snprintf(peers_error, sizeof peers_error, "attngen_run_parallel (head-major K/V): %s (%s)", attngen_last_error(),
-             attngen_status_name(st));
-  return st;
+  return attend(heads, kv_heads, head_dim, causal, decode, batch, q_len, kv_len, q, k, v, o, nthreads, 1);
 }
 
 /* The message of the last failing shim call ("" if none). */
