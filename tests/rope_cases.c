@@ -36,7 +36,8 @@
 
 
 const char *rope_step_name(int variant) {
-  static const char *names[STEP_COUNT_] = {"decode-1x300", "chunked-7", "decode-3-pos-2^20", "decode-1x40-after-1100"};
+  static const char *names[STEP_COUNT_] = {"decode-1x300", "chunked-7", "decode-3-pos-2^20", "decode-1x40-after-1100",
+                                            "decode-1x300-head-major-cache"};
   return variant >= 0 && variant < STEP_COUNT_ ? names[variant] : "?";
 }
 
@@ -73,12 +74,18 @@ static int kernel_for(const test_case *c, attngen_mask mask, attngen_phase phase
 
 typedef struct {
   int H, KVH, D, L[2], Lmax, cap;
+  int head_major;   /* the cache [b][KVH][cap][D] instead of [b][cap][KVH][D] (same size), through the strides */
   float *q, *k, *v; /* raw tokens, [b][Lmax][heads][D] */
   int32_t *pos;     /* [b][Lmax] */
-  float *kc, *vc;   /* the cache, [b][cap][KVH][D] */
+  float *kc, *vc;   /* the cache, [b][cap][KVH][D] or (head_major) [b][KVH][cap][D] */
   float *sq, *sk, *sv, *so, *sl; /* one step's rows, [nb][n][...], and its lse [nb][H][n] */
   int32_t *spos;
 } world;
+
+/* Offset of cache row t, kv head h of sequence b in floats. */
+static size_t cache_at(const world *w, int b, int t, int h) {
+  return w->head_major ? (((size_t)b * w->KVH + h) * w->cap + t) * w->D : (((size_t)b * w->cap + t) * w->KVH + h) * w->D;
+}
 
 static void world_free(world *w) {
   free(w->q), free(w->k), free(w->v), free(w->pos), free(w->kc), free(w->vc);
@@ -108,8 +115,13 @@ static int do_step(world *w, const attngen_kernel *k, int first, int nb, const i
   s.kv.pos = give_pos ? w->spos : NULL;
   s.kv.k_new = w->sk;
   s.kv.v_new = w->sv;
-  s.kv.k_cache = w->kc + (size_t)first * w->cap * krow; /* dense strides: batch = kv_capacity rows */
+  s.kv.k_cache = w->kc + (size_t)first * w->cap * krow; /* either layout: a sequence's cache spans cap * krow */
   s.kv.v_cache = w->vc + (size_t)first * w->cap * krow;
+  if (w->head_major) {
+    s.kv.k_cache_stride.seq = s.kv.v_cache_stride.seq = w->D;
+    s.kv.k_cache_stride.head = s.kv.v_cache_stride.head = (ptrdiff_t)w->cap * w->D;
+    s.kv.k_cache_stride.batch = s.kv.v_cache_stride.batch = (ptrdiff_t)w->cap * krow;
+  }
   s.q = w->sq;
   s.o = w->so;
   s.lse = w->sl;
@@ -150,6 +162,7 @@ int rope_run_step(const test_case *c, case_result *r) {
   world w;
   memset(&w, 0, sizeof w);
   w.H = c->shape.heads, w.KVH = c->shape.kv_heads, w.D = c->shape.head_dim;
+  w.head_major = c->variant == STEP_HEAD_MAJOR;
   const int T = c->variant == STEP_LONG ? 40 : STEP_T, P = c->variant == STEP_LONG ? 1100 : STEP_PROMPT;
   w.L[0] = T, w.L[1] = P + T, w.Lmax = w.L[1], w.cap = w.Lmax + 5;
   const size_t qrow = (size_t)w.H * w.D, krow = (size_t)w.KVH * w.D, nq = 2 * (size_t)w.Lmax * qrow;
@@ -190,7 +203,7 @@ int rope_run_step(const test_case *c, case_result *r) {
     const int t0[1] = {0};
     fail = do_step(&w, &kpre, 1, 1, t0, P, explicit_pos, o_dec, l_dec, r);
   }
-  const int chunk = c->variant == STEP_DECODE1 ? 1 : c->variant == STEP_CHUNKED ? 7 : 3;
+  const int chunk = c->variant == STEP_DECODE1 || c->variant == STEP_HEAD_MAJOR ? 1 : c->variant == STEP_CHUNKED ? 7 : 3;
   for (int t = 0; t < T && !fail; t += chunk) {
     const int n = T - t < chunk ? T - t : chunk, t0[2] = {t, P + t};
     fail = do_step(&w, c->variant == STEP_CHUNKED ? &kpre : &kdec, 0, 2, t0, n, explicit_pos, o_dec, l_dec, r);
@@ -235,8 +248,8 @@ int rope_run_step(const test_case *c, case_result *r) {
     if (rope) ref_rope_inv_freq(rope, inv);
     for (int t = 0; t < w.cap && !fail; t++)
       for (int h = 0; h < w.KVH && !fail; h++) {
-        const float *kc = w.kc + (((size_t)b * w.cap + t) * w.KVH + h) * w.D;
-        const float *vc = w.vc + (((size_t)b * w.cap + t) * w.KVH + h) * w.D;
+        const float *kc = w.kc + cache_at(&w, b, t, h);
+        const float *vc = w.vc + cache_at(&w, b, t, h);
         const float *kr = w.k + (((size_t)b * w.Lmax + t) * w.KVH + h) * w.D;
         const float *vr = w.v + (((size_t)b * w.Lmax + t) * w.KVH + h) * w.D;
         if (t >= L) {

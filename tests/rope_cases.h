@@ -16,6 +16,8 @@ enum {
   STEP_DECODE3,  /* decode steps of 3 tokens, explicit positions ending at 2^20 (the precision limit tested) */
   STEP_LONG,     /* sequence 1 prompt of 1100 tokens, then 40 decode steps: a long cache, so the decode kernel
                     splits the KV range (split-KV) and sequence 0's later splits lie wholly beyond its causal limit */
+  STEP_HEAD_MAJOR, /* as STEP_DECODE1 on a head-major cache, [b][kv_heads][capacity][head_dim] through the cache
+                      strides: the layout that MHA decode reads fastest (README, Layout), appended and read in place */
   STEP_COUNT_
 };
 const char *rope_step_name(int variant);
