@@ -274,8 +274,8 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
  * on Linux, marked for transparent huge pages (madvise MADV_HUGEPAGE: the kernel may still use 4 KiB pages, e.g.
  * with THP "never"; ATTNGEN_HUGEPAGES=0 turns the mark off). Why: decode reads K and V once per step, and the
  * hardware prefetchers stop at each page boundary. On the Zen 4 development machine (THP "madvise", so plain
- * malloc got 4 KiB pages) a decode step on a head-major MHA cache ran 1.27x faster on huge pages, other layouts
- * 1.00-1.10x (make bench prints the ratio per case). Any caller memory works with every call: this is optional.
+ * malloc got 4 KiB pages) the same decode kernels on the same K/V ran 1.02-1.18x faster on huge pages (geometric
+ * mean 1.09x; a head-major MHA cache 1.10-1.22x in two runs; make bench prints the ratio per case). Any caller memory works with every call: this is optional.
  * Returns NULL when bytes is 0 or memory runs out (message in attngen_last_error()). Free it with attngen_free,
  * not free(); attngen_free(NULL) does nothing. */
 void *attngen_alloc(size_t bytes);
