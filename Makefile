@@ -11,7 +11,7 @@ WARN     := -std=c99 -Wall -Wextra -Werror -pedantic
 # generic kernels), written by `attngen --runtime`
 GEN_RUNTIME := generated/runtime
 RUNTIME_SRC := runtime/attngen.c $(GEN_RUNTIME)/attngen_generic.c
-RUNTIME_HDR := runtime/attngen.h runtime/attngen_kernel.h $(GEN_RUNTIME)/attngen_spec.h
+RUNTIME_HDR := runtime/attngen.h runtime/attngen_kernel.h runtime/attngen_convert.h $(GEN_RUNTIME)/attngen_spec.h
 RUNTIME_INC := -Iruntime -I$(GEN_RUNTIME)
 GEN_SRC  := $(wildcard gen/*.lua gen/isa/*.lua templates/*.tpl templates/isa/*.c)
 CONFIGS  := $(wildcard configs/*.lua)

@@ -91,7 +91,8 @@ local function check_text(where, origin, raw, field)
   return v
 end
 
-local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas", "rope", "tuned" }
+local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas", "kv_dtype", "rope",
+                 "tuned" }
 
 -- A finite number (no nan, no inf).
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
@@ -287,6 +288,19 @@ function M.validate(raw, where, origin)
   c.masks = check_list(where, origin, raw, "masks", spec.names(spec.masks))
   c.phases = check_list(where, origin, raw, "phases", spec.names(spec.phases))
   c.isas = check_list(where, origin, raw, "isas", spec.names(spec.isas))
+  -- the cache's storage types (absent: fp32 only); a grouped int8 type needs head_dim in whole groups
+  if raw.kv_dtype == nil then
+    c.kv_dtypes = { "f32" }
+  else
+    c.kv_dtypes = check_list(where, origin, raw, "kv_dtype", spec.names(spec.kv_dtypes))
+    for _, t in ipairs(c.kv_dtypes) do
+      local g = spec.kv_dtype[t].group
+      if type(g) == "number" and c.head_dim % g ~= 0 then
+        local w, f = blame(where, origin, "kv_dtype")
+        fail(w, f, "%s needs head_dim (%d) to be a multiple of %d", t, c.head_dim, g)
+      end
+    end
+  end
   c.rope = check_rope(where, raw, c.head_dim)
   c.tuned = check_tuned(where, raw, c.head_dim, math.floor(c.heads / c.kv_heads))
   -- per-kernel options: validated by the spec's own rule, absent = the option's default

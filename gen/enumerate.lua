@@ -12,26 +12,45 @@ function M.model(c)
   for _, isa in ipairs(c.isas) do
     for _, phase in ipairs(c.phases) do
       for _, mask in ipairs(c.masks) do
-        local k = { isa = isa, phase = phase, mask = mask, heads = c.heads, kv_heads = c.kv_heads,
-                    D = c.head_dim, G = math.floor(c.heads / c.kv_heads),
-                    features = spec.features_of(mask), options = c.options, rope = c.rope, kv_dtype = "f32",
-                    tuned = c.tuned and c.tuned[isa] and c.tuned[isa][phase] } -- the config's plan knobs, if any
-        k.name = spec.kernel_name(k)
-        kernels[#kernels + 1] = k
+        for _, dtype in ipairs(c.kv_dtypes) do
+          local k = { isa = isa, phase = phase, mask = mask, heads = c.heads, kv_heads = c.kv_heads,
+                      D = c.head_dim, G = math.floor(c.heads / c.kv_heads),
+                      features = spec.features_of(mask), options = c.options, rope = c.rope, kv_dtype = dtype,
+                      tuned = c.tuned and c.tuned[isa] and c.tuned[isa][phase] } -- the config's plan knobs, if any
+          k.name = spec.kernel_name(k)
+          M.reads_as(k)
+          kernels[#kernels + 1] = k
+        end
       end
     end
   end
   return kernels
 end
 
--- One generic kernel per (ISA, phase) of the spec: head_dim, group, mask features and options at run time.
+-- A prefill kernel reads K/V from the runtime's repack, which converts any storage type to fp32 once per call
+-- (every query tile then reads the rows many times): its code is the fp32 kernel's, listed under its own name.
+-- k.code names the function that runs (the fp32 kernel's name for prefill), k.code_dtype the type it reads.
+function M.reads_as(k)
+  if k.phase == "prefill" and k.kv_dtype ~= "f32" then
+    local f32 = setmetatable({ kv_dtype = "f32" }, { __index = k })
+    k.code, k.code_dtype = spec.kernel_name(f32), "f32"
+  else
+    k.code, k.code_dtype = k.name, k.kv_dtype
+  end
+end
+
+-- One generic kernel per (ISA, phase, storage type) of the spec: head_dim, group, mask features and options at run
+-- time. Prefill kernels of every type share the fp32 code (M.reads_as).
 function M.generic()
   local kernels = {}
   for _, isa in ipairs(spec.isas) do
     for _, phase in ipairs(spec.phases) do
-      local k = { isa = isa.name, phase = phase.name, mask = "none", heads = 0, kv_heads = 0, kv_dtype = "f32" }
-      k.name = spec.kernel_name(k)
-      kernels[#kernels + 1] = k
+      for _, dtype in ipairs(spec.kv_dtypes) do
+        local k = { isa = isa.name, phase = phase.name, mask = "none", heads = 0, kv_heads = 0, kv_dtype = dtype.name }
+        k.name = spec.kernel_name(k)
+        M.reads_as(k)
+        kernels[#kernels + 1] = k
+      end
     end
   end
   return kernels

@@ -96,14 +96,15 @@ function plan.decode_choice(isa, G)
   return blk.generic
 end
 
-function plan.blocking(isa, phase, D, G, tuned, kvh)
+function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
   local blk = isa[phase]
   local b = {}
   if phase == "decode" then
     local choice = plan.decode_choice(isa, G)
     b.rb, b.kb, b.pr, b.pvv, b.keys = choice.rb, choice.kb, choice.pr, choice.pvv, blk.keys
     if blk.keys_long_rows then
-      local row_floats = blk.long_row_bytes / spec.kv_dtype.f32.bytes
+      -- a token's K row in elements of the cache's type
+      local row_floats = blk.long_row_bytes / spec.kv_dtype[dtype or "f32"].bytes
       if D and kvh then
         if kvh * D >= row_floats then b.keys = blk.keys_long_rows end
       elseif not D then
@@ -139,7 +140,8 @@ function plan.for_kernel(k)
   local blk = isa[k.phase]
   local p = { phase = k.phase, width = W }
   local tuned = D and G and k.tuned or nil -- the generic kernels keep the vocabulary's plan
-  local b = plan.blocking(isa, k.phase, D, G, tuned, D and k.kv_heads)
+  local dtype = k.code_dtype or k.kv_dtype or "f32" -- the storage type the code reads
+  local b = plan.blocking(isa, k.phase, D, G, tuned, D and k.kv_heads, dtype)
   p.tuned = tuned ~= nil and next(tuned) ~= nil
   if k.phase == "decode" then
     p.kb, p.pr, p.pvv, p.rb, p.keys = b.kb, b.pr, b.pvv, b.rb, b.keys
@@ -192,6 +194,7 @@ function plan.for_kernel(k)
   p.pack_kv_min_q = k.phase == "prefill" and E.add(p.q_tile, 1) or 0
   p.split = { max = split.max or 1, min_keys = split.min_keys or 0, align = split.align or 1,
               below_batch = split.below_batch or 0 }
+  p.dtype = dtype
   p.mk = plan.microkernels(isa, p, D, G)
   if k.phase == "prefill" then
     p.describe = string.format("about %d (query x group) rows per item, Q·Kᵀ %dx%d register blocks, " ..
@@ -230,7 +233,8 @@ end
 function plan.microkernels(isa, p, D, G)
   local W = isa.width
   local dim = D and string.format("d%d", D) or "dany"
-  local mk = { D = D, kb = p.kb, pr = p.pr, pvv = p.pvv, unroll = p.unroll }
+  local mk = { D = D, kb = p.kb, pr = p.pr, pvv = p.pvv, unroll = p.unroll, dtype = p.dtype }
+  local ty = require("kvtype").suffix(p.dtype) -- decode microkernels read the cache's type
   if D then mk.dp = p.dp end
   if p.phase == "prefill" then
     local qs = type(p.mp) == "number" and p.mp or nil
@@ -272,8 +276,8 @@ function plan.microkernels(isa, p, D, G)
       mk.p_key_stride, mk.p_row_stride = 1, p.keys_padded -- P row-major: P[r][j] at r * keys + j
       qk_stride, pv_stride = string.format("_s%d", p.keys_padded), string.format("_p%d", p.keys_padded)
     end
-    local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s__%s", dim, rows, p.kb, qk_stride, isa.name) end
-    local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s__%s", dim, rows, p.pvv * W, pv_stride, isa.name) end
+    local function qk_name(rows) return string.format("attngen_qkdot_%s_%sx%d%s%s__%s", dim, rows, p.kb, qk_stride, ty, isa.name) end
+    local function pv_name(rows) return string.format("attngen_pv_%s_%sx%d%s%s__%s", dim, rows, p.pvv * W, pv_stride, ty, isa.name) end
     mk.qk_name, mk.pv_name = qk_name(p.rb), pv_name(p.pr)
     mk.pvs = { { name = mk.pv_name, D = D, unroll = p.unroll } } -- one P·V microkernel for the whole head_dim
     -- edges: the last row block of a step with fewer live rows (S of the block's other rows is stored as 0; P·V
@@ -286,7 +290,7 @@ function plan.microkernels(isa, p, D, G)
     -- on a head-major cache the column order (a vector of every key in turn) read 8 rows of one 4 KiB block
     -- 2.3x slower than row by row (plain-read microbenchmark, Zen 4)
     local function qk_rw_name(rows)
-      return string.format("attngen_qkdot_%s_%sx%d%s_rowwise__%s", dim, rows, p.kb_contig, qk_stride, isa.name)
+      return string.format("attngen_qkdot_%s_%sx%d%s_rowwise%s__%s", dim, rows, p.kb_contig, qk_stride, ty, isa.name)
     end
     mk.qk_rowwise = { name = qk_rw_name(p.rb), kb = p.kb_contig, edges = {} }
     for _, e in ipairs(mk.qk_edges) do

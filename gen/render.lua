@@ -5,6 +5,7 @@
 local template = require("pl.template")
 local cexpr = require("cexpr")
 local spec = require("spec")
+local kvtype = require("kvtype")
 local version = require("version")
 local config = require("config")
 
@@ -32,6 +33,7 @@ local function render(root, name, env)
   env.I, env.add, env.mul = cexpr.I, cexpr.add, cexpr.mul
   env.ipairs, env.pairs, env.math, env.string, env.table, env.tostring = ipairs, pairs, math, string, table, tostring
   env.spec = spec
+  env.kvtype = kvtype
   local out, err = template.substitute(cache[path], env)
   if not out then error("template " .. name .. ": " .. tostring(err)) end
   -- no trailing blanks, one final newline: stable bytes whatever the template's line layout
@@ -174,7 +176,7 @@ local function section(root, isa, kernels)
       end
     end
     for _, pv in ipairs(mk.pvs) do
-      local sub = setmetatable({ pv_name = pv.name, D = pv.D, unroll = pv.unroll, live = pv.live }, { __index = mk })
+      local sub = setmetatable({ pv_name = pv.name, D0 = mk.D, D = pv.D, unroll = pv.unroll, live = pv.live }, { __index = mk })
       list[#list + 1] = { pv.name, "pv_microkernel.c.tpl", sub }
     end
     for _, which in ipairs(list) do
@@ -184,7 +186,19 @@ local function section(root, isa, kernels)
       end
     end
   end
-  for _, k in ipairs(kernels) do parts[#parts + 1] = render_kernel(root, isa, k) end
+  -- each function once: kernels listed under another storage type that run the same code (prefill: the fp32
+  -- kernel, gen/enumerate.lua's reads_as) share it, and it is emitted even when the config lists no fp32
+  local emitted = {}
+  for _, k in ipairs(kernels) do
+    if not emitted[k.code] then
+      emitted[k.code] = true
+      local code = k
+      if k.code ~= k.name then
+        code = setmetatable({ name = k.code, kv_dtype = k.code_dtype }, { __index = k })
+      end
+      parts[#parts + 1] = render_kernel(root, isa, code)
+    end
+  end
   local prelude = root .. "/templates/isa/" .. isa.name .. ".c"
   local h = io.open(prelude, "rb")
   if not h then user_error("spec: isa '%s' has no prelude (templates/isa/%s.c)", isa.name, isa.name) end

@@ -39,9 +39,26 @@ spec.masks = {
   { name = "cross", id = 4, features = { "kv_lens" }, doc = "padding, for q_len != kv_len (encoder-decoder)" },
 }
 
--- Element types of the K/V cache. `bytes` feeds the plan's cache-size arithmetic.
+-- Storage types of the K/V cache: an axis like the ISA (config `kv_dtype`, the kernel's name and key, attngen_shape,
+-- attngen_kernel_info). Q, O and all arithmetic stay fp32: a kernel converts each stored element as it loads it
+-- (the ISA vocabulary's kv_load word for the type), the runtime's prefill K/V repack converts once per call, and the
+-- cache append rounds or quantizes each new row. `id` is the C enum value (never changes; 0 = f32, so a
+-- zero-initialized attngen_shape means an fp32 cache); `ctype` the element as kernels read it; `api` the pointer
+-- type of its attngen_args / attngen_append_args fields (`field`: k_<field>, v_<field>; f32 keeps k and v);
+-- `bytes` per element (the plan's cache-size arithmetic); `group`: int8 types carry one fp32 scale per `group`
+-- elements along head_dim ("row": one per (token, kv head) row), in k_scale / v_scale.
 spec.kv_dtypes = {
-  { name = "f32", ctype = "float", bytes = 4 },
+  { name = "f32", id = 0, ctype = "float", api = "float", bytes = 4, doc = "IEEE binary32 (the default)" },
+  { name = "f16", id = 1, ctype = "uint16_t", api = "attngen_f16", field = "f16", bytes = 2,
+    doc = "IEEE binary16, rounded to nearest even when written" },
+  { name = "bf16", id = 2, ctype = "uint16_t", api = "attngen_bf16", field = "bf16", bytes = 2,
+    doc = "bfloat16 (the top half of a binary32), rounded to nearest even when written" },
+  { name = "int8", id = 3, ctype = "int8_t", api = "int8_t", field = "i8", bytes = 1, group = "row",
+    doc = "int8 with one fp32 scale per (token, kv head) row: max|x| / 127, rounded to nearest even" },
+  { name = "int8_g64", id = 4, ctype = "int8_t", api = "int8_t", field = "i8", bytes = 1, group = 64,
+    doc = "int8 with one fp32 scale per 64 elements of a row (head_dim a multiple of 64)" },
+  { name = "int8_g32", id = 5, ctype = "int8_t", api = "int8_t", field = "i8", bytes = 1, group = 32,
+    doc = "int8 with one fp32 scale per 32 elements of a row (head_dim a multiple of 32)" },
 }
 
 -- Per-kernel scalar options: a config field, a field of attngen_params (carried by every table and bound
@@ -132,7 +149,7 @@ function spec.rope_inv_freq(r)
 end
 
 -- Config fields that later versions will add: refused by name as "not supported yet".
-spec.reserved = { "kv_dtype", "sliding_window", "softcap", "alibi", "sinks", "lse" }
+spec.reserved = { "sliding_window", "softcap", "alibi", "sinks", "lse" }
 
 -- Shape limits (config validation and attngen.h).
 spec.limits = { max_heads = 1024, max_head_dim = 512 }
@@ -176,7 +193,8 @@ spec.tunable_budgets = {
 -- or meaning. attngen_select refuses a table whose ABI differs from the runtime's.
 -- 3: attngen_params.rope; attngen_item gains causal_offset and rope_cs.
 -- 4: attngen_work gains pack_kv_min_q (prefill K/V repacked head-major once per call).
-spec.abi = 4
+-- 5: attngen_shape and attngen_kernel_info gain kv_dtype (the cache's storage type).
+spec.abi = 5
 
 -- A float as a C literal that always compiles: 1 -> "1.0f", 0.5 -> "0.5f", 1e-05 -> "1e-05f".
 function spec.c_float(v)
@@ -246,9 +264,19 @@ end
 
 -- A kernel's name carries every specialized parameter: attn_h32_kv8_d128_causal_prefill__avx2.
 -- Generic kernels (shape read at run time) are attn_generic_<phase>__<isa>.
+-- An fp32 cache is the default and adds nothing; another storage type adds its name after the phase:
+-- attn_h32_kv8_d128_causal_decode_f16__avx512, attn_generic_decode_int8__avx2.
 function spec.kernel_name(k)
-  if not k.D then return string.format("attn_generic_%s__%s", k.phase, k.isa) end
-  return string.format("attn_h%d_kv%d_d%d_%s_%s__%s", k.heads, k.kv_heads, k.D, k.mask, k.phase, k.isa)
+  local t = (k.kv_dtype and k.kv_dtype ~= "f32") and ("_" .. k.kv_dtype) or ""
+  if not k.D then return string.format("attn_generic_%s%s__%s", k.phase, t, k.isa) end
+  return string.format("attn_h%d_kv%d_d%d_%s_%s%s__%s", k.heads, k.kv_heads, k.D, k.mask, k.phase, t, k.isa)
+end
+
+-- The scale group of a storage type for head_dim D (nil: the type has no scales).
+function spec.kv_group(dtype, D)
+  local t = spec.kv_dtype[dtype]
+  if t.group == "row" then return D end
+  return t.group
 end
 
 return spec

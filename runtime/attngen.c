@@ -11,6 +11,7 @@
 #include "attngen.h"
 #include "attngen_kernel.h" /* attngen_rope_rotate: the one RoPE rotation, shared with the generated kernels */
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -134,6 +135,24 @@ static const char *const mask_names[ATTNGEN_MASK_COUNT_] = { ATTNGEN_MASK_LIST(N
 static const char *const phase_names[ATTNGEN_PHASE_COUNT_] = { ATTNGEN_PHASE_LIST(NAME_AT) };
 #undef NAME_AT
 
+/* Each storage type: its name, bytes per element and scale group (0: none, -1: one per row). */
+static const struct {
+  const char *name;
+  int bytes, group;
+} kv_types[ATTNGEN_KV_COUNT_] = {
+#define KV_TYPE_AT(E, name, api, bytes, group) [ATTNGEN_KV_##E] = { #name, bytes, group },
+  ATTNGEN_KV_DTYPE_LIST(KV_TYPE_AT)
+#undef KV_TYPE_AT
+};
+
+const char *attngen_kv_dtype_name(attngen_kv_dtype t)
+{
+  return (unsigned)t < ATTNGEN_KV_COUNT_ ? kv_types[t].name : "?";
+}
+
+/* Elements per scale of type t for head_dim d (0: no scales). */
+static int kv_group(attngen_kv_dtype t, int d) { return kv_types[t].group < 0 ? d : kv_types[t].group; }
+
 const char *attngen_isa_name(attngen_isa isa)
 {
   return (unsigned)isa < ATTNGEN_ISA_COUNT_ ? isa_names[isa] : "?";
@@ -188,6 +207,28 @@ static int attngen_cpu_has_avx512(void)
 #else
   return 0;
 #endif
+}
+
+/* F16C (cpuid leaf 1, ecx bit 29): only the AVX2 kernels that read an f16 cache convert with it. */
+static int attngen_cpu_has_f16c(void)
+{
+#if defined(ATTNGEN_X86)
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1);
+#else
+  return 0;
+#endif
+}
+
+/* Whether this CPU runs kernel k: its ISA, and what its storage type adds on that ISA. */
+static int kernel_runs_here(const attngen_kernel_info *k)
+{
+  if (k->isa == ATTNGEN_ISA_AVX2 && k->kv_dtype == ATTNGEN_KV_F16) {
+    static int f16c = -1;
+    if (f16c < 0) f16c = attngen_cpu_has_f16c();
+    return f16c;
+  }
+  return 1;
 }
 
 static int attngen_cpu_has_neon(void)
@@ -265,6 +306,12 @@ static int check_shape(const attngen_shape *s)
   if ((unsigned)s->mask >= ATTNGEN_MASK_COUNT_) return fail(ATTNGEN_ERR_SHAPE, "attngen: unknown mask %d", (int)s->mask);
   if ((unsigned)s->phase >= ATTNGEN_PHASE_COUNT_)
     return fail(ATTNGEN_ERR_SHAPE, "attngen: unknown phase %d", (int)s->phase);
+  if ((unsigned)s->kv_dtype >= ATTNGEN_KV_COUNT_)
+    return fail(ATTNGEN_ERR_SHAPE, "attngen: unknown kv_dtype %d (valid: 0..%d; 0 = f32)", (int)s->kv_dtype,
+                ATTNGEN_KV_COUNT_ - 1);
+  if (kv_types[s->kv_dtype].group > 0 && s->head_dim % kv_types[s->kv_dtype].group != 0)
+    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: kv_dtype %s needs head_dim (%d) to be a multiple of %d",
+                kv_types[s->kv_dtype].name, s->head_dim, kv_types[s->kv_dtype].group);
   return ATTNGEN_OK;
 }
 
@@ -295,7 +342,7 @@ static void bind(const attngen_table *t, const attngen_kernel_info *k, const att
 static int matches(const attngen_kernel_info *k, const attngen_shape *s, attngen_isa isa)
 {
   return k->isa == isa && k->heads == s->heads && k->kv_heads == s->kv_heads && k->head_dim == s->head_dim &&
-         k->mask == s->mask && k->phase == s->phase;
+         k->mask == s->mask && k->phase == s->phase && k->kv_dtype == s->kv_dtype && kernel_runs_here(k);
 }
 
 static const attngen_kernel_info *find_generic(const attngen_shape *s, attngen_isa isa)
@@ -303,7 +350,7 @@ static const attngen_kernel_info *find_generic(const attngen_shape *s, attngen_i
   int i;
   for (i = 0; i < attngen_table_generic.count; ++i) {
     const attngen_kernel_info *k = &attngen_table_generic.kernels[i];
-    if (k->isa == isa && k->phase == s->phase) return k;
+    if (k->isa == isa && k->phase == s->phase && k->kv_dtype == s->kv_dtype && kernel_runs_here(k)) return k;
   }
   return NULL;
 }
@@ -331,9 +378,10 @@ int attngen_select_specialized(const attngen_table *table, const attngen_shape *
     return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: this CPU cannot run %s", attngen_isa_name(isa));
   k = find_specialized(table, shape, isa);
   if (!k)
-    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: table '%s' has no %s kernel for h%d kv%d d%d %s %s",
+    return fail(ATTNGEN_ERR_UNSUPPORTED, "attngen: table '%s' has no %s kernel for h%d kv%d d%d %s %s kv %s",
                 table ? table->model : "(none)", attngen_isa_name(isa), shape->heads, shape->kv_heads,
-                shape->head_dim, attngen_mask_name(shape->mask), attngen_phase_name(shape->phase));
+                shape->head_dim, attngen_mask_name(shape->mask), attngen_phase_name(shape->phase),
+                attngen_kv_dtype_name(shape->kv_dtype));
   bind(table, k, shape, out);
   return ATTNGEN_OK;
 }
@@ -438,6 +486,11 @@ void attngen_args_default_strides(const attngen_shape *s, attngen_args *a)
   fill_default_strides(&a->o_stride, s->heads, s->head_dim, a->q_len);
   fill_default_strides(&a->k_stride, s->kv_heads, s->head_dim, cap);
   fill_default_strides(&a->v_stride, s->kv_heads, s->head_dim, cap);
+  if ((unsigned)s->kv_dtype < ATTNGEN_KV_COUNT_ && kv_types[s->kv_dtype].group && s->head_dim > 0) {
+    const int groups = s->head_dim / kv_group(s->kv_dtype, s->head_dim);
+    fill_default_strides(&a->k_scale_stride, s->kv_heads, groups, cap);
+    fill_default_strides(&a->v_scale_stride, s->kv_heads, groups, cap);
+  }
 }
 
 static int check_strides(const char *what, const attngen_strides *st)
@@ -519,12 +572,64 @@ static int make_range(const char *name, const void *p, size_t floats, size_t ele
   return ATTNGEN_OK;
 }
 
+/* The K/V fields of each storage type, in the order of attngen_args (and attngen_append_args): k, v of the types,
+ * then the int8 scales. A call sets exactly those of its kernel's type, or it is refused: a pointer of another
+ * type would be read as this one (or, from a struct that was not zero-initialized, garbage would be). */
+enum { KVP_F32_K, KVP_F32_V, KVP_F16_K, KVP_F16_V, KVP_BF16_K, KVP_BF16_V, KVP_I8_K, KVP_I8_V, KVP_SCALE_K, KVP_SCALE_V,
+       KVP_COUNT };
+static const char *const kvp_names[KVP_COUNT] = { "k", "v", "k_f16", "v_f16", "k_bf16", "v_bf16", "k_i8", "v_i8",
+                                                  "k_scale", "v_scale" };
+static const char *const kvp_cache_names[KVP_COUNT] = { "k_cache", "v_cache", "k_cache_f16", "v_cache_f16",
+                                                        "k_cache_bf16", "v_cache_bf16", "k_cache_i8", "v_cache_i8",
+                                                        "k_cache_scale", "v_cache_scale" };
+
+/* The fields type t reads: its K and V (and scales: int8 types), as KVP_ indices; returns how many. */
+static int kv_fields(attngen_kv_dtype t, int f[4])
+{
+  switch (t) {
+  case ATTNGEN_KV_F32: f[0] = KVP_F32_K, f[1] = KVP_F32_V; return 2;
+  case ATTNGEN_KV_F16: f[0] = KVP_F16_K, f[1] = KVP_F16_V; return 2;
+  case ATTNGEN_KV_BF16: f[0] = KVP_BF16_K, f[1] = KVP_BF16_V; return 2;
+  default: f[0] = KVP_I8_K, f[1] = KVP_I8_V, f[2] = KVP_SCALE_K, f[3] = KVP_SCALE_V; return 4;
+  }
+}
+
+/* p[KVP_*]: the call's pointers (names: kvp_names or kvp_cache_names). NULL ones of type t: ATTNGEN_ERR_NULL;
+ * another type's set: ATTNGEN_ERR_DTYPE. */
+static int check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT], const char *kernel_name,
+                             const char *const names[KVP_COUNT])
+{
+  int f[4], n = kv_fields(t, f), i, j, wanted;
+  for (i = 0; i < n; ++i)
+    if (!p[f[i]])
+      return fail(ATTNGEN_ERR_NULL, "attngen: kernel %s reads a %s cache: %s must not be NULL", kernel_name,
+                  kv_types[t].name, names[f[i]]);
+  for (i = 0; i < KVP_COUNT; ++i) {
+    for (wanted = 0, j = 0; j < n; ++j) wanted |= f[j] == i;
+    if (!wanted && p[i])
+      return fail(ATTNGEN_ERR_DTYPE, "attngen: kernel %s reads a %s cache, but %s is set (a %s cache's field; "
+                  "the fields of other types must be NULL)", kernel_name, kv_types[t].name, names[i],
+                  i < KVP_I8_K ? kv_types[i / 2].name : "int8");
+  }
+  return ATTNGEN_OK;
+}
+
+static void args_kv_pointers(const attngen_args *a, const void *p[KVP_COUNT])
+{
+  p[KVP_F32_K] = a->k, p[KVP_F32_V] = a->v, p[KVP_F16_K] = a->k_f16, p[KVP_F16_V] = a->v_f16;
+  p[KVP_BF16_K] = a->k_bf16, p[KVP_BF16_V] = a->v_bf16, p[KVP_I8_K] = a->k_i8, p[KVP_I8_V] = a->v_i8;
+  p[KVP_SCALE_K] = a->k_scale, p[KVP_SCALE_V] = a->v_scale;
+}
+
 /* Every extent, in checked arithmetic, and the aliasing rule: outputs must not overlap inputs or each other
  * (a conservative test on whole address ranges, documented in attngen.h). a has its default strides. */
 static int check_extents(const attngen_shape *s, const attngen_args *a, int reads_lens)
 {
   size_t eq = 0, ek = 0, ev = 0, eo = 0, el = 0; /* (initialized: gcc -O3 cannot see tensor_extent set them) */
-  addr_range out[2], in[4];
+  const size_t kv_bytes = (size_t)kv_types[s->kv_dtype].bytes;
+  const int group = kv_types[s->kv_dtype].group ? kv_group(s->kv_dtype, s->head_dim) : 0;
+  const void *kvp[KVP_COUNT];
+  addr_range out[2], in[6];
   int nout = 0, nin = 0, i, j, st;
   if ((st = tensor_extent("q", "q_len", &a->q_stride, a->batch, a->q_len, s->heads, s->head_dim, &eq)) ||
       (st = tensor_extent("k", "kv_len", &a->k_stride, a->batch, a->kv_len, s->kv_heads, s->head_dim, &ek)) ||
@@ -538,10 +643,25 @@ static int check_extents(const attngen_shape *s, const attngen_args *a, int read
                 a->batch, s->heads, a->q_len);
   if ((st = make_range("o", a->o, eo, sizeof(float), &out[nout++]))) return st;
   if (a->lse && (st = make_range("lse", a->lse, el, sizeof(float), &out[nout++]))) return st;
-  if ((st = make_range("q", a->q, eq, sizeof(float), &in[nin++])) ||
-      (st = make_range("k", a->k, ek, sizeof(float), &in[nin++])) ||
-      (st = make_range("v", a->v, ev, sizeof(float), &in[nin++])))
-    return st;
+  args_kv_pointers(a, kvp);
+  {
+    int f[4];
+    kv_fields(s->kv_dtype, f);
+    if ((st = make_range("q", a->q, eq, sizeof(float), &in[nin++])) ||
+        (st = make_range(kvp_names[f[0]], kvp[f[0]], ek, kv_bytes, &in[nin++])) ||
+        (st = make_range(kvp_names[f[1]], kvp[f[1]], ev, kv_bytes, &in[nin++])))
+      return st;
+  }
+  if (group) { /* int8 scales: [batch][kv rows][kv_heads][head_dim / group] through their own strides */
+    size_t eks = 0, evs = 0;
+    if ((st = tensor_extent("k_scale", "kv_len", &a->k_scale_stride, a->batch, a->kv_len, s->kv_heads,
+                            s->head_dim / group, &eks)) ||
+        (st = tensor_extent("v_scale", "kv_len", &a->v_scale_stride, a->batch, a->kv_len, s->kv_heads,
+                            s->head_dim / group, &evs)) ||
+        (st = make_range("k_scale", a->k_scale, eks, sizeof(float), &in[nin++])) ||
+        (st = make_range("v_scale", a->v_scale, evs, sizeof(float), &in[nin++])))
+      return st;
+  }
   if (reads_lens && (st = make_range("kv_lens", a->kv_lens, (size_t)a->batch, sizeof(int32_t), &in[nin++]))) return st;
   for (i = 0; i < nout; ++i) {
     for (j = i + 1; j < nout; ++j)
@@ -583,9 +703,16 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
     return fail(ATTNGEN_ERR_SHAPE, "attngen: args say heads %s, kv_heads %s, head_dim %s but kernel %s is for heads %d, "
                 "kv_heads %d, head_dim %d", said[0], said[1], said[2], info->name, s->heads, s->kv_heads, s->head_dim);
   }
-  if (!in->q || !in->k || !in->v || !in->o)
-    return fail(ATTNGEN_ERR_NULL, "attngen: q, k, v and o must not be NULL (q=%p k=%p v=%p o=%p)", (const void *)in->q,
-                (const void *)in->k, (const void *)in->v, (void *)in->o);
+  if (info->kv_dtype != s->kv_dtype)
+    return fail(ATTNGEN_ERR_SHAPE, "attngen: kernel %s reads a %s cache, the bound shape says %s", info->name,
+                attngen_kv_dtype_name(info->kv_dtype), attngen_kv_dtype_name(s->kv_dtype));
+  if (!in->q || !in->o)
+    return fail(ATTNGEN_ERR_NULL, "attngen: q and o must not be NULL (q=%p o=%p)", (const void *)in->q, (void *)in->o);
+  {
+    const void *kvp[KVP_COUNT];
+    args_kv_pointers(in, kvp);
+    if ((st = check_kv_pointers(s->kv_dtype, kvp, info->name, kvp_names))) return st;
+  }
   if (in->batch <= 0 || in->q_len <= 0 || in->kv_len <= 0)
     return fail(ATTNGEN_ERR_SIZE, "attngen: batch (%d), q_len (%d) and kv_len (%d) must be positive", in->batch,
                 in->q_len, in->kv_len);
@@ -609,7 +736,8 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
   *a = *in;
   if (a->kv_capacity == 0) a->kv_capacity = a->kv_len;
   if ((st = check_strides("q", &a->q_stride)) || (st = check_strides("k", &a->k_stride)) ||
-      (st = check_strides("v", &a->v_stride)) || (st = check_strides("o", &a->o_stride)))
+      (st = check_strides("v", &a->v_stride)) || (st = check_strides("o", &a->o_stride)) ||
+      (st = check_strides("k_scale", &a->k_scale_stride)) || (st = check_strides("v_scale", &a->v_scale_stride)))
     return st;
   attngen_args_default_strides(s, a);
   if ((st = check_extents(s, a, reads_lens))) return st;
@@ -824,18 +952,47 @@ static int kv_pack_rows(const attngen_plan *p, int b)
   return (attngen_mask_features(p->kernel.shape.mask) & ATTNGEN_FEATURE_KV_LENS) ? a->kv_lens[b] : a->kv_len;
 }
 
+/* Row j of sequence b, kv head h of K (v = 0) or V (v = 1), as fp32 into dst: copied, or converted from the cache's
+ * storage type (the portable conversions of attngen_convert.h: exact for f16 and bf16, q * scale for int8, the
+ * same floats the decode kernels compute with). */
+static void kv_row_to_float(const attngen_args *a, attngen_kv_dtype t, int d, int v, int b, int h, int j, float *dst)
+{
+  const attngen_strides *st = v ? &a->v_stride : &a->k_stride;
+  const ptrdiff_t off = b * st->batch + (ptrdiff_t)j * st->seq + h * st->head;
+  int c;
+  switch (t) {
+  case ATTNGEN_KV_F32: memcpy(dst, (v ? a->v : a->k) + off, sizeof(float) * (size_t)d); break;
+  case ATTNGEN_KV_F16: {
+    const attngen_f16 *x = (v ? a->v_f16 : a->k_f16) + off;
+    for (c = 0; c < d; ++c) dst[c] = attngen_f16_bits_to_float(x[c].bits);
+    break;
+  }
+  case ATTNGEN_KV_BF16: {
+    const attngen_bf16 *x = (v ? a->v_bf16 : a->k_bf16) + off;
+    for (c = 0; c < d; ++c) dst[c] = attngen_bf16_bits_to_float(x[c].bits);
+    break;
+  }
+  default: {
+    const int8_t *x = (v ? a->v_i8 : a->k_i8) + off;
+    const attngen_strides *ss = v ? &a->v_scale_stride : &a->k_scale_stride;
+    const float *sc = (v ? a->v_scale : a->k_scale) + b * ss->batch + (ptrdiff_t)j * ss->seq + h * ss->head;
+    const int g = kv_group(t, d);
+    for (c = 0; c < d; ++c) dst[c] = attngen_i8_to_float(x[c], sc[c / g]);
+    break;
+  }
+  }
+}
+
 static void kv_pack_copy(const attngen_plan *p, int b, int h)
 {
-  const attngen_args *a = &p->args;
   const int d = p->kernel.shape.head_dim, n = kv_pack_rows(p, b);
-  const float *ks = a->k + b * a->k_stride.batch + h * a->k_stride.head;
-  const float *vs = a->v + b * a->v_stride.batch + h * a->v_stride.head;
+  const attngen_kv_dtype t = p->kernel.shape.kv_dtype;
   float *kd = (float *)p->packed.k + b * p->packed.k_stride.batch + h * p->packed.k_stride.head;
   float *vd = (float *)p->packed.v + b * p->packed.v_stride.batch + h * p->packed.v_stride.head;
   int j;
   for (j = 0; j < n; ++j) {
-    memcpy(kd + (size_t)j * d, ks + j * a->k_stride.seq, sizeof(float) * (size_t)d);
-    memcpy(vd + (size_t)j * d, vs + j * a->v_stride.seq, sizeof(float) * (size_t)d);
+    kv_row_to_float(&p->args, t, d, 0, b, h, j, kd + (size_t)j * d);
+    kv_row_to_float(&p->args, t, d, 1, b, h, j, vd + (size_t)j * d);
   }
 }
 
@@ -864,27 +1021,32 @@ static void kv_pack_ensure(attngen_plan *p, int b, int h)
 }
 
 /* Set up the repack when the kernel's plan asks for it (q_len >= work.pack_kv_min_q) and K/V are not already
- * head-major. Not an error when the copy does not fit in memory: the items then read K/V in place. */
-static void plan_kv_pack(attngen_plan *p)
+ * head-major, or always when a prefill kernel reads a cache of another type than fp32: its code reads fp32 rows,
+ * so the repack converts them, once per call (each row is then read by every query tile). Not an error for an
+ * fp32 cache when the copy does not fit in memory (the items then read K/V in place); for another type it is. */
+static int plan_kv_pack(attngen_plan *p)
 {
   const attngen_args *a = &p->args;
   const attngen_shape *sh = &p->kernel.shape;
   const int d = sh->head_dim;
+  const int convert = sh->kv_dtype != ATTNGEN_KV_F32 && sh->phase == ATTNGEN_PHASE_PREFILL;
   size_t head_floats, total, bytes;
-  if (p->kernel.work.pack_kv_min_q <= 0 || a->q_len < p->kernel.work.pack_kv_min_q || a->kv_len == 0) return;
-  if (a->k_stride.seq == d && a->v_stride.seq == d) return; /* already head-major rows */
-  if (mul_size((size_t)a->kv_len, (size_t)d, &head_floats) || add_size(head_floats, 15, &head_floats)) return;
+  if (!convert) {
+    if (p->kernel.work.pack_kv_min_q <= 0 || a->q_len < p->kernel.work.pack_kv_min_q || a->kv_len == 0) return 0;
+    if (a->k_stride.seq == d && a->v_stride.seq == d) return 0; /* already head-major rows */
+  }
+  if (mul_size((size_t)a->kv_len, (size_t)d, &head_floats) || add_size(head_floats, 15, &head_floats)) goto nomem;
   head_floats = head_floats / 16 * 16; /* every head's rows start 64-byte aligned */
   if (mul_size(head_floats, 2 * (size_t)sh->kv_heads, &total) || mul_size(total, (size_t)a->batch, &total) ||
       mul_size(total, sizeof(float), &bytes) || bytes > (size_t)PTRDIFF_MAX - 64)
-    return;
+    goto nomem;
   p->kv_pack = (float *)aligned64(bytes, &p->kv_pack_raw);
   p->kv_state = (unsigned char *)calloc((size_t)a->batch * (size_t)sh->kv_heads, 1);
   if (!p->kv_pack || !p->kv_state) {
     free(p->kv_pack_raw);
     free(p->kv_state);
     p->kv_pack = NULL, p->kv_pack_raw = NULL, p->kv_state = NULL;
-    return;
+    goto nomem;
   }
   p->bytes += bytes + 64 + (size_t)a->batch * (size_t)sh->kv_heads;
   p->packed = *a;
@@ -893,6 +1055,11 @@ static void plan_kv_pack(attngen_plan *p)
   p->packed.k_stride.seq = p->packed.v_stride.seq = d;
   p->packed.k_stride.head = p->packed.v_stride.head = (ptrdiff_t)(2 * head_floats);
   p->packed.k_stride.batch = p->packed.v_stride.batch = (ptrdiff_t)(2 * head_floats) * sh->kv_heads;
+  /* the kernel reads the fp32 copy only */
+  p->packed.k_f16 = p->packed.v_f16 = NULL;
+  p->packed.k_bf16 = p->packed.v_bf16 = NULL;
+  p->packed.k_i8 = p->packed.v_i8 = NULL;
+  p->packed.k_scale = p->packed.v_scale = NULL;
 #if !ATTNGEN_LAZY_PACK
   {
     int b, h;
@@ -900,6 +1067,11 @@ static void plan_kv_pack(attngen_plan *p)
       for (h = 0; h < sh->kv_heads; ++h) kv_pack_copy(p, b, h);
   }
 #endif
+  return 0;
+nomem:
+  return convert ? fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory for the fp32 copy of the %s cache (%d rows of "
+                        "%d kv heads) a prefill reads", kv_types[sh->kv_dtype].name, a->kv_len, sh->kv_heads)
+                 : 0;
 }
 
 int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, int nthreads, attngen_plan **out)
@@ -1050,8 +1222,7 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
           }
   }
   p->n_items = n;
-  plan_kv_pack(p);
-  if ((st = plan_rope(p))) {
+  if ((st = plan_kv_pack(p)) || (st = plan_rope(p))) {
     attngen_plan_destroy(p);
     return st;
   }
@@ -1517,8 +1688,15 @@ typedef struct {
   attngen_append_args a;
   int32_t *len, *pos; /* copies of cache_len [batch] and pos [batch][n_new] (or NULL) */
   int max_len;
-  addr_range k_cache, v_cache;
+  addr_range k_cache, v_cache, k_scale, v_scale; /* what the append writes (scales: int8 types only) */
 } append_job;
+
+static void append_kv_pointers(const attngen_append_args *a, const void *p[KVP_COUNT])
+{
+  p[KVP_F32_K] = a->k_cache, p[KVP_F32_V] = a->v_cache, p[KVP_F16_K] = a->k_cache_f16, p[KVP_F16_V] = a->v_cache_f16;
+  p[KVP_BF16_K] = a->k_cache_bf16, p[KVP_BF16_V] = a->v_cache_bf16, p[KVP_I8_K] = a->k_cache_i8;
+  p[KVP_I8_V] = a->v_cache_i8, p[KVP_SCALE_K] = a->k_cache_scale, p[KVP_SCALE_V] = a->v_cache_scale;
+}
 
 static void append_job_free(append_job *j)
 {
@@ -1534,16 +1712,18 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   const attngen_shape *s;
   size_t ekn, evn, ekc, evc, npos;
   addr_range inr[2];
+  const void *kvp[KVP_COUNT];
   int st, b, i;
   memset(j, 0, sizeof *j);
   if (!kernel || !kernel->info) return fail(ATTNGEN_ERR_NULL, "attngen: kernel is NULL (select one first)");
   if (!in) return fail(ATTNGEN_ERR_NULL, "attngen: append args are NULL");
   s = &kernel->shape;
   if ((st = check_shape(s)) || (st = rope_check(kernel))) return st;
-  if (!in->k_new || !in->v_new || !in->k_cache || !in->v_cache || !in->cache_len)
-    return fail(ATTNGEN_ERR_NULL, "attngen: k_new, v_new, k_cache, v_cache and cache_len must not be NULL (k_new=%p "
-                "v_new=%p k_cache=%p v_cache=%p cache_len=%p)", (const void *)in->k_new, (const void *)in->v_new,
-                (void *)in->k_cache, (void *)in->v_cache, (const void *)in->cache_len);
+  if (!in->k_new || !in->v_new || !in->cache_len)
+    return fail(ATTNGEN_ERR_NULL, "attngen: k_new, v_new and cache_len must not be NULL (k_new=%p v_new=%p "
+                "cache_len=%p)", (const void *)in->k_new, (const void *)in->v_new, (const void *)in->cache_len);
+  append_kv_pointers(in, kvp);
+  if ((st = check_kv_pointers(s->kv_dtype, kvp, kernel->info->name, kvp_cache_names))) return st;
   if (in->batch <= 0 || in->n_new <= 0 || in->kv_capacity <= 0)
     return fail(ATTNGEN_ERR_SIZE, "attngen: batch (%d), n_new (%d) and kv_capacity (%d) must be positive", in->batch,
                 in->n_new, in->kv_capacity);
@@ -1558,6 +1738,26 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   fill_default_strides(&a->v_new_stride, s->kv_heads, s->head_dim, a->n_new);
   fill_default_strides(&a->k_cache_stride, s->kv_heads, s->head_dim, a->kv_capacity);
   fill_default_strides(&a->v_cache_stride, s->kv_heads, s->head_dim, a->kv_capacity);
+  if (kv_types[s->kv_dtype].group) {
+    const int groups = s->head_dim / kv_group(s->kv_dtype, s->head_dim);
+    size_t eks, evs;
+    addr_range ks, vs;
+    if ((st = check_strides("k_cache_scale", &a->k_cache_scale_stride)) ||
+        (st = check_strides("v_cache_scale", &a->v_cache_scale_stride)))
+      return st;
+    fill_default_strides(&a->k_cache_scale_stride, s->kv_heads, groups, a->kv_capacity);
+    fill_default_strides(&a->v_cache_scale_stride, s->kv_heads, groups, a->kv_capacity);
+    if ((st = tensor_extent("k_cache_scale", "kv_capacity", &a->k_cache_scale_stride, a->batch, a->kv_capacity,
+                            s->kv_heads, groups, &eks)) ||
+        (st = tensor_extent("v_cache_scale", "kv_capacity", &a->v_cache_scale_stride, a->batch, a->kv_capacity,
+                            s->kv_heads, groups, &evs)) ||
+        (st = rows_disjoint("k_cache_scale", &a->k_cache_scale_stride, a->batch, a->kv_capacity, s->kv_heads, groups)) ||
+        (st = rows_disjoint("v_cache_scale", &a->v_cache_scale_stride, a->batch, a->kv_capacity, s->kv_heads, groups)) ||
+        (st = make_range("k_cache_scale", a->k_cache_scale, eks, sizeof(float), &ks)) ||
+        (st = make_range("v_cache_scale", a->v_cache_scale, evs, sizeof(float), &vs)))
+      return st;
+    j->k_scale = ks, j->v_scale = vs;
+  }
   if ((st = tensor_extent("k_new", "n_new", &a->k_new_stride, a->batch, a->n_new, s->kv_heads, s->head_dim, &ekn)) ||
       (st = tensor_extent("v_new", "n_new", &a->v_new_stride, a->batch, a->n_new, s->kv_heads, s->head_dim, &evn)) ||
       (st = tensor_extent("k_cache", "kv_capacity", &a->k_cache_stride, a->batch, a->kv_capacity, s->kv_heads,
@@ -1569,20 +1769,34 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
       (st = rows_disjoint("v_cache", &a->v_cache_stride, a->batch, a->kv_capacity, s->kv_heads, s->head_dim)))
     return st;
   /* the caches are written: they must not overlap each other or the rows being appended (whole ranges) */
-  if ((st = make_range("k_cache", a->k_cache, ekc, sizeof(float), &j->k_cache)) ||
-      (st = make_range("v_cache", a->v_cache, evc, sizeof(float), &j->v_cache)) ||
-      (st = make_range("k_new", a->k_new, ekn, sizeof(float), &inr[0])) ||
+  {
+    int f[4];
+    const size_t kv_bytes = (size_t)kv_types[s->kv_dtype].bytes;
+    kv_fields(s->kv_dtype, f);
+    if ((st = make_range(kvp_cache_names[f[0]], kvp[f[0]], ekc, kv_bytes, &j->k_cache)) ||
+        (st = make_range(kvp_cache_names[f[1]], kvp[f[1]], evc, kv_bytes, &j->v_cache)))
+      return st;
+  }
+  if ((st = make_range("k_new", a->k_new, ekn, sizeof(float), &inr[0])) ||
       (st = make_range("v_new", a->v_new, evn, sizeof(float), &inr[1])))
     return st;
   if (j->k_cache.lo < j->v_cache.hi && j->v_cache.lo < j->k_cache.hi)
     return fail(ATTNGEN_ERR_ALIAS, "attngen: k_cache and v_cache overlap (the caches are written: they must not overlap "
                 "each other or the new rows)");
-  for (i = 0; i < 2; ++i) {
-    const addr_range *c = i ? &j->v_cache : &j->k_cache;
-    for (b = 0; b < 2; ++b)
-      if (c->lo < inr[b].hi && inr[b].lo < c->hi)
-        return fail(ATTNGEN_ERR_ALIAS, "attngen: %s overlaps %s (the caches are written: they must not overlap each "
-                    "other or the new rows)", c->name, inr[b].name);
+  {
+    /* every written range (caches, and int8 scales) against every other one and the new rows */
+    const addr_range *w[4] = { &j->k_cache, &j->v_cache, &j->k_scale, &j->v_scale };
+    const int nw = kv_types[s->kv_dtype].group ? 4 : 2;
+    for (i = 0; i < nw; ++i) {
+      for (b = 0; b < 2; ++b)
+        if (w[i]->lo < inr[b].hi && inr[b].lo < w[i]->hi)
+          return fail(ATTNGEN_ERR_ALIAS, "attngen: %s overlaps %s (the caches are written: they must not overlap each "
+                      "other or the new rows)", w[i]->name, inr[b].name);
+      for (b = i + 1; b < nw; ++b)
+        if (w[i]->lo < w[b]->hi && w[b]->lo < w[i]->hi)
+          return fail(ATTNGEN_ERR_ALIAS, "attngen: %s and %s overlap (the caches are written: they must not overlap "
+                      "each other or the new rows)", w[i]->name, w[b]->name);
+    }
   }
   /* lengths and positions: copied first, then checked; every sequence must fit before any is appended */
   j->len = (int32_t *)malloc((size_t)a->batch * sizeof(int32_t));
@@ -1622,14 +1836,46 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
 /* Writes the checked append: for each new token its K row, rotated by its position (RoPE kernels), and its V
  * row. cs_all: the tokens' cos/sin [batch][n_new][rotary_dim] when the caller has them (the step shares its
  * plan's), else NULL and cs_tmp [n_new][rotary_dim] plus w (rope_cos_sin's scratch) to compute them. */
+/* One fp32 row x of d elements into row `row` of sequence b, kv head h of the K (v = 0) or V (v = 1) cache, in the
+ * cache's type: copied (f32), rounded to nearest even (f16, bf16), or quantized per scale group (int8). */
+static void kv_row_store(const attngen_append_args *a, attngen_kv_dtype t, int d, int v, int b, ptrdiff_t row, int h,
+                         const float *x)
+{
+  const attngen_strides *st = v ? &a->v_cache_stride : &a->k_cache_stride;
+  const ptrdiff_t off = b * st->batch + row * st->seq + h * st->head;
+  int c;
+  switch (t) {
+  case ATTNGEN_KV_F32: memcpy((v ? a->v_cache : a->k_cache) + off, x, sizeof(float) * (size_t)d); break;
+  case ATTNGEN_KV_F16: {
+    attngen_f16 *y = (v ? a->v_cache_f16 : a->k_cache_f16) + off;
+    for (c = 0; c < d; ++c) y[c].bits = attngen_float_to_f16_bits(x[c]);
+    break;
+  }
+  case ATTNGEN_KV_BF16: {
+    attngen_bf16 *y = (v ? a->v_cache_bf16 : a->k_cache_bf16) + off;
+    for (c = 0; c < d; ++c) y[c].bits = attngen_float_to_bf16_bits(x[c]);
+    break;
+  }
+  default: {
+    int8_t *y = (v ? a->v_cache_i8 : a->k_cache_i8) + off;
+    const attngen_strides *ss = v ? &a->v_cache_scale_stride : &a->k_cache_scale_stride;
+    float *sc = (v ? a->v_cache_scale : a->k_cache_scale) + b * ss->batch + row * ss->seq + h * ss->head;
+    const int g = kv_group(t, d);
+    for (c = 0; c < d; c += g) sc[c / g] = attngen_int8_quantize(x + c, g, y + c);
+    break;
+  }
+  }
+}
+
 static void append_write(const attngen_kernel *kernel, const append_job *j, const float *cs_all, float *cs_tmp,
-                         double *w)
+                         double *w, float *krow)
 {
   const attngen_append_args *a = &j->a;
   const attngen_rope *r = &kernel->params.rope;
   const int kvh = kernel->shape.kv_heads, d = kernel->shape.head_dim, n = a->n_new;
   const int rope = r->style != ATTNGEN_ROPE_NONE;
-  const size_t rot = rope ? (size_t)r->rotary_dim : 0, row_bytes = (size_t)d * sizeof(float);
+  const attngen_kv_dtype t = kernel->shape.kv_dtype;
+  const size_t rot = rope ? (size_t)r->rotary_dim : 0;
   int b, i, h;
   for (b = 0; b < a->batch; ++b) {
     const float *cs = NULL;
@@ -1646,11 +1892,10 @@ static void append_write(const attngen_kernel *kernel, const append_job *j, cons
       for (h = 0; h < kvh; ++h) {
         const float *kn = a->k_new + b * a->k_new_stride.batch + i * a->k_new_stride.seq + h * a->k_new_stride.head;
         const float *vn = a->v_new + b * a->v_new_stride.batch + i * a->v_new_stride.seq + h * a->v_new_stride.head;
-        float *kc = a->k_cache + b * a->k_cache_stride.batch + row * a->k_cache_stride.seq + h * a->k_cache_stride.head;
-        float *vc = a->v_cache + b * a->v_cache_stride.batch + row * a->v_cache_stride.seq + h * a->v_cache_stride.head;
-        if (rope) attngen_rope_rotate(r, cs + (size_t)i * rot, kn, d, kc, 1, 1.0f, 0);
-        else memcpy(kc, kn, row_bytes);
-        memcpy(vc, vn, row_bytes);
+        /* K rotated in fp32 (krow: head_dim floats), then stored in the cache's type */
+        if (rope) attngen_rope_rotate(r, cs + (size_t)i * rot, kn, d, krow, 1, 1.0f, 0);
+        kv_row_store(a, t, d, 0, b, row, h, rope ? krow : kn);
+        kv_row_store(a, t, d, 1, b, row, h, vn);
       }
     }
   }
@@ -1659,7 +1904,7 @@ static void append_write(const attngen_kernel *kernel, const append_job *j, cons
 int attngen_kv_append(const attngen_kernel *kernel, const attngen_append_args *args)
 {
   append_job j;
-  float *cs = NULL;
+  float *cs = NULL, krow[ATTNGEN_MAX_HEAD_DIM];
   double *w = NULL;
   int st;
   if ((st = append_check(kernel, args, &j))) return st;
@@ -1673,7 +1918,7 @@ int attngen_kv_append(const attngen_kernel *kernel, const attngen_append_args *a
       return fail(ATTNGEN_ERR_NOMEM, "attngen: out of memory for the RoPE cos/sin of %d tokens", args->n_new);
     }
   }
-  append_write(kernel, &j, NULL, cs, w);
+  append_write(kernel, &j, NULL, cs, w, krow);
   free(cs);
   free(w);
   append_job_free(&j);
@@ -1689,6 +1934,7 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
   attngen_args a;
   attngen_plan *p = NULL;
   int32_t *kv_lens = NULL, *q_pos = NULL;
+  float krow[ATTNGEN_MAX_HEAD_DIM];
   unsigned features;
   size_t eq, i;
   addr_range qr;
@@ -1723,6 +1969,11 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
   a.q = s->q;
   a.k = j.a.k_cache;
   a.v = j.a.v_cache;
+  a.k_f16 = j.a.k_cache_f16, a.v_f16 = j.a.v_cache_f16;
+  a.k_bf16 = j.a.k_cache_bf16, a.v_bf16 = j.a.v_cache_bf16;
+  a.k_i8 = j.a.k_cache_i8, a.v_i8 = j.a.v_cache_i8;
+  a.k_scale = j.a.k_cache_scale, a.v_scale = j.a.v_cache_scale;
+  a.k_scale_stride = j.a.k_cache_scale_stride, a.v_scale_stride = j.a.v_cache_scale_stride;
   a.o = s->o;
   a.q_stride = s->q_stride;
   a.k_stride = j.a.k_cache_stride;
@@ -1745,7 +1996,7 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
     goto out;
   }
   for (i = 0; i < p->n_items; ++i) p->items[i].causal_offset = j.len[p->items[i].b];
-  append_write(kernel, &j, rope ? p->rope_cs : NULL, NULL, NULL);
+  append_write(kernel, &j, rope ? p->rope_cs : NULL, NULL, NULL, krow);
   st = plan_execute(p, nthreads);
   goto out;
 nomem:
@@ -1761,4 +2012,48 @@ out:
 int attngen_step(const attngen_kernel *kernel, const attngen_step_args *args)
 {
   return attngen_step_parallel(kernel, args, 1);
+}
+
+/* ---------------------------------------------------------------- storage-type conversions */
+
+attngen_f16 attngen_f16_from_float(float x)
+{
+  attngen_f16 h;
+  h.bits = attngen_float_to_f16_bits(x);
+  return h;
+}
+
+float attngen_f16_to_float(attngen_f16 h) { return attngen_f16_bits_to_float(h.bits); }
+
+attngen_bf16 attngen_bf16_from_float(float x)
+{
+  attngen_bf16 h;
+  h.bits = attngen_float_to_bf16_bits(x);
+  return h;
+}
+
+float attngen_bf16_to_float(attngen_bf16 h) { return attngen_bf16_bits_to_float(h.bits); }
+
+/* Symmetric: scale = max|x| / 127, so the largest element is exactly +-127 and nothing clips. rintf rounds to nearest
+ * even in the default rounding mode. */
+float attngen_int8_quantize(const float *x, int n, int8_t *q)
+{
+  float amax = 0.0f, scale;
+  int i, bad = 0;
+  for (i = 0; i < n; ++i) {
+    const float ax = fabsf(x[i]);
+    if (!(ax <= FLT_MAX)) bad = 1; /* Inf or NaN */
+    else if (ax > amax) amax = ax;
+  }
+  if (bad || amax == 0.0f) {
+    for (i = 0; i < n; ++i) q[i] = 0;
+    return bad ? NAN : 0.0f;
+  }
+  scale = amax / 127.0f;
+  for (i = 0; i < n; ++i) {
+    float r = rintf(x[i] / scale);
+    r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
+    q[i] = (int8_t)r;
+  }
+  return scale;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* attngen runtime: kernel selection, argument checking, threading.
  *
- * out = softmax(Q·Kᵀ·scale + mask)·V, fp32, token-major tensors with explicit strides.
+ * out = softmax(Q·Kᵀ·scale + mask)·V, token-major tensors with explicit strides. Q, O and all arithmetic are fp32; the
+ * K/V cache is fp32 or another storage type (attngen_kv_dtype: f16, bf16, int8 with fp32 scales), converted to fp32
+ * as it is read.
  *
  * Masks are given as LENGTHS, never as 0/1 tensors, so "does 1 mean keep or drop?" cannot arise:
  *   NONE            query i sees every key j < kv_len.
@@ -49,8 +51,14 @@ typedef enum {
   ATTNGEN_ERR_UNSUPPORTED = -6, /* no kernel can run this (e.g. head_dim > 512, heads % kv_heads != 0) */
   ATTNGEN_ERR_NOMEM = -7,
   ATTNGEN_ERR_STRIDE = -8,      /* a stride would make rows overlap or is negative */
-  ATTNGEN_ERR_ALIAS = -9        /* an output overlaps an input or the other output (see attngen_args) */
+  ATTNGEN_ERR_ALIAS = -9,       /* an output overlaps an input or the other output (see attngen_args) */
+  ATTNGEN_ERR_DTYPE = -10       /* the K/V pointers given are not those of the kernel's storage type */
 } attngen_status;
+
+/* 16-bit cache elements: distinct types, so an f16 cache cannot be passed where a bf16 one is expected (or a float
+ * one) without a cast the compiler sees. `bits` is the IEEE binary16 or bfloat16 encoding. */
+typedef struct { uint16_t bits; } attngen_f16;
+typedef struct { uint16_t bits; } attngen_bf16;
 
 /* What a caller asks for. */
 typedef struct {
@@ -59,9 +67,11 @@ typedef struct {
   int head_dim; /* 1..ATTNGEN_MAX_HEAD_DIM */
   attngen_mask mask;
   attngen_phase phase;
+  attngen_kv_dtype kv_dtype; /* the cache's storage type; 0 (ATTNGEN_KV_F32) when zero-initialized */
 } attngen_shape;
 
-/* Strides are in floats. The innermost dimension (head_dim) is always contiguous.
+/* Strides are in elements of the tensor's own type: floats for Q, O and an fp32 cache, 16-bit elements for an
+ * f16/bf16 cache, bytes for an int8 cache, floats for int8 scales. The innermost dimension is always contiguous.
  * A stride of 0 means "the dense token-major default":
  *   head = head_dim, seq = heads_of_that_tensor * head_dim, batch = rows * seq
  * where rows is q_len for Q/O and kv_capacity for K/V. */
@@ -94,6 +104,18 @@ typedef struct {
    * NULL: by kv_len - q_len + i, the position of a bottom-right aligned query. Q is rotated while it is packed;
    * K is used as stored: a RoPE kernel expects a cache of ROTATED K, as attngen_kv_append writes it. */
   const int32_t *q_pos;
+  /* A cache of another storage type than fp32: the kernel's type (kernel->shape.kv_dtype) says which fields it
+   * reads, and every other K/V pointer must be NULL (ATTNGEN_ERR_DTYPE otherwise: a call with the wrong type, or a
+   * struct that was not zero-initialized, is refused, never read). f32: k and v above. f16: k_f16 and v_f16. bf16:
+   * k_bf16 and v_bf16. int8, int8_g64, int8_g32: k_i8 and v_i8, and the fp32 scales k_scale and v_scale: element c
+   * of a row is i8[c] * scale[c / group] (group = head_dim for int8, 64 or 32 for the others), scales laid out
+   * [batch][kv_capacity][kv_heads][head_dim / group] by default (k_scale_stride / v_scale_stride, in floats, 0 =
+   * that dense default). attngen_kv_append writes such caches (rounding to nearest even, or quantizing each row). */
+  const attngen_f16 *k_f16, *v_f16;
+  const attngen_bf16 *k_bf16, *v_bf16;
+  const int8_t *k_i8, *v_i8;
+  const float *k_scale, *v_scale;
+  attngen_strides k_scale_stride, v_scale_stride;
 } attngen_args;
 
 /* One independent piece of work: batch b, kv heads [kvh0, kvh1) (all of their q heads), query rows [q0,q1),
@@ -153,6 +175,7 @@ typedef struct attngen_kernel_info {
   attngen_mask mask;
   attngen_phase phase;
   attngen_isa isa;
+  attngen_kv_dtype kv_dtype; /* the cache's storage type it reads */
   attngen_work work;
   void (*work_fn)(const attngen_shape *shape, attngen_work *work); /* generic kernels only, else NULL */
   attngen_kernel_fn fn;
@@ -174,6 +197,17 @@ unsigned attngen_cpu_isas(void);            /* bit (1u << attngen_isa) per usabl
 const char *attngen_isa_name(attngen_isa isa); /* "scalar", "avx512", "avx2", "neon" */
 const char *attngen_mask_name(attngen_mask m);
 const char *attngen_phase_name(attngen_phase p);
+const char *attngen_kv_dtype_name(attngen_kv_dtype t); /* "f32", "f16", "bf16", "int8", "int8_g64", "int8_g32" */
+
+/* ---- storage-type conversions: the ones the cache append uses, for callers that fill a cache themselves ----
+ * Rounding to nearest, ties to even; subnormals kept; Inf stays Inf; NaN stays a (quiet) NaN. */
+attngen_f16 attngen_f16_from_float(float x);
+float attngen_f16_to_float(attngen_f16 h);
+attngen_bf16 attngen_bf16_from_float(float x);
+float attngen_bf16_to_float(attngen_bf16 h);
+/* n floats into n int8 with one scale: returns max|x| / 127 and writes rint(x[i] / scale) (see attngen_append_args);
+ * element i reads back as q[i] * scale. */
+float attngen_int8_quantize(const float *x, int n, int8_t *q);
 
 /* ---- selection ----
  * Picks the best usable kernel for shape: a specialized kernel from `table` (may be NULL) on the best ISA
@@ -240,6 +274,15 @@ typedef struct {
   attngen_strides k_new_stride, v_new_stride; /* 0 = dense [batch][n_new][kv_heads][head_dim] */
   float *k_cache, *v_cache;    /* written at rows cache_len[b] .. cache_len[b] + n_new - 1 of sequence b only */
   attngen_strides k_cache_stride, v_cache_stride;
+  /* A cache of another storage type (the kernel's kv_dtype), as in attngen_args: exactly the fields of that type
+   * are set, the others NULL. k_new and v_new stay fp32: each new row is rotated (K), then rounded to f16/bf16
+   * (nearest even) or quantized to int8 with one scale per group: scale = max|x| / 127 over the group, element
+   * rint(x / scale) (an all-zero group: scale 0, elements 0; a group holding Inf or NaN: scale NaN). */
+  attngen_f16 *k_cache_f16, *v_cache_f16;
+  attngen_bf16 *k_cache_bf16, *v_cache_bf16;
+  int8_t *k_cache_i8, *v_cache_i8;
+  float *k_cache_scale, *v_cache_scale;
+  attngen_strides k_cache_scale_stride, v_cache_scale_stride;
 } attngen_append_args;
 
 /* Rotates (RoPE kernels) and writes the new tokens' K and V into the cache, each sequence at its own length.

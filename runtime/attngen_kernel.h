@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "attngen.h"
+#include "attngen_convert.h"
 
 /* The ISA preludes (templates/isa/) define their helpers in the generated .c file. A model whose kernels need only
  * some of them (e.g. only GQA decode, whose softmax runs down the columns with no horizontal reduction) must still

@@ -12,7 +12,8 @@
 @ local columns = not decode or plan.columns -- the softmax runs down the columns of a transposed S
 @ -- S transposed: its key stride (decode ms, prefill mp), passed when not a constant
 @ local qs_arg = columns and not mk.qs and (decode and ", ms" or ", mp") or ""
-@ local attr = isa.attr and (isa.attr .. " ") or ""
+@ local attr = kvtype.attr(isa, kern.kv_dtype)
+@ local kv = kvtype.words(isa, decode and kern.kv_dtype or "f32", kern.D) -- decode reads the cache as stored
 @ local generic = not kern.D
 @ -- Decode's row blocks of `block` rows over a kv head's `rows`: `name` while whole blocks fit, then the edge block of
 @ -- the remainder (a specialized kernel has the one-query step's edge: other remainders, steps of 2-8 queries, run a
@@ -357,29 +358,45 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * Contiguous rows: head after head, each head's blocks of $(I(plan.kb_contig)) in order. Else: blocks of $(I(plan.kb)), block after
      * block, each block's token rows head after head. */
 @   local s_at = columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0"
-@   local qk_args = "(qt + r0 * dp, krow, " .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");"
-    const float *kbase = a->k + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+@   local qk_args = "(qt + r0 * dp, krow, " .. (kv.scaled and "ksrow, " or "") .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");"
+    const $(kv.ctype) *kbase = $(kv.f32 and "" or ("(const " .. kv.ctype .. " *)"))a->$(kv.k_field) + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+@   if kv.scaled then
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+@   end
     if (contig) {
       for (int hh = 0; hh < nh; ++hh) {
         const float *restrict qt = state + hh * state_floats;
-        const float *kh = kbase + hh * a->k_stride.head;
+        const $(kv.ctype) *kh = kbase + hh * a->k_stride.head;
+@   if kv.scaled then
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+@   end
         for (int j0 = 0; j0 < n; j0 += $(I(plan.kb_contig))) {
-          const float *krow[$(I(plan.kb_contig))];
+          const $(kv.ctype) *krow[$(I(plan.kb_contig))];
           for (int j = 0; j < $(I(plan.kb_contig)); ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+@   if kv.scaled then
+          const float *ksrow[$(I(plan.kb_contig))];
+          for (int j = 0; j < $(I(plan.kb_contig)); ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+@   end
 @   row_blocks("          ", plan.rb, mk.qk_rowwise.name, mk.qk_rowwise.edges, qk_args)
         }
       }
     } else {
       for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
         ptrdiff_t koff[$(I(plan.kb))]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
-          const float *kh = kbase + hh * a->k_stride.head;
-          const float *krow[$(I(plan.kb))];
-          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j];
+          const $(kv.ctype) *kh = kbase + hh * a->k_stride.head;
+          const $(kv.ctype) *krow[$(I(plan.kb))];
+          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j] * ks;
+@   if kv.scaled then
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[$(I(plan.kb))];
+          for (int j = 0; j < $(I(plan.kb)); ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+@   end
 @   row_blocks("          ", plan.rb, mk.qk_name, mk.qk_edges, qk_args)
         }
       }
@@ -393,10 +410,13 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const float *vbase = a->v + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const $(kv.ctype) *vbase = $(kv.f32 and "" or ("(const " .. kv.ctype .. " *)"))a->$(kv.v_field) + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+@   if kv.scaled then
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+@   end
       /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
 @   row_blocks("      ", PR, mk.pv_name, mk.pv_edges, "(" .. (columns and "st + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss") ..
-@     qs_arg .. ", alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");")
+@     qs_arg .. ", alpha + hh * rows_pv + r0, n, vbase, vs" .. (kv.scaled and ", vsbase, a->v_scale_stride.seq" or "") .. ", ot + r0 * dp, dp" .. (kern.D and "" or ", d") .. ");")
     }
 @ else
     for (int hh = 0; hh < nh; ++hh) {

@@ -16,12 +16,12 @@
 extern "C" {
 #endif
 
-/* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
+/* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
 @ for _, isa in ipairs(isas) do
 #define $(list_macro)_$(isa.name:upper())(X) \
 @   for _, k in ipairs(kernels) do if k.isa == isa.name then
-  X($(k.name), $(I(k.heads)), $(I(k.kv_heads)), $(I(k.D)), $(k.mask:upper()), $(k.phase:upper()), $(isa.name:upper())) \
+  X($(k.name), $(I(k.heads)), $(I(k.kv_heads)), $(I(k.D)), $(k.mask:upper()), $(k.phase:upper()), $(isa.name:upper()), $(k.kv_dtype:upper())) \
 @   end end
   /* end of $(isa.name) kernels */
 @ end

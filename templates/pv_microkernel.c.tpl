@@ -7,7 +7,8 @@
 @ -- P's strides: prefill keeps it transposed (key stride = the tile's row count), decode row-major
 @ local PKS, PRS = mk.p_key_stride or "qs", mk.p_row_stride
 @ local DV = mk.D and I(mk.D) or "d" -- head_dim in the loop form: a constant, or the generic kernel's argument
-@ local attr = isa.attr and (isa.attr .. " ") or ""
+@ local attr = kvtype.attr(isa, mk.dtype)
+@ local kv = kvtype.words(isa, mk.dtype, mk.D0 or mk.D) -- V as stored (decode reads the cache; prefill its fp32 tile)
 @ -- one column block: LIVE rows x nv vectors of accumulators, one source line per row
 @ local function pv_block(c0, nv)
   {
@@ -18,10 +19,13 @@
     $(V) $(table.concat(os, ", "));
 @   end
     for (int j = 0; j < n; ++j) {
-      const float *restrict vj = v + j * vs;
+      const $(kv.ctype) *restrict vj = v + j * vs;
+@   if kv.scaled then
+      const float *restrict vsj = vsc + j * vss;
+@   end
       const float *restrict pj = pt + $(mul("j", PKS));
 @   local vs = {}
-@   for vv = 0, nv - 1 do vs[#vs + 1] = string.format("v%d = %s", vv, isa.load(add("vj", c0, vv * W))) end
+@   for vv = 0, nv - 1 do vs[#vs + 1] = string.format("v%d = %s", vv, kv.load("vj", add(c0, vv * W), "vsj")) end
 @   if isa.pin and LIVE > 1 then
 @     local pins = {}
 @     for vv = 0, nv - 1 do pins[#pins + 1] = isa.pin("v" .. I(vv)) end
@@ -47,7 +51,7 @@
  * rescale, folded into the accumulator load). P[r][j] is at pt[j * $(I(PKS)) + r * $(I(PRS))].
  * Column blocks of $(I(PVV * W)) floats keep $(I(LIVE * PVV)) accumulators in registers while V streams by. */
 static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS == "qs" and ", ptrdiff_t qs" or ""), const float *restrict alpha,
-    int n, const float *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
+    int n, const $(kv.ctype) *restrict v, ptrdiff_t vs$(kv.scaled and ", const float *restrict vsc, ptrdiff_t vss" or ""), float *restrict o, ptrdiff_t os$(mk.D and "" or ", int d"))
 {
 @ if LIVE == 1 then
   (void)os; /* one row per block */
@@ -66,7 +70,7 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS 
   for (int r = 0; r < $(I(LIVE)); ++r)
     for (int c = $(I(c)); c < $(I(mk.D)); ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * v[j * vs + c];
+      for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * $(kv.elem("v", "j * vs + c", "c", "(vsc + j * vss)"));
       o[r * os + c] = acc;
     }
 @   end
@@ -81,7 +85,7 @@ static ATTNGEN_NOINLINE $(attr)void $(mk.pv_name)(const float *restrict pt$(PKS 
   for (int r = 0; r < $(I(LIVE)); ++r)
     for (int c = c0; c < $(DV); ++c) {
       float acc = o[r * os + c] * alpha[r];
-      for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * v[j * vs + c];
+      for (int j = 0; j < n; ++j) acc += pt[$(add(mul("j", PKS), mul("r", PRS)))] * $(kv.elem("v", "j * vs + c", "c", "(vsc + j * vss)"));
       o[r * os + c] = acc;
     }
 @ end

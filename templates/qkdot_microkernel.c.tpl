@@ -5,7 +5,10 @@
 @ local LIVE = mk.live or RB -- rows computed: an edge block's last RB - LIVE rows get S = 0
 @ local DP = mk.D and I(mk.dp) or "dp"
 @ local DV = mk.D and I(mk.D) or "d" -- head_dim in the loop form: a constant, or the generic kernel's argument
-@ local attr = isa.attr and (isa.attr .. " ") or ""
+@ local attr = kvtype.attr(isa, mk.dtype)
+@ local kv = kvtype.words(isa, mk.dtype, mk.D) -- K as stored: its element type, and loads that give fp32
+@ local function kload(j, c) return kv.load("k" .. I(j), c, "ks" .. I(j)) end
+@ local function kelem(j, c) return kv.elem("k" .. I(j), c, c, "ks" .. I(j)) end
 @ local function acc(r, j) return string.format("acc%d_%d", r, j) end
 @ -- where S[r][j] goes: row-major (row stride ss), or transposed for the softmax down the columns (key stride qs)
 @ local QS = mk.qs or "qs"
@@ -13,13 +16,16 @@
 /* S[r][j] = Q_r · K_j for $(LIVE < RB and (I(LIVE) .. " of a block of ") or "")$(I(RB)) query rows and KB=$(I(KB)) keys$(mk.rowwise and ", key after key (each K row read whole)" or ""): vector dot products along head_dim, then one
  * horizontal sum each, stored $(mk.columns and "transposed (S[r][j] at s[j * " .. QS .. " + r])" or "row-major"). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qp, const float *const *restrict krow, float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp")$(mk.columns and not mk.qs and ", ptrdiff_t qs" or ""))
+static ATTNGEN_NOINLINE $(attr)void $(mk.qk_name)(const float *restrict qp, const $(kv.ctype) *const *restrict krow$(kv.scaled and ", const float *const *restrict ksrow" or ""), float *restrict s$(mk.D and "" or ", int d, ptrdiff_t dp")$(mk.columns and not mk.qs and ", ptrdiff_t qs" or ""))
 {
 @ if LIVE == 1 and not mk.D then
   (void)dp; /* one row per block */
 @ end
 @ for j = 0, KB - 1 do
-  const float *restrict k$(I(j)) = krow[$(I(j))];
+  const $(kv.ctype) *restrict k$(I(j)) = krow[$(I(j))];
+@   if kv.scaled then
+  const float *restrict ks$(I(j)) = ksrow[$(I(j))];
+@   end
 @ end
   {
 @ for rr = 0, LIVE - 1 do
@@ -39,9 +45,9 @@ $(indent){ $(table.concat(qs, " "))
 @     local fm = {}
 @     for rr = 0, LIVE - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), "qv" .. I(rr), "kv")) end
 @     if isa.pin and LIVE > 1 then
-$(indent)  { $(V) kv = $(isa.load(add("k" .. I(j), c))); $(isa.pin("kv")) $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
+$(indent)  { $(V) kv = $(kload(j, c)); $(isa.pin("kv")) $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
 @     else
-$(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
+$(indent)  { const $(V) kv = $(kload(j, c)); $(table.concat(fm, " ")) }$(j == KB - 1 and " }" or "")
 @     end
 @   end
 @ end
@@ -86,7 +92,7 @@ $(indent){ $(V) $(table.concat(a, ", ")), $(table.concat(b, ", "));
 @     local ch = (c / W) % 2 == 0 and "ka" or "kb"
 @     local fm = {}
 @     for rr = 0, LIVE - 1 do fm[#fm + 1] = string.format("%s%d = %s;", ch, rr, isa.fma(ch .. I(rr), isa.load(add("q" .. I(rr), c)), "kv")) end
-$(indent)  { const $(V) kv = $(isa.load(add("k" .. I(j), c))); $(table.concat(fm, " ")) }
+$(indent)  { const $(V) kv = $(kload(j, c)); $(table.concat(fm, " ")) }
 @   end
 @   local sums = {}
 @   for rr = 0, LIVE - 1 do sums[#sums + 1] = string.format("%s = %s;", acc(rr, j), isa.add("ka" .. I(rr), "kb" .. I(rr))) end
@@ -99,7 +105,7 @@ $(indent)ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep i
 @ local function loop_tail(from)
     for ($(from); c < $(DV); ++c) { /* head_dim past the last full vector */
 @   for rr = 0, LIVE - 1 do for j = 0, KB - 1 do
-      s[$(sidx(rr, j))] += q$(I(rr))[c] * k$(I(j))[c];
+      s[$(sidx(rr, j))] += q$(I(rr))[c] * $(kelem(j, "c"));
 @   end end
     }
 @ end
@@ -116,7 +122,7 @@ $(indent)ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep i
 @   for rr = 0, LIVE - 1 do
 @     for j = 0, KB - 1 do
 @       local tail = {}
-@       for c = full, mk.D - 1 do tail[#tail + 1] = string.format(" + q%d[%d] * k%d[%d]", rr, c, j, c) end
+@       for c = full, mk.D - 1 do tail[#tail + 1] = string.format(" + q%d[%d] * %s", rr, c, kelem(j, c)) end
 @       if #tail > 0 then
     s[$(sidx(rr, j))] += $(table.concat(tail):sub(4));
 @       end
@@ -126,7 +132,7 @@ $(indent)ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep i
 @   for j = 0, KB - 1 do
 @     local fm = {}
 @     for rr = 0, LIVE - 1 do fm[#fm + 1] = string.format("%s = %s;", acc(rr, j), isa.fma(acc(rr, j), isa.load("q" .. I(rr) .. " + c"), "kv")) end
-    for (int c = 0; c + $(I(W)) <= $(DV); c += $(I(W))) { const $(V) kv = $(isa.load("k" .. I(j) .. " + c")); $(table.concat(fm, " ")) }
+    for (int c = 0; c + $(I(W)) <= $(DV); c += $(I(W))) { const $(V) kv = $(kload(j, "c")); $(table.concat(fm, " ")) }
 @   end
 @   store_all()
 @   loop_tail("int c = " .. DV .. " / " .. I(W) .. " * " .. I(W))

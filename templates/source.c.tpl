@@ -24,12 +24,12 @@ $(sec.body)
 
 @ end
 @ local function work(k)
-@   if not k.D then return "{ 0 }, " .. k.name .. "__work" end
+@   if not k.D then return "{ 0 }, " .. k.code .. "__work" end
 @   local p, sp = k.plan, k.plan.split
 @   return string.format("{ %s, %s, %s, %s, %s, %s, %s, %s, %s, %s }, NULL", I(p.q_tile), I(p.kv_heads_per_item), I(p.mp),
 @     I(p.keys), I(p.scratch.total), I(sp.max), I(sp.min_keys), I(sp.align), I(sp.below_batch), I(p.pack_kv_min_q))
 @ end
-/* name, heads, kv_heads, head_dim, mask, phase, ISA, work cut (q_tile, kv heads per item, row stride, keys per tile,
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
 static const attngen_kernel_info $(table_name)_kernels[] = {
 @ for _, sec in ipairs(sections) do
@@ -38,13 +38,13 @@ static const attngen_kernel_info $(table_name)_kernels[] = {
 @   end
 @   for _, k in ipairs(sec.kernels) do
   { "$(k.name)", $(I(k.heads)), $(I(k.kv_heads)), $(I(k.D or 0)), ATTNGEN_MASK_$(k.mask:upper()), ATTNGEN_PHASE_$(k.phase:upper()),
-    $(sec.isa.enum), $(work(k)), $(k.name) },
+    $(sec.isa.enum), ATTNGEN_KV_$(k.kv_dtype:upper()), $(work(k)), $(k.code) },
 @   end
 @   if sec.isa.spec.arch then
 #endif
 @   end
 @ end
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
 };
 
 @ local shape = c and string.format("%d, %d, %d", c.heads, c.kv_heads, c.head_dim) or "0, 0, 0"

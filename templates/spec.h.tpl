@@ -103,10 +103,17 @@ static inline unsigned attngen_mask_features(attngen_mask m)
   }
 }
 
-/* ---- KV cache element types: X(DTYPE, name, C type, bytes) */
+/* ---- K/V cache storage types: X(DTYPE, name, element type of the API, bytes, scale group or 0 (none) or -1 (one per
+ * row)). Q and O are always fp32; every kernel computes in fp32. */
+typedef enum {
+@ for _, t in ipairs(by_id(spec.kv_dtypes)) do
+  ATTNGEN_KV_$(t.name:upper()) = $(I(t.id)), /* $(t.doc) */
+@ end
+  ATTNGEN_KV_COUNT_ = $(I(#spec.kv_dtypes))
+} attngen_kv_dtype;
 #define ATTNGEN_KV_DTYPE_LIST(X) \
 @ for _, t in ipairs(spec.kv_dtypes) do
-  X($(t.name:upper()), $(t.name), $(t.ctype), $(I(t.bytes))) \
+  X($(t.name:upper()), $(t.name), $(t.api), $(I(t.bytes)), $(I(t.group == "row" and -1 or t.group or 0))) \
 @ end
   /* end */
 

@@ -72,4 +72,13 @@ return {
   -- lanes of v whose row limit (int vector as float) is <= j become -inf
   mask_keys = function(v, j, lim) return "attngen_mask_avx2(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
   select_zero_if_neginf = function(v) return "attngen_finite_or_zero_avx2(" .. v .. ")" end,
+  -- the cache's storage types (gen/kvtype.lua): 8 stored elements at p as 8 floats, exact (int8 before its scale).
+  -- f16 converts with F16C: only the kernels reading f16 carry it (attr_kv) and the runtime checks it for them.
+  kv_load = {
+    f32 = function(p) return "_mm256_loadu_ps(" .. p .. ")" end,
+    f16 = function(p) return "_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(" .. p .. ")))" end,
+    bf16 = function(p) return "attngen_bf16_load_avx2(" .. p .. ")" end,
+    i8 = function(p) return "attngen_i8_load_avx2(" .. p .. ")" end,
+  },
+  attr_kv = { f16 = "ATTNGEN_TARGET_AVX2_F16C" },
 }

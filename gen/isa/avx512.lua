@@ -53,4 +53,12 @@ return {
   -- lanes of v whose row limit (int vector as float) is <= j become -inf
   mask_keys = function(v, j, lim) return "attngen_mask_avx512(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
   select_zero_if_neginf = function(v) return "attngen_finite_or_zero_avx512(" .. v .. ")" end,
+  -- the cache's storage types (gen/kvtype.lua): 16 stored elements at p as 16 floats, exact (int8 before its scale),
+  -- all with AVX-512F's own conversions
+  kv_load = {
+    f32 = function(p) return "_mm512_loadu_ps(" .. p .. ")" end,
+    f16 = function(p) return "_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(" .. p .. ")))" end,
+    bf16 = function(p) return "attngen_bf16_load_avx512(" .. p .. ")" end,
+    i8 = function(p) return "attngen_i8_load_avx512(" .. p .. ")" end,
+  },
 }

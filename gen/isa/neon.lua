@@ -42,4 +42,11 @@ return {
   exp = function(x) return "attngen_exp_neon(" .. x .. ")" end,
   mask_keys = function(v, j, lim) return "attngen_mask_neon(" .. v .. ", " .. j .. ", " .. lim .. ")" end,
   select_zero_if_neginf = function(v) return "attngen_finite_or_zero_neon(" .. v .. ")" end,
+  -- the cache's storage types (gen/kvtype.lua): 4 stored elements at p as 4 floats, exact (int8 before its scale)
+  kv_load = {
+    f32 = function(p) return "vld1q_f32(" .. p .. ")" end,
+    f16 = function(p) return "vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(" .. p .. ")))" end,
+    bf16 = function(p) return "vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(" .. p .. "), 16))" end,
+    i8 = function(p) return "attngen_i8_load_neon(" .. p .. ")" end,
+  },
 }

@@ -24,6 +24,18 @@
 #define ATTNGEN_TARGET_AVX512
 #endif
 
+/* 16 bfloat16 as 16 floats: each widened into the top half of a 32-bit lane (exact). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_bf16_load_avx512(const uint16_t *p)
+{
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+
+/* 16 int8 as 16 floats (exact; the caller applies the scale). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_i8_load_avx512(const int8_t *p)
+{
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p)));
+}
+
 /* Keeps a loaded vector in a register (see templates/isa/avx2.c); "v": any of the 32 zmm registers. */
 #if defined(__GNUC__)
 #define ATTNGEN_PIN_AVX512(v) __asm__("" : "+v"(v))
@@ -808,6 +820,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h12_kv12_d64_padding_prefill__avx512(cons
 #else
 #define ATTNGEN_TARGET_AVX2
 #endif
+/* Kernels that read an f16 cache also convert with F16C (the runtime checks it for them only). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNGEN_TARGET_AVX2_F16C __attribute__((target("avx2,fma,f16c")))
+#else
+#define ATTNGEN_TARGET_AVX2_F16C
+#endif
+
+/* 8 bfloat16 as 8 floats: each widened into the top half of a 32-bit lane (exact). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_bf16_load_avx2(const uint16_t *p)
+{
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+/* 8 int8 as 8 floats (exact; the caller applies the scale). An 8-byte load: no byte past the 8 is read. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_i8_load_avx2(const int8_t *p)
+{
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
 
 /* Keeps a loaded vector in a register. gcc otherwise folds the load into every FMA that uses it: decode's
  * 2-row dot-product block then loaded each K vector twice (1.45 loads per FMA, bound by the load ports; pinned:
@@ -1425,6 +1455,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h12_kv12_d64_padding_prefill__avx2(const at
 #if defined(__aarch64__)
 
 #include <arm_neon.h>
+
+/* 4 int8 as 4 floats (exact; the caller applies the scale): a 4-byte load, so no byte past the 4 is read. */
+ATTNGEN_HELPER float32x4_t attngen_i8_load_neon(const int8_t *p)
+{
+  int32_t w;
+  memcpy(&w, p, sizeof w);
+  return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
 
 /* exp(x) for x <= 0 as used by online softmax, as 2^t with t = x·log2(e) = n + r, n = round(t), |r| <= 1/2: a
  * degree-5 polynomial for 2^r, n added to its exponent field (see templates/isa/avx2.c for the error budget).
@@ -2233,37 +2271,37 @@ static void attn_h12_kv12_d64_padding_prefill__scalar(const attngen_kernel *kern
   }
 }
 
-/* name, heads, kv_heads, head_dim, mask, phase, ISA, work cut (q_tile, kv heads per item, row stride, keys per tile,
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
 static const attngen_kernel_info attngen_table_bert_base_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h12_kv12_d64_none_prefill__avx512", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_none_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_none_prefill__avx512 },
   { "attn_h12_kv12_d64_padding_prefill__avx512", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_padding_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_padding_prefill__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h12_kv12_d64_none_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_none_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_none_prefill__avx2 },
   { "attn_h12_kv12_d64_padding_prefill__avx2", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 96, 1, 96, 128, 33344, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_padding_prefill__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h12_kv12_d64_none_prefill__neon", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_none_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_none_prefill__neon },
   { "attn_h12_kv12_d64_padding_prefill__neon", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 96, 1, 96, 128, 33664, 1, 0, 1, 0, 97 }, NULL, attn_h12_kv12_d64_padding_prefill__neon },
 #endif
   { "attn_h12_kv12_d64_none_prefill__scalar", 12, 12, 64, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h12_kv12_d64_none_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h12_kv12_d64_none_prefill__scalar },
   { "attn_h12_kv12_d64_padding_prefill__scalar", 12, 12, 64, ATTNGEN_MASK_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h12_kv12_d64_padding_prefill__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 64, 1, 64, 128, 24960, 1, 0, 1, 0, 65 }, NULL, attn_h12_kv12_d64_padding_prefill__scalar },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 4 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 5 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope */
 const attngen_table attngen_table_bert_base = {
-  4, "bert-base", "0.2.0", 12, 12, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_bert_base_kernels,
+  5, "bert-base", "0.2.0", 12, 12, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_bert_base_kernels,
   (int)(sizeof attngen_table_bert_base_kernels / sizeof attngen_table_bert_base_kernels[0]) - 1
 };

@@ -16,23 +16,23 @@
 extern "C" {
 #endif
 
-/* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
+/* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
 #define ATTNGEN_BERT_BASE_KERNELS_AVX512(X) \
-  X(attn_h12_kv12_d64_none_prefill__avx512, 12, 12, 64, NONE, PREFILL, AVX512) \
-  X(attn_h12_kv12_d64_padding_prefill__avx512, 12, 12, 64, PADDING, PREFILL, AVX512) \
+  X(attn_h12_kv12_d64_none_prefill__avx512, 12, 12, 64, NONE, PREFILL, AVX512, F32) \
+  X(attn_h12_kv12_d64_padding_prefill__avx512, 12, 12, 64, PADDING, PREFILL, AVX512, F32) \
   /* end of avx512 kernels */
 #define ATTNGEN_BERT_BASE_KERNELS_AVX2(X) \
-  X(attn_h12_kv12_d64_none_prefill__avx2, 12, 12, 64, NONE, PREFILL, AVX2) \
-  X(attn_h12_kv12_d64_padding_prefill__avx2, 12, 12, 64, PADDING, PREFILL, AVX2) \
+  X(attn_h12_kv12_d64_none_prefill__avx2, 12, 12, 64, NONE, PREFILL, AVX2, F32) \
+  X(attn_h12_kv12_d64_padding_prefill__avx2, 12, 12, 64, PADDING, PREFILL, AVX2, F32) \
   /* end of avx2 kernels */
 #define ATTNGEN_BERT_BASE_KERNELS_NEON(X) \
-  X(attn_h12_kv12_d64_none_prefill__neon, 12, 12, 64, NONE, PREFILL, NEON) \
-  X(attn_h12_kv12_d64_padding_prefill__neon, 12, 12, 64, PADDING, PREFILL, NEON) \
+  X(attn_h12_kv12_d64_none_prefill__neon, 12, 12, 64, NONE, PREFILL, NEON, F32) \
+  X(attn_h12_kv12_d64_padding_prefill__neon, 12, 12, 64, PADDING, PREFILL, NEON, F32) \
   /* end of neon kernels */
 #define ATTNGEN_BERT_BASE_KERNELS_SCALAR(X) \
-  X(attn_h12_kv12_d64_none_prefill__scalar, 12, 12, 64, NONE, PREFILL, SCALAR) \
-  X(attn_h12_kv12_d64_padding_prefill__scalar, 12, 12, 64, PADDING, PREFILL, SCALAR) \
+  X(attn_h12_kv12_d64_none_prefill__scalar, 12, 12, 64, NONE, PREFILL, SCALAR, F32) \
+  X(attn_h12_kv12_d64_padding_prefill__scalar, 12, 12, 64, PADDING, PREFILL, SCALAR, F32) \
   /* end of scalar kernels */
 #define ATTNGEN_BERT_BASE_KERNELS(X) \
   ATTNGEN_BERT_BASE_KERNELS_AVX512(X) \

@@ -17,31 +17,31 @@
 extern "C" {
 #endif
 
-/* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
+/* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
 #define ATTNGEN_LLAMA_3_70B_KERNELS_AVX512(X) \
-  X(attn_h64_kv8_d128_causal_prefill__avx512, 64, 8, 128, CAUSAL, PREFILL, AVX512) \
-  X(attn_h64_kv8_d128_causal_padding_prefill__avx512, 64, 8, 128, CAUSAL_PADDING, PREFILL, AVX512) \
-  X(attn_h64_kv8_d128_causal_decode__avx512, 64, 8, 128, CAUSAL, DECODE, AVX512) \
-  X(attn_h64_kv8_d128_causal_padding_decode__avx512, 64, 8, 128, CAUSAL_PADDING, DECODE, AVX512) \
+  X(attn_h64_kv8_d128_causal_prefill__avx512, 64, 8, 128, CAUSAL, PREFILL, AVX512, F32) \
+  X(attn_h64_kv8_d128_causal_padding_prefill__avx512, 64, 8, 128, CAUSAL_PADDING, PREFILL, AVX512, F32) \
+  X(attn_h64_kv8_d128_causal_decode__avx512, 64, 8, 128, CAUSAL, DECODE, AVX512, F32) \
+  X(attn_h64_kv8_d128_causal_padding_decode__avx512, 64, 8, 128, CAUSAL_PADDING, DECODE, AVX512, F32) \
   /* end of avx512 kernels */
 #define ATTNGEN_LLAMA_3_70B_KERNELS_AVX2(X) \
-  X(attn_h64_kv8_d128_causal_prefill__avx2, 64, 8, 128, CAUSAL, PREFILL, AVX2) \
-  X(attn_h64_kv8_d128_causal_padding_prefill__avx2, 64, 8, 128, CAUSAL_PADDING, PREFILL, AVX2) \
-  X(attn_h64_kv8_d128_causal_decode__avx2, 64, 8, 128, CAUSAL, DECODE, AVX2) \
-  X(attn_h64_kv8_d128_causal_padding_decode__avx2, 64, 8, 128, CAUSAL_PADDING, DECODE, AVX2) \
+  X(attn_h64_kv8_d128_causal_prefill__avx2, 64, 8, 128, CAUSAL, PREFILL, AVX2, F32) \
+  X(attn_h64_kv8_d128_causal_padding_prefill__avx2, 64, 8, 128, CAUSAL_PADDING, PREFILL, AVX2, F32) \
+  X(attn_h64_kv8_d128_causal_decode__avx2, 64, 8, 128, CAUSAL, DECODE, AVX2, F32) \
+  X(attn_h64_kv8_d128_causal_padding_decode__avx2, 64, 8, 128, CAUSAL_PADDING, DECODE, AVX2, F32) \
   /* end of avx2 kernels */
 #define ATTNGEN_LLAMA_3_70B_KERNELS_NEON(X) \
-  X(attn_h64_kv8_d128_causal_prefill__neon, 64, 8, 128, CAUSAL, PREFILL, NEON) \
-  X(attn_h64_kv8_d128_causal_padding_prefill__neon, 64, 8, 128, CAUSAL_PADDING, PREFILL, NEON) \
-  X(attn_h64_kv8_d128_causal_decode__neon, 64, 8, 128, CAUSAL, DECODE, NEON) \
-  X(attn_h64_kv8_d128_causal_padding_decode__neon, 64, 8, 128, CAUSAL_PADDING, DECODE, NEON) \
+  X(attn_h64_kv8_d128_causal_prefill__neon, 64, 8, 128, CAUSAL, PREFILL, NEON, F32) \
+  X(attn_h64_kv8_d128_causal_padding_prefill__neon, 64, 8, 128, CAUSAL_PADDING, PREFILL, NEON, F32) \
+  X(attn_h64_kv8_d128_causal_decode__neon, 64, 8, 128, CAUSAL, DECODE, NEON, F32) \
+  X(attn_h64_kv8_d128_causal_padding_decode__neon, 64, 8, 128, CAUSAL_PADDING, DECODE, NEON, F32) \
   /* end of neon kernels */
 #define ATTNGEN_LLAMA_3_70B_KERNELS_SCALAR(X) \
-  X(attn_h64_kv8_d128_causal_prefill__scalar, 64, 8, 128, CAUSAL, PREFILL, SCALAR) \
-  X(attn_h64_kv8_d128_causal_padding_prefill__scalar, 64, 8, 128, CAUSAL_PADDING, PREFILL, SCALAR) \
-  X(attn_h64_kv8_d128_causal_decode__scalar, 64, 8, 128, CAUSAL, DECODE, SCALAR) \
-  X(attn_h64_kv8_d128_causal_padding_decode__scalar, 64, 8, 128, CAUSAL_PADDING, DECODE, SCALAR) \
+  X(attn_h64_kv8_d128_causal_prefill__scalar, 64, 8, 128, CAUSAL, PREFILL, SCALAR, F32) \
+  X(attn_h64_kv8_d128_causal_padding_prefill__scalar, 64, 8, 128, CAUSAL_PADDING, PREFILL, SCALAR, F32) \
+  X(attn_h64_kv8_d128_causal_decode__scalar, 64, 8, 128, CAUSAL, DECODE, SCALAR, F32) \
+  X(attn_h64_kv8_d128_causal_padding_decode__scalar, 64, 8, 128, CAUSAL_PADDING, DECODE, SCALAR, F32) \
   /* end of scalar kernels */
 #define ATTNGEN_LLAMA_3_70B_KERNELS(X) \
   ATTNGEN_LLAMA_3_70B_KERNELS_AVX512(X) \

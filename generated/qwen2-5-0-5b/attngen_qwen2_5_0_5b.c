@@ -29,6 +29,18 @@
 #define ATTNGEN_TARGET_AVX512
 #endif
 
+/* 16 bfloat16 as 16 floats: each widened into the top half of a 32-bit lane (exact). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_bf16_load_avx512(const uint16_t *p)
+{
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+
+/* 16 int8 as 16 floats (exact; the caller applies the scale). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_i8_load_avx512(const int8_t *p)
+{
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p)));
+}
+
 /* Keeps a loaded vector in a register (see templates/isa/avx2.c); "v": any of the 32 zmm registers. */
 #if defined(__GNUC__)
 #define ATTNGEN_PIN_AVX512(v) __asm__("" : "+v"(v))
@@ -1190,14 +1202,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_decode__avx512(const a
     } else {
       for (int j0 = 0; j0 < n; j0 += 2) {
         ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1412,14 +1424,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
     } else {
       for (int j0 = 0; j0 < n; j0 += 2) {
         ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d64_2x2_t112__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1517,6 +1529,24 @@ static ATTNGEN_TARGET_AVX512 void attn_h14_kv2_d64_causal_padding_decode__avx512
 #else
 #define ATTNGEN_TARGET_AVX2
 #endif
+/* Kernels that read an f16 cache also convert with F16C (the runtime checks it for them only). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNGEN_TARGET_AVX2_F16C __attribute__((target("avx2,fma,f16c")))
+#else
+#define ATTNGEN_TARGET_AVX2_F16C
+#endif
+
+/* 8 bfloat16 as 8 floats: each widened into the top half of a 32-bit lane (exact). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_bf16_load_avx2(const uint16_t *p)
+{
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+/* 8 int8 as 8 floats (exact; the caller applies the scale). An 8-byte load: no byte past the 8 is read. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_i8_load_avx2(const int8_t *p)
+{
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
 
 /* Keeps a loaded vector in a register. gcc otherwise folds the load into every FMA that uses it: decode's
  * 2-row dot-product block then loaded each K vector twice (1.45 loads per FMA, bound by the load ports; pinned:
@@ -2533,14 +2563,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_decode__avx2(const attng
     } else {
       for (int j0 = 0; j0 < n; j0 += 2) {
         ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2750,14 +2780,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
     } else {
       for (int j0 = 0; j0 < n; j0 += 2) {
         ptrdiff_t koff[2]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 2; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[2];
-          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 2; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x2_t112__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2842,6 +2872,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h14_kv2_d64_causal_padding_decode__avx2(con
 #if defined(__aarch64__)
 
 #include <arm_neon.h>
+
+/* 4 int8 as 4 floats (exact; the caller applies the scale): a 4-byte load, so no byte past the 4 is read. */
+ATTNGEN_HELPER float32x4_t attngen_i8_load_neon(const int8_t *p)
+{
+  int32_t w;
+  memcpy(&w, p, sizeof w);
+  return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
 
 /* exp(x) for x <= 0 as used by online softmax, as 2^t with t = x·log2(e) = n + r, n = round(t), |r| <= 1/2: a
  * degree-5 polynomial for 2^r, n added to its exponent field (see templates/isa/avx2.c for the error budget).
@@ -4071,14 +4109,14 @@ static void attn_h14_kv2_d64_causal_decode__neon(const attngen_kernel *kernel, c
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4293,14 +4331,14 @@ static void attn_h14_kv2_d64_causal_padding_decode__neon(const attngen_kernel *k
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_t112__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -5201,14 +5239,14 @@ static void attn_h14_kv2_d64_causal_decode__scalar(const attngen_kernel *kernel,
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -5417,14 +5455,14 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d64_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -5504,48 +5542,48 @@ static void attn_h14_kv2_d64_causal_padding_decode__scalar(const attngen_kernel 
   }
 }
 
-/* name, heads, kv_heads, head_dim, mask, phase, ISA, work cut (q_tile, kv heads per item, row stride, keys per tile,
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
 static const attngen_kernel_info attngen_table_qwen2_5_0_5b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h14_kv2_d64_causal_prefill__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28 }, NULL, attn_h14_kv2_d64_causal_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28 }, NULL, attn_h14_kv2_d64_causal_prefill__avx512 },
   { "attn_h14_kv2_d64_causal_padding_prefill__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 27, 1, 192, 128, 58496, 1, 0, 1, 0, 28 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx512 },
   { "attn_h14_kv2_d64_causal_decode__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 8, 0, 56, 512, 72240, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 56, 512, 72240, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx512 },
   { "attn_h14_kv2_d64_causal_padding_decode__avx512", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 8, 0, 56, 512, 72240, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 56, 512, 72240, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h14_kv2_d64_causal_prefill__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_prefill__avx2 },
   { "attn_h14_kv2_d64_causal_padding_prefill__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 13, 1, 96, 128, 33344, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__avx2 },
   { "attn_h14_kv2_d64_causal_decode__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 8, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 56, 8, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__avx2 },
   { "attn_h14_kv2_d64_causal_padding_decode__avx2", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 8, 0, 56, 8, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 56, 8, 29232, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h14_kv2_d64_causal_prefill__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 13, 1, 96, 128, 33664, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 13, 1, 96, 128, 33664, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_prefill__neon },
   { "attn_h14_kv2_d64_causal_padding_prefill__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 13, 1, 96, 128, 33664, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 13, 1, 96, 128, 33664, 1, 0, 1, 0, 14 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__neon },
   { "attn_h14_kv2_d64_causal_decode__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__neon },
   { "attn_h14_kv2_d64_causal_padding_decode__neon", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__neon },
 #endif
   { "attn_h14_kv2_d64_causal_prefill__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10 }, NULL, attn_h14_kv2_d64_causal_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10 }, NULL, attn_h14_kv2_d64_causal_prefill__scalar },
   { "attn_h14_kv2_d64_causal_padding_prefill__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 9, 1, 64, 128, 24960, 1, 0, 1, 0, 10 }, NULL, attn_h14_kv2_d64_causal_padding_prefill__scalar },
   { "attn_h14_kv2_d64_causal_decode__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_decode__scalar },
   { "attn_h14_kv2_d64_causal_padding_decode__scalar", 14, 2, 64, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 56, 64, 22064, 8, 512, 256, 8, 0 }, NULL, attn_h14_kv2_d64_causal_padding_decode__scalar },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
 };
 
 /* RoPE inverse frequencies of the 32 pairs: theta^(-2i / rotary_dim), float64, computed once by
@@ -5561,9 +5599,9 @@ static const double attngen_table_qwen2_5_0_5b_inv_freq[32] = {
   5.6234132519034912e-06, 3.6517412725483771e-06, 2.3713737056616552e-06, 1.5399265260594919e-06,
 };
 
-/* ABI 4 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 5 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope */
 const attngen_table attngen_table_qwen2_5_0_5b = {
-  4, "qwen2-5-0-5b", "0.2.0", 14, 2, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_qwen2_5_0_5b_inv_freq, 1000000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_qwen2_5_0_5b_kernels,
+  5, "qwen2-5-0-5b", "0.2.0", 14, 2, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_qwen2_5_0_5b_inv_freq, 1000000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_qwen2_5_0_5b_kernels,
   (int)(sizeof attngen_table_qwen2_5_0_5b_kernels / sizeof attngen_table_qwen2_5_0_5b_kernels[0]) - 1
 };

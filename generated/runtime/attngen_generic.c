@@ -21,6 +21,18 @@
 #define ATTNGEN_TARGET_AVX512
 #endif
 
+/* 16 bfloat16 as 16 floats: each widened into the top half of a 32-bit lane (exact). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_bf16_load_avx512(const uint16_t *p)
+{
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+
+/* 16 int8 as 16 floats (exact; the caller applies the scale). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_i8_load_avx512(const int8_t *p)
+{
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p)));
+}
+
 /* Keeps a loaded vector in a register (see templates/isa/avx2.c); "v": any of the 32 zmm registers. */
 #if defined(__GNUC__)
 #define ATTNGEN_PIN_AVX512(v) __asm__("" : "+v"(v))
@@ -557,6 +569,1131 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_
     }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c); const __m512 qv1 = _mm512_loadu_ps(q1 + c);
+        { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + c))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+        { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + c))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+        { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + c))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+        { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + c))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+      s[128] += q1[c] * attngen_f16_bits_to_float(k0[c]);
+      s[129] += q1[c] * attngen_f16_bits_to_float(k1[c]);
+      s[130] += q1[c] * attngen_f16_bits_to_float(k2[c]);
+      s[131] += q1[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c);
+        { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + c))); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + c))); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + c))); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + c))); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_rowwise_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + c))); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + c))); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + c))); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + c))); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+      s[128] += q1[c] * attngen_f16_bits_to_float(k0[c]);
+      s[129] += q1[c] * attngen_f16_bits_to_float(k1[c]);
+      s[130] += q1[c] * attngen_f16_bits_to_float(k2[c]);
+      s[131] += q1[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_rowwise_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + c))); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + c))); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + c))); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + c))); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_f16__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      __m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + c0))), v1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + c0 + 16))), v2 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + c0 + 32))), v3 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + c0 + 48))); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+    _mm512_storeu_ps(o + os + c0, o1_0); _mm512_storeu_ps(o + os + c0 + 16, o1_1); _mm512_storeu_ps(o + os + c0 + 32, o1_2); _mm512_storeu_ps(o + os + c0 + 48, o1_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      __m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + c0))); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+    _mm512_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_f16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_f16__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + c0))), v1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + c0 + 16))), v2 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + c0 + 32))), v3 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + c0 + 48)));
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + c0)));
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_f16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c); const __m512 qv1 = _mm512_loadu_ps(q1 + c);
+        { __m512 kv = attngen_bf16_load_avx512(k0 + c); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+        { __m512 kv = attngen_bf16_load_avx512(k1 + c); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+        { __m512 kv = attngen_bf16_load_avx512(k2 + c); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+        { __m512 kv = attngen_bf16_load_avx512(k3 + c); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[128] += q1[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[129] += q1[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[130] += q1[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[131] += q1[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c);
+        { const __m512 kv = attngen_bf16_load_avx512(k0 + c); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m512 kv = attngen_bf16_load_avx512(k1 + c); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m512 kv = attngen_bf16_load_avx512(k2 + c); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m512 kv = attngen_bf16_load_avx512(k3 + c); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_rowwise_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_bf16_load_avx512(k0 + c); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_bf16_load_avx512(k1 + c); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_bf16_load_avx512(k2 + c); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_bf16_load_avx512(k3 + c); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[128] += q1[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[129] += q1[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[130] += q1[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[131] += q1[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_rowwise_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_bf16_load_avx512(k0 + c); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_bf16_load_avx512(k1 + c); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_bf16_load_avx512(k2 + c); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = attngen_bf16_load_avx512(k3 + c); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_bf16__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      __m512 v0 = attngen_bf16_load_avx512(vj + c0), v1 = attngen_bf16_load_avx512(vj + c0 + 16), v2 = attngen_bf16_load_avx512(vj + c0 + 32), v3 = attngen_bf16_load_avx512(vj + c0 + 48); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+    _mm512_storeu_ps(o + os + c0, o1_0); _mm512_storeu_ps(o + os + c0 + 16, o1_1); _mm512_storeu_ps(o + os + c0 + 32, o1_2); _mm512_storeu_ps(o + os + c0 + 48, o1_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      __m512 v0 = attngen_bf16_load_avx512(vj + c0); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+    _mm512_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_bf16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_bf16__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = attngen_bf16_load_avx512(vj + c0), v1 = attngen_bf16_load_avx512(vj + c0 + 16), v2 = attngen_bf16_load_avx512(vj + c0 + 32), v3 = attngen_bf16_load_avx512(vj + c0 + 48);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = attngen_bf16_load_avx512(vj + c0);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_bf16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c); const __m512 qv1 = _mm512_loadu_ps(q1 + c);
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[0])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[0])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[0])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[0];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[0];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[0];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c);
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[0])); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[0])); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[0])); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[0])); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_rowwise_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[0])); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[0])); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[0])); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[0])); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[0];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[0];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[0];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_rowwise_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[0])); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[0])); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[0])); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[0])); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int8__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 16), _mm512_set1_ps(vsj[0])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 32), _mm512_set1_ps(vsj[0])), v3 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 48), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+    _mm512_storeu_ps(o + os + c0, o1_0); _mm512_storeu_ps(o + os + c0 + 16, o1_1); _mm512_storeu_ps(o + os + c0 + 32, o1_2); _mm512_storeu_ps(o + os + c0 + 48, o1_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+    _mm512_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_int8__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 16), _mm512_set1_ps(vsj[0])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 32), _mm512_set1_ps(vsj[0])), v3 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 48), _mm512_set1_ps(vsj[0]));
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[0]));
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_int8_g64__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c); const __m512 qv1 = _mm512_loadu_ps(q1 + c);
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[(c) / 64])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[(c) / 64])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[(c) / 64])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[(c) / 64])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_int8_g64__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c);
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[(c) / 64])); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[(c) / 64])); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[(c) / 64])); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[(c) / 64])); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_rowwise_int8_g64__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[(c) / 64])); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[(c) / 64])); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[(c) / 64])); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[(c) / 64])); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_rowwise_int8_g64__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[(c) / 64])); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[(c) / 64])); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[(c) / 64])); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[(c) / 64])); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int8_g64__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[(c0) / 64])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 16), _mm512_set1_ps(vsj[(c0 + 16) / 64])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 32), _mm512_set1_ps(vsj[(c0 + 32) / 64])), v3 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 48), _mm512_set1_ps(vsj[(c0 + 48) / 64])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+    _mm512_storeu_ps(o + os + c0, o1_0); _mm512_storeu_ps(o + os + c0 + 16, o1_1); _mm512_storeu_ps(o + os + c0 + 32, o1_2); _mm512_storeu_ps(o + os + c0 + 48, o1_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[(c0) / 64])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+    _mm512_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_int8_g64__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[(c0) / 64])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 16), _mm512_set1_ps(vsj[(c0 + 16) / 64])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 32), _mm512_set1_ps(vsj[(c0 + 32) / 64])), v3 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 48), _mm512_set1_ps(vsj[(c0 + 48) / 64]));
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[(c0) / 64]));
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_int8_g32__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c); const __m512 qv1 = _mm512_loadu_ps(q1 + c);
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[(c) / 32])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[(c) / 32])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[(c) / 32])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+        { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[(c) / 32])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_int8_g32__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 16 <= d; c += 16)
+      { const __m512 qv0 = _mm512_loadu_ps(q0 + c);
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[(c) / 32])); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[(c) / 32])); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[(c) / 32])); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[(c) / 32])); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_2x4_s128_rowwise_int8_g32__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps();
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[(c) / 32])); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[(c) / 32])); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[(c) / 32])); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[(c) / 32])); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_dany_1of2x4_s128_rowwise_int8_g32__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps();
+    const __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + c), _mm512_set1_ps(ks0[(c) / 32])); acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + c), _mm512_set1_ps(ks1[(c) / 32])); acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + c), _mm512_set1_ps(ks2[(c) / 32])); acc0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 16 <= d; c += 16) { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + c), _mm512_set1_ps(ks3[(c) / 32])); acc0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx512(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx512(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 16 * 16; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 64 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_2x64_p128_int8_g32__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 32), _mm512_set1_ps(*(alpha + 1))), o1_3 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0 + 48), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[(c0) / 32])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 16), _mm512_set1_ps(vsj[(c0 + 16) / 32])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 32), _mm512_set1_ps(vsj[(c0 + 32) / 32])), v3 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 48), _mm512_set1_ps(vsj[(c0 + 48) / 32])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2); ATTNGEN_PIN_AVX512(v3);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); o1_3 = _mm512_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+    _mm512_storeu_ps(o + os + c0, o1_0); _mm512_storeu_ps(o + os + c0 + 16, o1_1); _mm512_storeu_ps(o + os + c0 + 32, o1_2); _mm512_storeu_ps(o + os + c0 + 48, o1_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + c0), _mm512_set1_ps(*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[(c0) / 32])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX512(v0);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 128)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+    _mm512_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 64 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_dany_1of2x64_p128_int8_g32__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 64 <= d; c0 += 64)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 32), _mm512_set1_ps(*(alpha))), o0_3 = _mm512_mul_ps(_mm512_loadu_ps(o + c0 + 48), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[(c0) / 32])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 16), _mm512_set1_ps(vsj[(c0 + 16) / 32])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 32), _mm512_set1_ps(vsj[(c0 + 32) / 32])), v3 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0 + 48), _mm512_set1_ps(vsj[(c0 + 48) / 32]));
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); o0_3 = _mm512_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0); _mm512_storeu_ps(o + c0 + 16, o0_1); _mm512_storeu_ps(o + c0 + 32, o0_2); _mm512_storeu_ps(o + c0 + 48, o0_3);
+  }
+  for (; c0 + 16 <= d; c0 += 16)
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + c0), _mm512_set1_ps(*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + c0), _mm512_set1_ps(vsj[(c0) / 32]));
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm512_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      o[r * os + c] = acc;
+    }
+}
+
 /* The work cut of attn_generic_prefill__avx512 for a bound shape: the plan's formulas, evaluated at run time. */
 static void attn_generic_prefill__avx512__work(const attngen_shape *shape, attngen_work *w)
 {
@@ -916,14 +2053,14 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -1003,6 +2140,1208 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
   }
 }
 
+/* The work cut of attn_generic_decode_f16__avx512 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_f16__avx512__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 1024 ? 8 : 128);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_f16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 1024 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 16);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= d; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 1024 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 128);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise_f16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise_f16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_f16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_f16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 16) {
+          const __m512 s = attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx512(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m512 m_vec = _mm512_set1_ps(m_use);
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; j += 16) {
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis), m_vec));
+          _mm512_storeu_ps(srow + j, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx512(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x64_p128_f16__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x64_p128_f16__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= d; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_bf16__avx512 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_bf16__avx512__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 1024 ? 8 : 128);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_bf16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 1024 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 16);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= d; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 1024 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 128);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise_bf16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise_bf16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_bf16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_bf16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 16) {
+          const __m512 s = attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx512(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m512 m_vec = _mm512_set1_ps(m_use);
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; j += 16) {
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis), m_vec));
+          _mm512_storeu_ps(srow + j, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx512(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x64_p128_bf16__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x64_p128_bf16__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= d; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8__avx512 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8__avx512__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 128);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 2048 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 16);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= d; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_int8__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_int8__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 16) {
+          const __m512 s = attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx512(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m512 m_vec = _mm512_set1_ps(m_use);
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; j += 16) {
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis), m_vec));
+          _mm512_storeu_ps(srow + j, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx512(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x64_p128_int8__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x64_p128_int8__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= d; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8_g64__avx512 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8_g64__avx512__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 128);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8_g64__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 2048 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 16);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= d; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise_int8_g64__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise_int8_g64__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_int8_g64__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_int8_g64__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 16) {
+          const __m512 s = attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx512(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m512 m_vec = _mm512_set1_ps(m_use);
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; j += 16) {
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis), m_vec));
+          _mm512_storeu_ps(srow + j, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx512(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x64_p128_int8_g64__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x64_p128_int8_g64__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= d; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8_g32__avx512 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8_g32__avx512__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 128);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 16)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8_g32__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 2048 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 16);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= d; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 2048 ? 8 : 128), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 128);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise_int8_g32__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise_int8_g32__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_int8_g32__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_int8_g32__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 16) {
+          const __m512 s = attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx512(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m512 m_vec = _mm512_set1_ps(m_use);
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; j += 16) {
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(attngen_mask_lanes_avx512(_mm512_loadu_ps(srow + j), j, vis), m_vec));
+          _mm512_storeu_ps(srow + j, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx512(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x64_p128_int8_g32__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x64_p128_int8_g32__avx512(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= d; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
 #endif /* avx512 */
 
 /* ==== avx2 ==== */
@@ -1017,6 +3356,24 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
 #else
 #define ATTNGEN_TARGET_AVX2
 #endif
+/* Kernels that read an f16 cache also convert with F16C (the runtime checks it for them only). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNGEN_TARGET_AVX2_F16C __attribute__((target("avx2,fma,f16c")))
+#else
+#define ATTNGEN_TARGET_AVX2_F16C
+#endif
+
+/* 8 bfloat16 as 8 floats: each widened into the top half of a 32-bit lane (exact). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_bf16_load_avx2(const uint16_t *p)
+{
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+/* 8 int8 as 8 floats (exact; the caller applies the scale). An 8-byte load: no byte past the 8 is read. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_i8_load_avx2(const int8_t *p)
+{
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
 
 /* Keeps a loaded vector in a register. gcc otherwise folds the load into every FMA that uses it: decode's
  * 2-row dot-product block then loaded each K vector twice (1.45 loads per FMA, bound by the load ports; pinned:
@@ -1490,6 +3847,1131 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128__a
     }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_dany_2x4_s128_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c); const __m256 qv1 = _mm256_loadu_ps(q1 + c);
+        { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + c))); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+        { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + c))); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+        { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + c))); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+        { __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + c))); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+      s[128] += q1[c] * attngen_f16_bits_to_float(k0[c]);
+      s[129] += q1[c] * attngen_f16_bits_to_float(k1[c]);
+      s[130] += q1[c] * attngen_f16_bits_to_float(k2[c]);
+      s[131] += q1[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_dany_1of2x4_s128_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c);
+        { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + c))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + c))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + c))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + c))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_dany_2x4_s128_rowwise_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + c))); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + c))); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + c))); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + c))); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+      s[128] += q1[c] * attngen_f16_bits_to_float(k0[c]);
+      s[129] += q1[c] * attngen_f16_bits_to_float(k1[c]);
+      s[130] += q1[c] * attngen_f16_bits_to_float(k2[c]);
+      s[131] += q1[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_dany_1of2x4_s128_rowwise_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + c))); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + c))); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + c))); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + c))); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_dany_2x32_p128_f16__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + c0))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + c0 + 8))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + c0 + 16))), v3 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + c0 + 24))); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+    _mm256_storeu_ps(o + os + c0, o1_0); _mm256_storeu_ps(o + os + c0 + 8, o1_1); _mm256_storeu_ps(o + os + c0 + 16, o1_2); _mm256_storeu_ps(o + os + c0 + 24, o1_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + c0))); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+    _mm256_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_f16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_dany_1of2x32_p128_f16__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + c0))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + c0 + 8))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + c0 + 16))), v3 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + c0 + 24)));
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + c0)));
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_f16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c); const __m256 qv1 = _mm256_loadu_ps(q1 + c);
+        { __m256 kv = attngen_bf16_load_avx2(k0 + c); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+        { __m256 kv = attngen_bf16_load_avx2(k1 + c); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+        { __m256 kv = attngen_bf16_load_avx2(k2 + c); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+        { __m256 kv = attngen_bf16_load_avx2(k3 + c); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[128] += q1[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[129] += q1[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[130] += q1[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[131] += q1[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c);
+        { const __m256 kv = attngen_bf16_load_avx2(k0 + c); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m256 kv = attngen_bf16_load_avx2(k1 + c); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m256 kv = attngen_bf16_load_avx2(k2 + c); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m256 kv = attngen_bf16_load_avx2(k3 + c); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_rowwise_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_bf16_load_avx2(k0 + c); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_bf16_load_avx2(k1 + c); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_bf16_load_avx2(k2 + c); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_bf16_load_avx2(k3 + c); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[128] += q1[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[129] += q1[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[130] += q1[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[131] += q1[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_rowwise_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_bf16_load_avx2(k0 + c); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_bf16_load_avx2(k1 + c); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_bf16_load_avx2(k2 + c); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = attngen_bf16_load_avx2(k3 + c); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_bf16__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      __m256 v0 = attngen_bf16_load_avx2(vj + c0), v1 = attngen_bf16_load_avx2(vj + c0 + 8), v2 = attngen_bf16_load_avx2(vj + c0 + 16), v3 = attngen_bf16_load_avx2(vj + c0 + 24); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+    _mm256_storeu_ps(o + os + c0, o1_0); _mm256_storeu_ps(o + os + c0 + 8, o1_1); _mm256_storeu_ps(o + os + c0 + 16, o1_2); _mm256_storeu_ps(o + os + c0 + 24, o1_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      __m256 v0 = attngen_bf16_load_avx2(vj + c0); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+    _mm256_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_bf16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_bf16__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = attngen_bf16_load_avx2(vj + c0), v1 = attngen_bf16_load_avx2(vj + c0 + 8), v2 = attngen_bf16_load_avx2(vj + c0 + 16), v3 = attngen_bf16_load_avx2(vj + c0 + 24);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = attngen_bf16_load_avx2(vj + c0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * attngen_bf16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c); const __m256 qv1 = _mm256_loadu_ps(q1 + c);
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[0])); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[0])); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[0])); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[0];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[0];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[0];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c);
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_rowwise_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[0];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[0];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[0];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_rowwise_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 8), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 16), _mm256_set1_ps(vsj[0])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 24), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+    _mm256_storeu_ps(o + os + c0, o1_0); _mm256_storeu_ps(o + os + c0 + 8, o1_1); _mm256_storeu_ps(o + os + c0 + 16, o1_2); _mm256_storeu_ps(o + os + c0 + 24, o1_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+    _mm256_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_int8__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 8), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 16), _mm256_set1_ps(vsj[0])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 24), _mm256_set1_ps(vsj[0]));
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[0]));
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_int8_g64__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c); const __m256 qv1 = _mm256_loadu_ps(q1 + c);
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[(c) / 64])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[(c) / 64])); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[(c) / 64])); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[(c) / 64])); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_int8_g64__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c);
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[(c) / 64])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[(c) / 64])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[(c) / 64])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[(c) / 64])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_rowwise_int8_g64__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[(c) / 64])); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[(c) / 64])); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[(c) / 64])); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[(c) / 64])); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_rowwise_int8_g64__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[(c) / 64])); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[(c) / 64])); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[(c) / 64])); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[(c) / 64])); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_g64__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[(c0) / 64])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 8), _mm256_set1_ps(vsj[(c0 + 8) / 64])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 16), _mm256_set1_ps(vsj[(c0 + 16) / 64])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 24), _mm256_set1_ps(vsj[(c0 + 24) / 64])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+    _mm256_storeu_ps(o + os + c0, o1_0); _mm256_storeu_ps(o + os + c0 + 8, o1_1); _mm256_storeu_ps(o + os + c0 + 16, o1_2); _mm256_storeu_ps(o + os + c0 + 24, o1_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[(c0) / 64])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+    _mm256_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_int8_g64__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[(c0) / 64])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 8), _mm256_set1_ps(vsj[(c0 + 8) / 64])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 16), _mm256_set1_ps(vsj[(c0 + 16) / 64])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 24), _mm256_set1_ps(vsj[(c0 + 24) / 64]));
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[(c0) / 64]));
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_int8_g32__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c); const __m256 qv1 = _mm256_loadu_ps(q1 + c);
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[(c) / 32])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); }
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[(c) / 32])); ATTNGEN_PIN_AVX2(kv); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm256_fmadd_ps(qv1, kv, acc1_1); }
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[(c) / 32])); ATTNGEN_PIN_AVX2(kv); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm256_fmadd_ps(qv1, kv, acc1_2); }
+        { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[(c) / 32])); ATTNGEN_PIN_AVX2(kv); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm256_fmadd_ps(qv1, kv, acc1_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_int8_g32__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 8 <= d; c += 8)
+      { const __m256 qv0 = _mm256_loadu_ps(q0 + c);
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[(c) / 32])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[(c) / 32])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[(c) / 32])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+        { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[(c) / 32])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_2x4_s128_rowwise_int8_g32__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps();
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[(c) / 32])); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[(c) / 32])); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[(c) / 32])); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); acc1_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[(c) / 32])); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); acc1_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + c), kv, acc1_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[128] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[129] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[130] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[131] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_dany_1of2x4_s128_rowwise_int8_g32__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps();
+    const __m256 acc1_0 = _mm256_setzero_ps(), acc1_1 = _mm256_setzero_ps(), acc1_2 = _mm256_setzero_ps(), acc1_3 = _mm256_setzero_ps(); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + c), _mm256_set1_ps(ks0[(c) / 32])); acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_0); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + c), _mm256_set1_ps(ks1[(c) / 32])); acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_1); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + c), _mm256_set1_ps(ks2[(c) / 32])); acc0_2 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_2); }
+    for (int c = 0; c + 8 <= d; c += 8) { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + c), _mm256_set1_ps(ks3[(c) / 32])); acc0_3 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + c), kv, acc0_3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc0_1, acc0_2, acc0_3);
+    attngen_hsum4_avx2(s + 128, acc1_0, acc1_1, acc1_2, acc1_3);
+    for (int c = d / 8 * 8; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 32 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_2x32_p128_int8_g32__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 16), _mm256_broadcast_ss(alpha + 1)), o1_3 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0 + 24), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[(c0) / 32])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 8), _mm256_set1_ps(vsj[(c0 + 8) / 32])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 16), _mm256_set1_ps(vsj[(c0 + 16) / 32])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 24), _mm256_set1_ps(vsj[(c0 + 24) / 32])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2); ATTNGEN_PIN_AVX2(v3);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); o1_3 = _mm256_fmadd_ps(p, v3, o1_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+    _mm256_storeu_ps(o + os + c0, o1_0); _mm256_storeu_ps(o + os + c0 + 8, o1_1); _mm256_storeu_ps(o + os + c0 + 16, o1_2); _mm256_storeu_ps(o + os + c0 + 24, o1_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + c0), _mm256_broadcast_ss(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[(c0) / 32])); /* in registers: each is used by 2 rows */
+      ATTNGEN_PIN_AVX2(v0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 128); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+    _mm256_storeu_ps(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 128].
+ * Column blocks of 32 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_dany_1of2x32_p128_int8_g32__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 32 <= d; c0 += 32)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 16), _mm256_broadcast_ss(alpha)), o0_3 = _mm256_mul_ps(_mm256_loadu_ps(o + c0 + 24), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[(c0) / 32])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 8), _mm256_set1_ps(vsj[(c0 + 8) / 32])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 16), _mm256_set1_ps(vsj[(c0 + 16) / 32])), v3 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0 + 24), _mm256_set1_ps(vsj[(c0 + 24) / 32]));
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); o0_3 = _mm256_fmadd_ps(p, v3, o0_3); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0); _mm256_storeu_ps(o + c0 + 8, o0_1); _mm256_storeu_ps(o + c0 + 16, o0_2); _mm256_storeu_ps(o + c0 + 24, o0_3);
+  }
+  for (; c0 + 8 <= d; c0 += 8)
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + c0), _mm256_broadcast_ss(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + c0), _mm256_set1_ps(vsj[(c0) / 32]));
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+    }
+    _mm256_storeu_ps(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 128] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      o[r * os + c] = acc;
+    }
+}
+
 /* The work cut of attn_generic_prefill__avx2 for a bound shape: the plan's formulas, evaluated at run time. */
 static void attn_generic_prefill__avx2__work(const attngen_shape *shape, attngen_work *w)
 {
@@ -1849,14 +5331,14 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -1936,12 +5418,1222 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
   }
 }
 
+/* The work cut of attn_generic_decode_f16__avx2 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_f16__avx2__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 1024 ? 8 : 32);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 1024 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 8);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= d; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 1024 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 32);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise_f16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise_f16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_f16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_f16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 8) {
+          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m256 m_vec = _mm256_set1_ps(m_use);
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; j += 8) {
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
+          _mm256_storeu_ps(srow + j, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x32_p128_f16__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x32_p128_f16__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= d; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_bf16__avx2 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_bf16__avx2__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 1024 ? 8 : 32);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 1024 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 8);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= d; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 1024 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 1024 ? 8 : 32);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise_bf16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise_bf16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_bf16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_bf16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 8) {
+          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m256 m_vec = _mm256_set1_ps(m_use);
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; j += 8) {
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
+          _mm256_storeu_ps(srow + j, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x32_p128_bf16__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x32_p128_bf16__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= d; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8__avx2 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8__avx2__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 32);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 2048 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 8);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= d; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 2048 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_int8__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_int8__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 8) {
+          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m256 m_vec = _mm256_set1_ps(m_use);
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; j += 8) {
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
+          _mm256_storeu_ps(srow + j, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x32_p128_int8__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x32_p128_int8__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= d; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8_g64__avx2 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8_g64__avx2__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 32);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8_g64__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 2048 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 8);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= d; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 2048 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise_int8_g64__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise_int8_g64__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_int8_g64__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_int8_g64__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 8) {
+          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m256 m_vec = _mm256_set1_ps(m_use);
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; j += 8) {
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
+          _mm256_storeu_ps(srow + j, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x32_p128_int8_g64__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x32_p128_int8_g64__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= d; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8_g32__avx2 for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8_g32__avx2__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = ((kvh * d) >= 2048 ? 8 : 32);
+  w->scratch_floats = 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 8)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8_g32__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 2048 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
+static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 128;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 8);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 128 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= d; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of ((kvh * d) >= 2048 ? 8 : 32), read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 128 : ((kvh * d) >= 2048 ? 8 : 32);
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_rowwise_int8_g32__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_rowwise_int8_g32__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s128_int8_g32__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s128_int8_g32__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        for (int j = 0; j < n; j += 8) {
+          const __m256 s = attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], attngen_hmax_avx2(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const __m256 m_vec = _mm256_set1_ps(m_use);
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; j += 8) {
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(attngen_mask_lanes_avx2(_mm256_loadu_ps(srow + j), j, vis), m_vec));
+          _mm256_storeu_ps(srow + j, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + attngen_hsum_avx2(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x32_p128_int8_g32__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x32_p128_int8_g32__avx2(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= d; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
 #endif /* avx2 */
 
 /* ==== neon ==== */
 #if defined(__aarch64__)
 
 #include <arm_neon.h>
+
+/* 4 int8 as 4 floats (exact; the caller applies the scale): a 4-byte load, so no byte past the 4 is read. */
+ATTNGEN_HELPER float32x4_t attngen_i8_load_neon(const int8_t *p)
+{
+  int32_t w;
+  memcpy(&w, p, sizeof w);
+  return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
 
 /* exp(x) for x <= 0 as used by online softmax, as 2^t with t = x·log2(e) = n + r, n = round(t), |r| <= 1/2: a
  * degree-5 polynomial for 2^r, n added to its exponent field (see templates/isa/avx2.c for the error budget).
@@ -2423,6 +7115,1121 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64__neon(const float *rest
     }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_f16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c); const float32x4_t qv1 = vld1q_f32(q1 + c);
+        { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + c))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+        { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + c))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+        { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + c))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+        { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + c))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_f16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_f16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_f16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_f16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c);
+        { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + c))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+        { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + c))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+        { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + c))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+        { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + c))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_f16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + c))); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + c))); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + c))); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); acc1_2 = vfmaq_f32(acc1_2, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + c))); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); acc1_3 = vfmaq_f32(acc1_3, vld1q_f32(q1 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_f16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_f16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_f16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_f16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + c))); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + c))); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + c))); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + c))); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_f16__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0))), v1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0 + 4))), v2 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0 + 8))), v3 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0 + 12))), v4 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0 + 16))), v5 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0 + 20)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2); vst1q_f32(o + os + c0 + 12, o1_3); vst1q_f32(o + os + c0 + 16, o1_4); vst1q_f32(o + os + c0 + 20, o1_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_f16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_f16__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0))), v1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0 + 4))), v2 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0 + 8))), v3 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0 + 12))), v4 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0 + 16))), v5 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0 + 20)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + c0)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_f16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_bf16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c); const float32x4_t qv1 = vld1q_f32(q1 + c);
+        { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + c), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+        { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + c), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+        { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + c), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+        { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + c), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_bf16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c);
+        { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + c), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+        { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + c), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+        { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + c), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+        { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + c), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_bf16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + c), 16)); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + c), 16)); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + c), 16)); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); acc1_2 = vfmaq_f32(acc1_2, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + c), 16)); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); acc1_3 = vfmaq_f32(acc1_3, vld1q_f32(q1 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_bf16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + c), 16)); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + c), 16)); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + c), 16)); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + c), 16)); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_bf16__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0), 16)), v1 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0 + 4), 16)), v2 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0 + 8), 16)), v3 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0 + 12), 16)), v4 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0 + 16), 16)), v5 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0 + 20), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2); vst1q_f32(o + os + c0 + 12, o1_3); vst1q_f32(o + os + c0 + 16, o1_4); vst1q_f32(o + os + c0 + 20, o1_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_bf16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_bf16__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0), 16)), v1 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0 + 4), 16)), v2 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0 + 8), 16)), v3 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0 + 12), 16)), v4 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0 + 16), 16)), v5 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0 + 20), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + c0), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_bf16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c); const float32x4_t qv1 = vld1q_f32(q1 + c);
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c);
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); acc1_2 = vfmaq_f32(acc1_2, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); acc1_3 = vfmaq_f32(acc1_3, vld1q_f32(q1 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 4), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 8), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 12), vdupq_n_f32(vsj[0])), v4 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 16), vdupq_n_f32(vsj[0])), v5 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 20), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2); vst1q_f32(o + os + c0 + 12, o1_3); vst1q_f32(o + os + c0 + 16, o1_4); vst1q_f32(o + os + c0 + 20, o1_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 4), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 8), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 12), vdupq_n_f32(vsj[0])), v4 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 16), vdupq_n_f32(vsj[0])), v5 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 20), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8_g64__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c); const float32x4_t qv1 = vld1q_f32(q1 + c);
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[(c) / 64])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[(c) / 64])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[(c) / 64])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[(c) / 64])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8_g64__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c);
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[(c) / 64])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[(c) / 64])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[(c) / 64])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[(c) / 64])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8_g64__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[(c) / 64])); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[(c) / 64])); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[(c) / 64])); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); acc1_2 = vfmaq_f32(acc1_2, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[(c) / 64])); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); acc1_3 = vfmaq_f32(acc1_3, vld1q_f32(q1 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g64__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[(c) / 64])); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[(c) / 64])); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[(c) / 64])); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[(c) / 64])); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8_g64__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[(c0) / 64])), v1 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 4), vdupq_n_f32(vsj[(c0 + 4) / 64])), v2 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 8), vdupq_n_f32(vsj[(c0 + 8) / 64])), v3 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 12), vdupq_n_f32(vsj[(c0 + 12) / 64])), v4 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 16), vdupq_n_f32(vsj[(c0 + 16) / 64])), v5 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 20), vdupq_n_f32(vsj[(c0 + 20) / 64]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2); vst1q_f32(o + os + c0 + 12, o1_3); vst1q_f32(o + os + c0 + 16, o1_4); vst1q_f32(o + os + c0 + 20, o1_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[(c0) / 64]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8_g64__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[(c0) / 64])), v1 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 4), vdupq_n_f32(vsj[(c0 + 4) / 64])), v2 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 8), vdupq_n_f32(vsj[(c0 + 8) / 64])), v3 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 12), vdupq_n_f32(vsj[(c0 + 12) / 64])), v4 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 16), vdupq_n_f32(vsj[(c0 + 16) / 64])), v5 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 20), vdupq_n_f32(vsj[(c0 + 20) / 64]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[(c0) / 64]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8_g32__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c); const float32x4_t qv1 = vld1q_f32(q1 + c);
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[(c) / 32])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[(c) / 32])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[(c) / 32])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[(c) / 32])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8_g32__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 4 <= d; c += 4)
+      { const float32x4_t qv0 = vld1q_f32(q0 + c);
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[(c) / 32])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[(c) / 32])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[(c) / 32])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); }
+        { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[(c) / 32])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8_g32__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[(c) / 32])); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[(c) / 32])); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[(c) / 32])); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); acc1_2 = vfmaq_f32(acc1_2, vld1q_f32(q1 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[(c) / 32])); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); acc1_3 = vfmaq_f32(acc1_3, vld1q_f32(q1 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g32__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    const float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f); /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + c), vdupq_n_f32(ks0[(c) / 32])); acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + c), vdupq_n_f32(ks1[(c) / 32])); acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + c), vdupq_n_f32(ks2[(c) / 32])); acc0_2 = vfmaq_f32(acc0_2, vld1q_f32(q0 + c), kv); }
+    for (int c = 0; c + 4 <= d; c += 4) { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + c), vdupq_n_f32(ks3[(c) / 32])); acc0_3 = vfmaq_f32(acc0_3, vld1q_f32(q0 + c), kv); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc0_1), vpaddq_f32(acc0_2, acc0_3)));
+    vst1q_f32(s + 64, vpaddq_f32(vpaddq_f32(acc1_0, acc1_1), vpaddq_f32(acc1_2, acc1_3)));
+    for (int c = d / 4 * 4; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x24_p64_int8_g32__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + c0 + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + c0 + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + c0 + 12), vld1q_dup_f32(alpha + 1)), o1_4 = vmulq_f32(vld1q_f32(o + os + c0 + 16), vld1q_dup_f32(alpha + 1)), o1_5 = vmulq_f32(vld1q_f32(o + os + c0 + 20), vld1q_dup_f32(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[(c0) / 32])), v1 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 4), vdupq_n_f32(vsj[(c0 + 4) / 32])), v2 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 8), vdupq_n_f32(vsj[(c0 + 8) / 32])), v3 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 12), vdupq_n_f32(vsj[(c0 + 12) / 32])), v4 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 16), vdupq_n_f32(vsj[(c0 + 16) / 32])), v5 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 20), vdupq_n_f32(vsj[(c0 + 20) / 32]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); o1_4 = vfmaq_f32(o1_4, p, v4); o1_5 = vfmaq_f32(o1_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+    vst1q_f32(o + os + c0, o1_0); vst1q_f32(o + os + c0 + 4, o1_1); vst1q_f32(o + os + c0 + 8, o1_2); vst1q_f32(o + os + c0 + 12, o1_3); vst1q_f32(o + os + c0 + 16, o1_4); vst1q_f32(o + os + c0 + 20, o1_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + c0), vld1q_dup_f32(alpha + 1));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[(c0) / 32]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 64); o1_0 = vfmaq_f32(o1_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+    vst1q_f32(o + os + c0, o1_0);
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 24 floats keep 6 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x24_p64_int8_g32__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 24 <= d; c0 += 24)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + c0 + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + c0 + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + c0 + 12), vld1q_dup_f32(alpha)), o0_4 = vmulq_f32(vld1q_f32(o + c0 + 16), vld1q_dup_f32(alpha)), o0_5 = vmulq_f32(vld1q_f32(o + c0 + 20), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[(c0) / 32])), v1 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 4), vdupq_n_f32(vsj[(c0 + 4) / 32])), v2 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 8), vdupq_n_f32(vsj[(c0 + 8) / 32])), v3 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 12), vdupq_n_f32(vsj[(c0 + 12) / 32])), v4 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 16), vdupq_n_f32(vsj[(c0 + 16) / 32])), v5 = vmulq_f32(attngen_i8_load_neon(vj + c0 + 20), vdupq_n_f32(vsj[(c0 + 20) / 32]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); o0_4 = vfmaq_f32(o0_4, p, v4); o0_5 = vfmaq_f32(o0_5, p, v5); }
+    }
+    vst1q_f32(o + c0, o0_0); vst1q_f32(o + c0 + 4, o0_1); vst1q_f32(o + c0 + 8, o0_2); vst1q_f32(o + c0 + 12, o0_3); vst1q_f32(o + c0 + 16, o0_4); vst1q_f32(o + c0 + 20, o0_5);
+  }
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + c0), vld1q_dup_f32(alpha));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + c0), vdupq_n_f32(vsj[(c0) / 32]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); }
+    }
+    vst1q_f32(o + c0, o0_0);
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      o[r * os + c] = acc;
+    }
+}
+
 /* The work cut of attn_generic_prefill__neon for a bound shape: the plan's formulas, evaluated at run time. */
 static void attn_generic_prefill__neon__work(const attngen_shape *shape, attngen_work *w)
 {
@@ -2782,14 +8589,14 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -2839,6 +8646,1208 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
       switch (rows - r0) { /* the last rows: an edge block computes only those */
       case 0: break;
       case 1: attngen_pv_dany_1of2x24_p64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= d; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_f16__neon for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_f16__neon__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = 64;
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_f16__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode_f16__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 4);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= d; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise_f16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise_f16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_f16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_f16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
+          vst1q_f32(srow + j, p);
+          sum = vaddq_f32(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x24_p64_f16__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x24_p64_f16__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= d; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_bf16__neon for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_bf16__neon__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = 64;
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_bf16__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode_bf16__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 4);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= d; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise_bf16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise_bf16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_bf16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_bf16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
+          vst1q_f32(srow + j, p);
+          sum = vaddq_f32(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x24_p64_bf16__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x24_p64_bf16__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= d; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8__neon for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8__neon__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = 64;
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode_int8__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 4);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= d; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise_int8__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise_int8__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_int8__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_int8__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
+          vst1q_f32(srow + j, p);
+          sum = vaddq_f32(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x24_p64_int8__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x24_p64_int8__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= d; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8_g64__neon for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8_g64__neon__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = 64;
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8_g64__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode_int8_g64__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 4);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= d; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise_int8_g64__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g64__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_int8_g64__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_int8_g64__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
+          vst1q_f32(srow + j, p);
+          sum = vaddq_f32(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x24_p64_int8_g64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x24_p64_int8_g64__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= d; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8_g32__neon for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8_g32__neon__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = 64;
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 4)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8_g32__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode_int8_g32__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 4);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= d; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise_int8_g32__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g32__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_int8_g32__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_int8_g32__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t s = attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], vmaxvq_f32(s_max));
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float32x4_t m_vec = vdupq_n_f32(m_use);
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; j += 4) {
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(attngen_mask_lanes_neon(vld1q_f32(srow + j), j, vis), m_vec));
+          vst1q_f32(srow + j, p);
+          sum = vaddq_f32(sum, p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + vaddvq_f32(sum);
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x24_p64_int8_g32__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x24_p64_int8_g32__neon(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
       default: break; /* every remainder has its edge */
       }
     }
@@ -3246,6 +10255,1121 @@ static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64__scalar(const float *res
     }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_f16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c));
+        { const float kv = attngen_f16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+        { const float kv = attngen_f16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+        { const float kv = attngen_f16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+        { const float kv = attngen_f16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_f16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_f16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_f16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_f16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c));
+        { const float kv = attngen_f16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; }
+        { const float kv = attngen_f16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; }
+        { const float kv = attngen_f16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; }
+        { const float kv = attngen_f16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_f16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_f16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_f16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_f16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_f16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_f16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_f16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_f16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_f16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_f16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_f16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_f16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_f16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_f16__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_f16_bits_to_float(*(vj + c0)), v1 = attngen_f16_bits_to_float(*(vj + c0 + 1)), v2 = attngen_f16_bits_to_float(*(vj + c0 + 2)), v3 = attngen_f16_bits_to_float(*(vj + c0 + 3));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_f16_bits_to_float(*(vj + c0));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_f16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_f16__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_f16_bits_to_float(*(vj + c0)), v1 = attngen_f16_bits_to_float(*(vj + c0 + 1)), v2 = attngen_f16_bits_to_float(*(vj + c0 + 2)), v3 = attngen_f16_bits_to_float(*(vj + c0 + 3));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_f16_bits_to_float(*(vj + c0));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_f16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_bf16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c));
+        { const float kv = attngen_bf16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+        { const float kv = attngen_bf16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+        { const float kv = attngen_bf16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+        { const float kv = attngen_bf16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_bf16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c));
+        { const float kv = attngen_bf16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; }
+        { const float kv = attngen_bf16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; }
+        { const float kv = attngen_bf16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; }
+        { const float kv = attngen_bf16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_bf16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_bf16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_bf16__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_bf16_bits_to_float(*(vj + c0)), v1 = attngen_bf16_bits_to_float(*(vj + c0 + 1)), v2 = attngen_bf16_bits_to_float(*(vj + c0 + 2)), v3 = attngen_bf16_bits_to_float(*(vj + c0 + 3));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_bf16_bits_to_float(*(vj + c0));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_bf16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_bf16__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_bf16_bits_to_float(*(vj + c0)), v1 = attngen_bf16_bits_to_float(*(vj + c0 + 1)), v2 = attngen_bf16_bits_to_float(*(vj + c0 + 2)), v3 = attngen_bf16_bits_to_float(*(vj + c0 + 3));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_bf16_bits_to_float(*(vj + c0));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_bf16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c));
+        { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+        { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+        { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+        { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c));
+        { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + qv0 * kv; }
+        { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + qv0 * kv; }
+        { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + qv0 * kv; }
+        { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + qv0 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[0])), v1 = (((float)*(vj + c0 + 1)) * (vsj[0])), v2 = (((float)*(vj + c0 + 2)) * (vsj[0])), v3 = (((float)*(vj + c0 + 3)) * (vsj[0]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[0]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[0])), v1 = (((float)*(vj + c0 + 1)) * (vsj[0])), v2 = (((float)*(vj + c0 + 2)) * (vsj[0])), v3 = (((float)*(vj + c0 + 3)) * (vsj[0]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[0]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8_g64__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c));
+        { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+        { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+        { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+        { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8_g64__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c));
+        { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + qv0 * kv; }
+        { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + qv0 * kv; }
+        { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + qv0 * kv; }
+        { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + qv0 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8_g64__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g64__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 64])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 64])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 64])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 64])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 64];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 64];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 64];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 64];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g64__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 64])), v1 = (((float)*(vj + c0 + 1)) * (vsj[(c0 + 1) / 64])), v2 = (((float)*(vj + c0 + 2)) * (vsj[(c0 + 2) / 64])), v3 = (((float)*(vj + c0 + 3)) * (vsj[(c0 + 3) / 64]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 64]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g64__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 64])), v1 = (((float)*(vj + c0 + 1)) * (vsj[(c0 + 1) / 64])), v2 = (((float)*(vj + c0 + 2)) * (vsj[(c0 + 2) / 64])), v3 = (((float)*(vj + c0 + 3)) * (vsj[(c0 + 3) / 64]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 64]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 64];
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_int8_g32__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c));
+        { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; }
+        { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; }
+        { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; }
+        { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_int8_g32__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    int c = 0;
+    for (; c + 1 <= d; c += 1)
+      { const float qv0 = (*(q0 + c));
+        { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + qv0 * kv; }
+        { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + qv0 * kv; }
+        { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + qv0 * kv; }
+        { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + qv0 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_2x4_s64_rowwise_int8_g32__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + dp;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 of a block of 2 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g32__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s, int d, ptrdiff_t dp)
+{
+  (void)dp; /* one row per block */
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    const float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f; /* rows past the live ones: S = 0 */
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[(c) / 32])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[(c) / 32])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[(c) / 32])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; }
+    for (int c = 0; c + 1 <= d; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[(c) / 32])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    for (int c = d / 1 * 1; c < d; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[(c) / 32];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[(c) / 32];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[(c) / 32];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[(c) / 32];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 2 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 8 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_2x4_p64_int8_g32__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 32])), v1 = (((float)*(vj + c0 + 1)) * (vsj[(c0 + 1) / 32])), v2 = (((float)*(vj + c0 + 2)) * (vsj[(c0 + 2) / 32])), v3 = (((float)*(vj + c0 + 3)) * (vsj[(c0 + 3) / 32]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 32]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+  }
+  for (int r = 0; r < 2; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      o[r * os + c] = acc;
+    }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 1 (of a block of 2) rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 4 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_dany_1of2x4_p64_int8_g32__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os, int d)
+{
+  (void)os; /* one row per block */
+  int c0 = 0;
+  for (; c0 + 4 <= d; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 32])), v1 = (((float)*(vj + c0 + 1)) * (vsj[(c0 + 1) / 32])), v2 = (((float)*(vj + c0 + 2)) * (vsj[(c0 + 2) / 32])), v3 = (((float)*(vj + c0 + 3)) * (vsj[(c0 + 3) / 32]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+  }
+  for (; c0 + 1 <= d; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[(c0) / 32]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+  }
+  for (int r = 0; r < 1; ++r)
+    for (int c = c0; c < d; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[(c) / 32];
+      o[r * os + c] = acc;
+    }
+}
+
 /* The work cut of attn_generic_prefill__scalar for a bound shape: the plan's formulas, evaluated at run time. */
 static void attn_generic_prefill__scalar__work(const attngen_shape *shape, attngen_work *w)
 {
@@ -3576,14 +11700,14 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -3663,37 +11787,1319 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
   }
 }
 
-/* name, heads, kv_heads, head_dim, mask, phase, ISA, work cut (q_tile, kv heads per item, row stride, keys per tile,
+/* The work cut of attn_generic_decode_f16__scalar for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_f16__scalar__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = 64;
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_f16__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode_f16__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 1);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= d; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x4_p64_f16__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x4_p64_f16__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= d; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_bf16__scalar for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_bf16__scalar__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = 64;
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_bf16__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode_bf16__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 1);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= d; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x4_p64_bf16__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x4_p64_bf16__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= d; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8__scalar for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8__scalar__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = 64;
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode_int8__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 1);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= d; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x4_p64_int8__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x4_p64_int8__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= d; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8_g64__scalar for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8_g64__scalar__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = 64;
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8_g64__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode_int8_g64__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 1);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= d; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise_int8_g64__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g64__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_int8_g64__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_int8_g64__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x4_p64_int8_g64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x4_p64_int8_g64__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= d; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* The work cut of attn_generic_decode_int8_g32__scalar for a bound shape: the plan's formulas, evaluated at run time. */
+static void attn_generic_decode_int8_g32__scalar__work(const attngen_shape *shape, attngen_work *w)
+{
+  const int g = shape->heads / shape->kv_heads, d = shape->head_dim, kvh = shape->kv_heads;
+  w->q_tile = 8;
+  w->kv_heads_per_item = 0;
+  w->row_stride = attngen_round_up(g * 8, 4);
+  w->keys_per_tile = 64;
+  w->scratch_floats = 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + kvh * (2 * (attngen_round_up((attngen_round_up(g * 8, 4)) * (attngen_round_up(d, 1)), 16)));
+  w->split_max = 8;
+  w->split_min_keys = 512;
+  w->split_align = 256;
+  w->split_below_batch = 8;
+  w->pack_kv_min_q = 0;
+}
+
+/* attn_generic_decode_int8_g32__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
+static void attn_generic_decode_int8_g32__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  const int g = kernel->shape.heads / kernel->shape.kv_heads, d = kernel->shape.head_dim, kvh = kernel->shape.kv_heads;
+  const unsigned features = attngen_mask_features(kernel->shape.mask);
+  const int causal = (features & ATTNGEN_FEATURE_CAUSAL) != 0, padded = (features & ATTNGEN_FEATURE_KV_LENS) != 0;
+  (void)kvh;
+  const int rows = g * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 2); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = attngen_round_up(d, 1);
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)), *restrict l_all = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16);
+  float *restrict alpha = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 2 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* rescale per row */
+  float *restrict lim = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 3 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 4 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16))); /* exclusive key limit per row */
+  float *restrict state = scratch + 64 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)) + 5 * (attngen_round_up(kvh * (attngen_round_up(g * 8, 4)), 16)); /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * g * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < d; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / g) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, d, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / g) * a->q_stride.seq + (r % g) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= d; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < d; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / g + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (padded && a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (causal && it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == d && vs == d;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = causal && kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_rowwise_int8_g32__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_rowwise_int8_g32__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_dany_2x4_s64_int8_g32__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
+          switch (rows - r0) { /* the last rows: an edge block computes only those */
+          case 0: break;
+          case 1: attngen_qkdot_dany_1of2x4_s64_int8_g32__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp); break;
+          default: break; /* every remainder has its edge */
+          }
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = causal && masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 2 <= rows; r0 += 2)
+        attngen_pv_dany_2x4_p64_int8_g32__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d);
+      switch (rows - r0) { /* the last rows: an edge block computes only those */
+      case 0: break;
+      case 1: attngen_pv_dany_1of2x4_p64_int8_g32__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp, d); break;
+      default: break; /* every remainder has its edge */
+      }
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / g, h = hh * g + r % g;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= d; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < d; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < d; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
 static const attngen_kernel_info attngen_table_generic_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_generic_prefill__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+  { "attn_generic_prefill_f16__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F16, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+  { "attn_generic_prefill_bf16__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_BF16, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+  { "attn_generic_prefill_int8__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+  { "attn_generic_prefill_int8_g64__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
+  { "attn_generic_prefill_int8_g32__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_prefill__avx512__work, attn_generic_prefill__avx512 },
   { "attn_generic_decode__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, { 0 }, attn_generic_decode__avx512__work, attn_generic_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 0 }, attn_generic_decode__avx512__work, attn_generic_decode__avx512 },
+  { "attn_generic_decode_f16__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F16, { 0 }, attn_generic_decode_f16__avx512__work, attn_generic_decode_f16__avx512 },
+  { "attn_generic_decode_bf16__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_BF16, { 0 }, attn_generic_decode_bf16__avx512__work, attn_generic_decode_bf16__avx512 },
+  { "attn_generic_decode_int8__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8, { 0 }, attn_generic_decode_int8__avx512__work, attn_generic_decode_int8__avx512 },
+  { "attn_generic_decode_int8_g64__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_decode_int8_g64__avx512__work, attn_generic_decode_int8_g64__avx512 },
+  { "attn_generic_decode_int8_g32__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_decode_int8_g32__avx512__work, attn_generic_decode_int8_g32__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_generic_prefill__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+  { "attn_generic_prefill_f16__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+  { "attn_generic_prefill_bf16__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+  { "attn_generic_prefill_int8__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+  { "attn_generic_prefill_int8_g64__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
+  { "attn_generic_prefill_int8_g32__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_prefill__avx2__work, attn_generic_prefill__avx2 },
   { "attn_generic_decode__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, { 0 }, attn_generic_decode__avx2__work, attn_generic_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 0 }, attn_generic_decode__avx2__work, attn_generic_decode__avx2 },
+  { "attn_generic_decode_f16__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, { 0 }, attn_generic_decode_f16__avx2__work, attn_generic_decode_f16__avx2 },
+  { "attn_generic_decode_bf16__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, { 0 }, attn_generic_decode_bf16__avx2__work, attn_generic_decode_bf16__avx2 },
+  { "attn_generic_decode_int8__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 0 }, attn_generic_decode_int8__avx2__work, attn_generic_decode_int8__avx2 },
+  { "attn_generic_decode_int8_g64__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_decode_int8_g64__avx2__work, attn_generic_decode_int8_g64__avx2 },
+  { "attn_generic_decode_int8_g32__avx2", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_decode_int8_g32__avx2__work, attn_generic_decode_int8_g32__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_generic_prefill__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+  { "attn_generic_prefill_f16__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F16, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+  { "attn_generic_prefill_bf16__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_BF16, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+  { "attn_generic_prefill_int8__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+  { "attn_generic_prefill_int8_g64__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
+  { "attn_generic_prefill_int8_g32__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_prefill__neon__work, attn_generic_prefill__neon },
   { "attn_generic_decode__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, { 0 }, attn_generic_decode__neon__work, attn_generic_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 0 }, attn_generic_decode__neon__work, attn_generic_decode__neon },
+  { "attn_generic_decode_f16__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F16, { 0 }, attn_generic_decode_f16__neon__work, attn_generic_decode_f16__neon },
+  { "attn_generic_decode_bf16__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_BF16, { 0 }, attn_generic_decode_bf16__neon__work, attn_generic_decode_bf16__neon },
+  { "attn_generic_decode_int8__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8, { 0 }, attn_generic_decode_int8__neon__work, attn_generic_decode_int8__neon },
+  { "attn_generic_decode_int8_g64__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_decode_int8_g64__neon__work, attn_generic_decode_int8_g64__neon },
+  { "attn_generic_decode_int8_g32__neon", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_decode_int8_g32__neon__work, attn_generic_decode_int8_g32__neon },
 #endif
   { "attn_generic_prefill__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+  { "attn_generic_prefill_f16__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F16, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+  { "attn_generic_prefill_bf16__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_BF16, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+  { "attn_generic_prefill_int8__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+  { "attn_generic_prefill_int8_g64__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
+  { "attn_generic_prefill_int8_g32__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_prefill__scalar__work, attn_generic_prefill__scalar },
   { "attn_generic_decode__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, { 0 }, attn_generic_decode__scalar__work, attn_generic_decode__scalar },
-  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, { 0 }, NULL, NULL } /* end */
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, attn_generic_decode__scalar__work, attn_generic_decode__scalar },
+  { "attn_generic_decode_f16__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F16, { 0 }, attn_generic_decode_f16__scalar__work, attn_generic_decode_f16__scalar },
+  { "attn_generic_decode_bf16__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_BF16, { 0 }, attn_generic_decode_bf16__scalar__work, attn_generic_decode_bf16__scalar },
+  { "attn_generic_decode_int8__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8, { 0 }, attn_generic_decode_int8__scalar__work, attn_generic_decode_int8__scalar },
+  { "attn_generic_decode_int8_g64__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G64, { 0 }, attn_generic_decode_int8_g64__scalar__work, attn_generic_decode_int8_g64__scalar },
+  { "attn_generic_decode_int8_g32__scalar", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8_G32, { 0 }, attn_generic_decode_int8_g32__scalar__work, attn_generic_decode_int8_g32__scalar },
+  { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 4 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 5 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope */
 const attngen_table attngen_table_generic = {
-  4, "generic", "0.2.0", 0, 0, 0, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_generic_kernels,
+  5, "generic", "0.2.0", 0, 0, 0, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_generic_kernels,
   (int)(sizeof attngen_table_generic_kernels / sizeof attngen_table_generic_kernels[0]) - 1
 };

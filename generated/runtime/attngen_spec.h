@@ -12,7 +12,7 @@
 #define ATTNGEN_VERSION_PATCH 0
 #define ATTNGEN_VERSION_STRING "0.2.0"
 /* Layout and meaning of generated tables; attngen_select refuses a table with another ABI. */
-#define ATTNGEN_ABI 4
+#define ATTNGEN_ABI 5
 
 #define ATTNGEN_MAX_HEADS 1024
 #define ATTNGEN_MAX_HEAD_DIM 512
@@ -100,9 +100,24 @@ static inline unsigned attngen_mask_features(attngen_mask m)
   }
 }
 
-/* ---- KV cache element types: X(DTYPE, name, C type, bytes) */
+/* ---- K/V cache storage types: X(DTYPE, name, element type of the API, bytes, scale group or 0 (none) or -1 (one per
+ * row)). Q and O are always fp32; every kernel computes in fp32. */
+typedef enum {
+  ATTNGEN_KV_F32 = 0, /* IEEE binary32 (the default) */
+  ATTNGEN_KV_F16 = 1, /* IEEE binary16, rounded to nearest even when written */
+  ATTNGEN_KV_BF16 = 2, /* bfloat16 (the top half of a binary32), rounded to nearest even when written */
+  ATTNGEN_KV_INT8 = 3, /* int8 with one fp32 scale per (token, kv head) row: max|x| / 127, rounded to nearest even */
+  ATTNGEN_KV_INT8_G64 = 4, /* int8 with one fp32 scale per 64 elements of a row (head_dim a multiple of 64) */
+  ATTNGEN_KV_INT8_G32 = 5, /* int8 with one fp32 scale per 32 elements of a row (head_dim a multiple of 32) */
+  ATTNGEN_KV_COUNT_ = 6
+} attngen_kv_dtype;
 #define ATTNGEN_KV_DTYPE_LIST(X) \
-  X(F32, f32, float, 4) \
+  X(F32, f32, float, 4, 0) \
+  X(F16, f16, attngen_f16, 2, 0) \
+  X(BF16, bf16, attngen_bf16, 2, 0) \
+  X(INT8, int8, int8_t, 1, -1) \
+  X(INT8_G64, int8_g64, int8_t, 1, 64) \
+  X(INT8_G32, int8_g32, int8_t, 1, 32) \
   /* end */
 
 /* ---- RoPE, rotary position embedding (the config's `rope`): X(STYLE, name) and X(SCALING, name, parameters) */

@@ -16,23 +16,23 @@
 extern "C" {
 #endif
 
-/* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA) per line.
+/* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
 #define ATTNGEN_WHISPER_BASE_DECODER_KERNELS_AVX512(X) \
-  X(attn_h8_kv8_d64_causal_prefill__avx512, 8, 8, 64, CAUSAL, PREFILL, AVX512) \
-  X(attn_h8_kv8_d64_causal_decode__avx512, 8, 8, 64, CAUSAL, DECODE, AVX512) \
+  X(attn_h8_kv8_d64_causal_prefill__avx512, 8, 8, 64, CAUSAL, PREFILL, AVX512, F32) \
+  X(attn_h8_kv8_d64_causal_decode__avx512, 8, 8, 64, CAUSAL, DECODE, AVX512, F32) \
   /* end of avx512 kernels */
 #define ATTNGEN_WHISPER_BASE_DECODER_KERNELS_AVX2(X) \
-  X(attn_h8_kv8_d64_causal_prefill__avx2, 8, 8, 64, CAUSAL, PREFILL, AVX2) \
-  X(attn_h8_kv8_d64_causal_decode__avx2, 8, 8, 64, CAUSAL, DECODE, AVX2) \
+  X(attn_h8_kv8_d64_causal_prefill__avx2, 8, 8, 64, CAUSAL, PREFILL, AVX2, F32) \
+  X(attn_h8_kv8_d64_causal_decode__avx2, 8, 8, 64, CAUSAL, DECODE, AVX2, F32) \
   /* end of avx2 kernels */
 #define ATTNGEN_WHISPER_BASE_DECODER_KERNELS_NEON(X) \
-  X(attn_h8_kv8_d64_causal_prefill__neon, 8, 8, 64, CAUSAL, PREFILL, NEON) \
-  X(attn_h8_kv8_d64_causal_decode__neon, 8, 8, 64, CAUSAL, DECODE, NEON) \
+  X(attn_h8_kv8_d64_causal_prefill__neon, 8, 8, 64, CAUSAL, PREFILL, NEON, F32) \
+  X(attn_h8_kv8_d64_causal_decode__neon, 8, 8, 64, CAUSAL, DECODE, NEON, F32) \
   /* end of neon kernels */
 #define ATTNGEN_WHISPER_BASE_DECODER_KERNELS_SCALAR(X) \
-  X(attn_h8_kv8_d64_causal_prefill__scalar, 8, 8, 64, CAUSAL, PREFILL, SCALAR) \
-  X(attn_h8_kv8_d64_causal_decode__scalar, 8, 8, 64, CAUSAL, DECODE, SCALAR) \
+  X(attn_h8_kv8_d64_causal_prefill__scalar, 8, 8, 64, CAUSAL, PREFILL, SCALAR, F32) \
+  X(attn_h8_kv8_d64_causal_decode__scalar, 8, 8, 64, CAUSAL, DECODE, SCALAR, F32) \
   /* end of scalar kernels */
 #define ATTNGEN_WHISPER_BASE_DECODER_KERNELS(X) \
   ATTNGEN_WHISPER_BASE_DECODER_KERNELS_AVX512(X) \

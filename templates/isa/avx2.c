@@ -8,6 +8,24 @@
 #else
 #define ATTNGEN_TARGET_AVX2
 #endif
+/* Kernels that read an f16 cache also convert with F16C (the runtime checks it for them only). */
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNGEN_TARGET_AVX2_F16C __attribute__((target("avx2,fma,f16c")))
+#else
+#define ATTNGEN_TARGET_AVX2_F16C
+#endif
+
+/* 8 bfloat16 as 8 floats: each widened into the top half of a 32-bit lane (exact). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_bf16_load_avx2(const uint16_t *p)
+{
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+/* 8 int8 as 8 floats (exact; the caller applies the scale). An 8-byte load: no byte past the 8 is read. */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_i8_load_avx2(const int8_t *p)
+{
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
 
 /* Keeps a loaded vector in a register. gcc otherwise folds the load into every FMA that uses it: decode's
  * 2-row dot-product block then loaded each K vector twice (1.45 loads per FMA, bound by the load ports; pinned:

@@ -10,6 +10,18 @@
 #define ATTNGEN_TARGET_AVX512
 #endif
 
+/* 16 bfloat16 as 16 floats: each widened into the top half of a 32-bit lane (exact). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_bf16_load_avx512(const uint16_t *p)
+{
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p)), 16));
+}
+
+/* 16 int8 as 16 floats (exact; the caller applies the scale). */
+ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_i8_load_avx512(const int8_t *p)
+{
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p)));
+}
+
 /* Keeps a loaded vector in a register (see templates/isa/avx2.c); "v": any of the 32 zmm registers. */
 #if defined(__GNUC__)
 #define ATTNGEN_PIN_AVX512(v) __asm__("" : "+v"(v))

@@ -1,6 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include <arm_neon.h>
 
+/* 4 int8 as 4 floats (exact; the caller applies the scale): a 4-byte load, so no byte past the 4 is read. */
+ATTNGEN_HELPER float32x4_t attngen_i8_load_neon(const int8_t *p)
+{
+  int32_t w;
+  memcpy(&w, p, sizeof w);
+  return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
+
 /* exp(x) for x <= 0 as used by online softmax, as 2^t with t = x·log2(e) = n + r, n = round(t), |r| <= 1/2: a
  * degree-5 polynomial for 2^r, n added to its exponent field (see templates/isa/avx2.c for the error budget).
  * x < -87.3 (t < -126, including -inf from masked keys) gives exactly 0; no result is denormal. */

@@ -1,0 +1,69 @@
+-- SPDX-License-Identifier: MIT
+-- The cache's storage type as templates use it: for one (ISA vocabulary, storage type, head_dim) the C element type,
+-- the attngen_args fields a decode kernel reads, and the two words that turn stored elements into fp32: `load` (a
+-- vector, by the ISA's kv_load word for the type) and `elem` (one element, by the portable conversion of
+-- runtime/attngen_convert.h, for the head_dim tails). int8 types multiply by their group's scale as they load, so
+-- the microkernels compute on fp32 whatever the cache holds. The algorithm never names a type.
+local spec = require("spec")
+local E = require("cexpr")
+
+local M = {}
+
+-- The portable conversion of one stored element (an rvalue of the element type) to float.
+local to_float = {
+  f32 = function(x) return x end,
+  f16 = function(x) return "attngen_f16_bits_to_float(" .. x .. ")" end,
+  bf16 = function(x) return "attngen_bf16_bits_to_float(" .. x .. ")" end,
+  i8 = function(x) return "(float)(" .. x .. ")" end,
+}
+
+-- isa: a vocabulary (gen/plan.lua's plan.isa); dtype: a spec.kv_dtypes name (nil: f32); D: head_dim (nil: generic,
+-- the C variable d).
+function M.words(isa, dtype, D)
+  local t = spec.kv_dtype[dtype or "f32"]
+  local field = t.field or "f32"
+  local w = { name = t.name, ctype = t.ctype, f32 = t.name == "f32", scaled = t.group ~= nil }
+  w.k_field = t.field and ("k_" .. t.field) or "k"
+  w.v_field = t.field and ("v_" .. t.field) or "v"
+  -- elements per scale: a constant, or head_dim at run time for a per-row scale in a generic kernel
+  if w.scaled then w.group = spec.kv_group(t.name, D) or "d" end
+  local vload = isa.kv_load and isa.kv_load[field]
+  if not vload then
+    error(setmetatable({ msg = string.format("spec: gen/isa/%s.lua has no kv_load word for storage type '%s'", isa.name,
+      t.name) }, require("config").UserError), 0)
+  end
+  -- the scale of column c (a number or a C expression) of the row whose scales start at `sp`
+  local function scale_at(sp, c)
+    local g = w.group
+    if type(c) == "number" and type(g) == "number" then return string.format("%s[%d]", sp, math.floor(c / g)) end
+    if g == D or g == "d" then return sp .. "[0]" end -- one scale per row: every column's
+    return string.format("%s[(%s) / %s]", sp, E.I(c), E.I(g))
+  end
+  -- a vector of W floats from row pointer `p` at column `c` (scales of that row at `sp`)
+  function w.load(p, c, sp)
+    local v = vload(E.add(p, c))
+    if w.scaled then v = isa.mul(v, isa.set1(scale_at(sp, c))) end
+    return v
+  end
+  -- one float: element `i` (a C expression) of row pointer `p`, column `c` (for the scale)
+  function w.elem(p, i, c, sp)
+    local x = to_float[field](string.format("%s[%s]", p, E.I(i)))
+    if w.scaled then x = string.format("%s * %s", x, scale_at(sp, c)) end
+    return x
+  end
+  return w
+end
+
+-- The function attribute of code on `isa` that reads `dtype` (e.g. AVX2 + F16C for f16), "" when none.
+function M.attr(isa, dtype)
+  local a = (isa.attr_kv and isa.attr_kv[dtype or "f32"]) or isa.attr
+  return a and (a .. " ") or ""
+end
+
+-- The generated-code suffix of a microkernel that reads the type ("" for fp32, whose names are unchanged).
+function M.suffix(dtype)
+  if not dtype or dtype == "f32" then return "" end
+  return "_" .. dtype
+end
+
+return M
