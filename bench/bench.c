@@ -774,6 +774,188 @@ static void run_rope(bench_state *st, const char *outdir) {
 
 /* ------------------------------------------------------------------------------------------------ */
 
+/* The cache's storage types: decode beyond the last-level cache (kv_len from kv_beyond_llc: the fp32 cache is >= 4x
+ * the LLC), each type's cache filled by attngen_kv_append from the same fp32 rows, the types and a plain read of
+ * the fp32 K/V timed in interleaved rounds. Per type: the bytes its call reads (K, V and int8 scales), GB/s, % of the
+ * read measured in the same rounds, % of the roofline bound max(bytes / that read, flops / the run's FMA peak), and
+ * its speed over the fp32 cache's. Then prefill from each type over the fp32 cache (the repack converts). */
+static int kv_beyond_llc(double llc, int kvh, int d);
+
+typedef struct {
+  void *k, *v;
+  float *ks, *vs;
+  size_t bytes; /* what a decode call reads */
+} kv_cache_buf;
+
+static int kv_cache_fill(attngen_kv_dtype t, const attngen_kernel *kern, const attngen_shape *sh, int batch, int kv,
+                         const float *kf, const float *vf, kv_cache_buf *c, attngen_args *a) {
+  const size_t n = (size_t)batch * kv * sh->kv_heads * sh->head_dim;
+  const int bytes = t == ATTNGEN_KV_F32 ? 4 : t == ATTNGEN_KV_F16 || t == ATTNGEN_KV_BF16 ? 2 : 1;
+  const int group = t == ATTNGEN_KV_INT8 ? sh->head_dim : t == ATTNGEN_KV_INT8_G64 ? 64 : t == ATTNGEN_KV_INT8_G32 ? 32 : 0;
+  const size_t ns = group ? n / (size_t)group : 0;
+  int32_t *len = calloc((size_t)batch, sizeof *len);
+  attngen_append_args ap;
+  memset(c, 0, sizeof *c);
+  c->k = attngen_alloc(n * bytes + 64), c->v = attngen_alloc(n * bytes + 64);
+  if (ns) c->ks = (float *)attngen_alloc(ns * 4 + 64), c->vs = (float *)attngen_alloc(ns * 4 + 64);
+  c->bytes = 2 * (n * bytes + ns * 4);
+  memset(&ap, 0, sizeof ap);
+  ap.batch = batch, ap.n_new = kv, ap.kv_capacity = kv, ap.cache_len = len, ap.k_new = kf, ap.v_new = vf;
+  memset(a, 0, sizeof *a);
+  switch (t) {
+  case ATTNGEN_KV_F32: ap.k_cache = c->k, ap.v_cache = c->v, a->k = c->k, a->v = c->v; break;
+  case ATTNGEN_KV_F16: ap.k_cache_f16 = c->k, ap.v_cache_f16 = c->v, a->k_f16 = c->k, a->v_f16 = c->v; break;
+  case ATTNGEN_KV_BF16: ap.k_cache_bf16 = c->k, ap.v_cache_bf16 = c->v, a->k_bf16 = c->k, a->v_bf16 = c->v; break;
+  default:
+    ap.k_cache_i8 = c->k, ap.v_cache_i8 = c->v, ap.k_cache_scale = c->ks, ap.v_cache_scale = c->vs;
+    a->k_i8 = c->k, a->v_i8 = c->v, a->k_scale = c->ks, a->v_scale = c->vs;
+  }
+  int st = attngen_kv_append(kern, &ap);
+  free(len);
+  if (st) fprintf(stderr, "bench: append %s: %s\n", attngen_kv_dtype_name(t), attngen_last_error());
+  return st;
+}
+
+static void kv_cache_free(kv_cache_buf *c) {
+  attngen_free(c->k), attngen_free(c->v), attngen_free(c->ks), attngen_free(c->vs);
+}
+
+static void run_kv_types(bench_state *st, const char *outdir) {
+  static const attngen_kv_dtype types[] = {ATTNGEN_KV_F32, ATTNGEN_KV_F16, ATTNGEN_KV_BF16, ATTNGEN_KV_INT8,
+                                           ATTNGEN_KV_INT8_G32};
+  enum { NT = sizeof types / sizeof types[0] };
+  struct {
+    const char *model;
+    int h, kvh, d, batch;
+  } cs[] = {{"llama-3-8b", 32, 8, 128, 1}, {"bench-h32-kv32-d128", 32, 32, 128, 1}, {"qwen2-5-0-5b", 14, 2, 64, 1},
+            {"llama-3-8b", 32, 8, 128, 8}};
+  char path[512];
+  snprintf(path, sizeof path, "%s/kv_types.csv", outdir);
+  FILE *csv = fopen(path, "w");
+  if (csv) fprintf(csv, "case,kv_dtype,kernel,kv_len,batch,bytes,ms,gbs,pct_read,pct_bound,speed_over_f32\n");
+  printf("\nK/V storage types: decode q=1 beyond the last-level cache, 1 thread (the plain read of the fp32 K/V and every\n"
+         "type in interleaved rounds; bound = max(bytes / that read, flops / FMA peak %.1f GFLOP/s at the start of the run))\n",
+         st->m.fma_gflops);
+  printf("%-30s %-9s %-48s %9s %9s %7s %7s %7s %7s\n", "case", "type", "kernel", "MiB read", "median ms", "GB/s", "%read",
+         "%bound", "÷f32");
+  for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+    const int kv = cs[ci].batch > 1 ? kv_beyond_llc(st->llc, cs[ci].kvh, cs[ci].d) / cs[ci].batch
+                                    : kv_beyond_llc(st->llc, cs[ci].kvh, cs[ci].d);
+    const size_t n = (size_t)cs[ci].batch * kv * cs[ci].kvh * cs[ci].d;
+    float *kf = alloc_floats(n), *vf = alloc_floats(n);
+    float *q = alloc_floats((size_t)cs[ci].batch * cs[ci].h * cs[ci].d), *o[NT];
+    fill_random(kf, n, 11), fill_random(vf, n, 12), fill_random(q, (size_t)cs[ci].batch * cs[ci].h * cs[ci].d, 13);
+    attngen_kernel kern[NT];
+    attngen_args args[NT];
+    kv_cache_buf buf[NT];
+    attngen_shape sh[NT];
+    job jobs[NT + 1];
+    int ok = 1;
+    for (int t = 0; t < NT && ok; t++) {
+      sh[t] = mkshape(cs[ci].h, cs[ci].kvh, cs[ci].d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE);
+      sh[t].kv_dtype = types[t];
+      o[t] = alloc_floats((size_t)cs[ci].batch * cs[ci].h * cs[ci].d);
+      if (attngen_select(find_table(cs[ci].model), &sh[t], &kern[t]) ||
+          kv_cache_fill(types[t], &kern[t], &sh[t], cs[ci].batch, kv, kf, vf, &buf[t], &args[t])) {
+        ok = 0;
+        break;
+      }
+      args[t].batch = cs[ci].batch, args[t].q_len = 1, args[t].kv_len = kv, args[t].q = q, args[t].o = o[t];
+      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1};
+      jobs[t] = j;
+    }
+    bench_reader *rd = ok ? bench_reader_new(buf[0].k, buf[0].v, n, 1) : NULL;
+    if (!ok || !rd) {
+      fprintf(stderr, "bench: storage types: %s case %zu skipped\n", ok ? "no memory for the read" : "setup failed", ci);
+      st->errors++;
+    } else {
+      job r = {RUN_READ, NULL, NULL, NULL, 1, NULL, rd, NULL, -1};
+      jobs[NT] = r;
+      static double samples[NT + 1][MAX_SAMPLES];
+      timing tm[NT + 1];
+      measure_set(jobs, NT + 1, st->quick ? 0.3 : 1.0, st->min_rounds, tm, samples);
+      const double read_gbs = 2.0 * n * sizeof(float) / tm[NT].sec * 1e-9;
+      const double flops = 4.0 * cs[ci].batch * cs[ci].h * (double)kv * cs[ci].d;
+      char label[96];
+      snprintf(label, sizeof label, "decode h%d/kv%d/d%d kv=%d b=%d", cs[ci].h, cs[ci].kvh, cs[ci].d, kv, cs[ci].batch);
+      for (int t = 0; t < NT; t++) {
+        if (tm[t].status) {
+          printf("%-30s %-9s error %s\n", label, attngen_kv_dtype_name(types[t]), attngen_status_name(tm[t].status));
+          st->errors++;
+          continue;
+        }
+        const double sec = tm[t].sec, gbs = buf[t].bytes / sec * 1e-9;
+        const double bound = fmax(buf[t].bytes / (read_gbs * 1e9), flops / (st->m.fma_gflops * 1e9));
+        const double over = paired_ratio(samples[0], samples[t], tm[t].samples);
+        const double err = max_abs_diff(o[t], o[0], (size_t)cs[ci].batch * cs[ci].h * cs[ci].d);
+        printf("%-30s %-9s %-48s %9.1f %9.3f %7.1f %6.0f%% %6.0f%% %6.2fx  (vs f32 %.1e)\n", label,
+               attngen_kv_dtype_name(types[t]), kernel_name(&kern[t]), buf[t].bytes / 1048576.0, sec * 1e3, gbs,
+               100.0 * gbs / read_gbs, 100.0 * bound / sec, over, err);
+        if (csv)
+          fprintf(csv, "%s,%s,%s,%d,%d,%zu,%.4f,%.2f,%.1f,%.1f,%.3f\n", label, attngen_kv_dtype_name(types[t]),
+                  kernel_name(&kern[t]), kv, cs[ci].batch, buf[t].bytes, sec * 1e3, gbs, 100.0 * gbs / read_gbs,
+                  100.0 * bound / sec, over);
+      }
+      printf("%-30s %-9s %-48s %9.1f %9.3f %7.1f\n", label, "read", "plain streaming read of the fp32 K and V",
+             2.0 * n * sizeof(float) / 1048576.0, tm[NT].sec * 1e3, read_gbs);
+    }
+    if (rd) bench_reader_free(rd);
+    for (int t = 0; t < NT; t++) {
+      if (ok) kv_cache_free(&buf[t]);
+      attngen_free(o[t]);
+    }
+    attngen_free(kf), attngen_free(vf), attngen_free(q);
+    if (!ok) break;
+  }
+  /* prefill from each type's cache over the fp32 one, h32/kv8/d128 causal */
+  {
+    const int S = st->quick ? 512 : 2048, h = 32, kvh = 8, d = 128;
+    const size_t n = (size_t)S * kvh * d;
+    float *kf = alloc_floats(n), *vf = alloc_floats(n), *q = alloc_floats((size_t)S * h * d), *o[NT];
+    fill_random(kf, n, 21), fill_random(vf, n, 22), fill_random(q, (size_t)S * h * d, 23);
+    attngen_kernel kern[NT];
+    attngen_args args[NT];
+    kv_cache_buf buf[NT];
+    attngen_shape sh[NT];
+    job jobs[NT];
+    int nt = 0;
+    for (int t = 0; t < NT; t++) {
+      sh[t] = mkshape(h, kvh, d, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL);
+      sh[t].kv_dtype = types[t];
+      o[t] = alloc_floats((size_t)S * h * d);
+      if (attngen_select(find_table("llama-3-8b"), &sh[t], &kern[t]) ||
+          kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, kf, vf, &buf[t], &args[t]))
+        break;
+      args[t].batch = 1, args[t].q_len = S, args[t].kv_len = S, args[t].q = q, args[t].o = o[t];
+      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1};
+      jobs[t] = j;
+      nt++;
+    }
+    if (nt == NT) {
+      static double samples[NT][MAX_SAMPLES];
+      timing tm[NT];
+      measure_set(jobs, NT, st->quick ? 0.3 : 1.5, st->min_rounds, tm, samples);
+      for (int t = 0; t < NT; t++) {
+        const double over = tm[t].status ? 0 : paired_ratio(samples[0], samples[t], tm[t].samples);
+        printf("%-30s %-9s %-48s %9s %9.3f %7s %7s %7s %6.2fx  (vs f32 %.1e)\n", "prefill h32/kv8/d128 causal",
+               attngen_kv_dtype_name(types[t]), kernel_name(&kern[t]), "", tm[t].sec * 1e3, "", "", "", over,
+               max_abs_diff(o[t], o[0], (size_t)S * h * d));
+        if (csv)
+          fprintf(csv, "prefill h32/kv8/d128 causal S=%d,%s,%s,%d,1,%zu,%.4f,,,,%.3f\n", S,
+                  attngen_kv_dtype_name(types[t]), kernel_name(&kern[t]), S, buf[t].bytes, tm[t].sec * 1e3, over);
+      }
+    } else {
+      st->errors++;
+    }
+    for (int t = 0; t < nt; t++) kv_cache_free(&buf[t]);
+    for (int t = 0; t < NT && t <= nt; t++) attngen_free(o[t]);
+    attngen_free(kf), attngen_free(vf), attngen_free(q);
+  }
+  if (csv) fclose(csv);
+}
+
+/* ------------------------------------------------------------------------------------------------ */
+
 /* Machine numbers in a child process, so its 256 MiB buffer stays out of this process's peak RSS. */
 static int machine_in_child(bench_machine *m, int quick) {
   int fd[2];
@@ -863,6 +1045,7 @@ static int kv_beyond_llc(double llc, int kvh, int d) {
 
 static attngen_shape mkshape(int h, int kvh, int d, attngen_mask mask, attngen_phase phase) {
   attngen_shape s;
+  memset(&s, 0, sizeof s); /* kv_dtype 0: an fp32 cache */
   s.heads = h;
   s.kv_heads = kvh;
   s.head_dim = d;
@@ -1022,6 +1205,7 @@ int main(int argc, char **argv) {
   }
   fclose(st.csv);
   if (!(filter && *filter) || strstr(filter, "rope")) run_rope(&st, outdir); /* BENCH_FILTER=rope: only this */
+  if (!(filter && *filter) || strstr(filter, "kvtype")) run_kv_types(&st, outdir); /* BENCH_FILTER=kvtype: only this */
 
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);

@@ -117,6 +117,7 @@ static int demo(const attngen_table *table, attngen_mask mask, attngen_phase pha
   size_t i, nq, nkv;
   double err, ref, t_spec, t_gen, flops;
   int st;
+  memset(&s, 0, sizeof s); /* kv_dtype 0: an fp32 cache */
   s.heads = any->heads; s.kv_heads = any->kv_heads; s.head_dim = any->head_dim; s.mask = mask; s.phase = phase;
   if ((st = attngen_select(table, &s, &spec)) != ATTNGEN_OK) {
     printf("  select failed: %s\n", attngen_last_error());
