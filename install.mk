@@ -8,7 +8,7 @@
 #       $(PREFIX)/share/attngen/{gen,templates}/      the generator's modules and templates
 #       $(PREFIX)/share/attngen/runtime/              the runtime sources and headers, for vendoring
 #       $(PREFIX)/lib/libattngen.a                    the runtime and the generic kernels
-#       $(PREFIX)/include/attngen/                    $(RUNTIME_HDR) (attngen.h, attngen_kernel.h, ...)
+#       $(PREFIX)/include/attngen/                    $(RUNTIME_HDR) (attngen.h, attngen_kernel.h, attngen_convert.h, ...)
 #       $(PREFIX)/lib/pkgconfig/attngen.pc            pkg-config --cflags --libs attngen
 #       $(PREFIX)/lib/cmake/attngen/                  find_package(attngen): attngen::runtime, attngen_generate()
 #       $(PREFIX)/share/attngen/install_manifest.txt  every file installed, for uninstall

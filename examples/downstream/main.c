@@ -151,6 +151,7 @@ static int run_case(const char *title, attngen_mask mask, attngen_phase phase, i
     }
 
   printf("%s\n", title);
+  memset(&shape, 0, sizeof shape); /* kv_dtype 0: an fp32 cache */
   shape.heads = HEADS;
   shape.kv_heads = KV_HEADS;
   shape.head_dim = HEAD_DIM;
@@ -252,6 +253,7 @@ static int decode_loop(void) {
   fill(k, CAP * krow);
   fill(v, CAP * krow);
   for (e = 0; e < CAP * krow; e++) k_cache[e] = v_cache[e] = (float)NAN; /* rows not yet appended: never read */
+  memset(&shape, 0, sizeof shape); /* kv_dtype 0: an fp32 cache */
   shape.heads = HEADS;
   shape.kv_heads = KV_HEADS;
   shape.head_dim = HEAD_DIM;
