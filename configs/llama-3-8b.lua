@@ -14,6 +14,11 @@ return {
   masks    = { "causal", "causal_padding" },
   phases   = { "prefill", "decode" },
   isas     = { "avx512", "avx2", "neon", "scalar" },
+  -- The K/V cache's storage types. The cache holds K (rotated) and V of every past token: 2 x 32 layers x 8 kv
+  -- heads x 128 = 65536 elements per token, 256 KiB in fp32, 128 KiB in f16 or bf16, 66 KiB in int8 (one fp32
+  -- scale per 128-element row): 2 GiB, 1 GiB or 528 MiB per sequence at the 8192-token context. Each decode step
+  -- reads all of it, so a smaller type means fewer bytes read; the arithmetic stays fp32.
+  kv_dtype = { "f32", "f16", "bf16", "int8" },
   -- RoPE, from the same config.json: "rope_theta": 500000.0, no "rope_scaling" (Llama 3, not 3.1: no llama3
   -- frequency scaling). HF's LlamaRotaryEmbedding rotates all head_dim dims with rotate_half: style "half".
   rope     = { style = "half", theta = 500000, rotary_dim = 128 },

@@ -813,6 +813,904 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256__av
   }
 }
 
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  const uint16_t *restrict k4 = krow[4];
+  const uint16_t *restrict k5 = krow[5];
+  const uint16_t *restrict k6 = krow[6];
+  const uint16_t *restrict k7 = krow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 16))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 32))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 48))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 64))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 80))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 96))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112);
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 112))); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
+      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_rowwise_f16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  const uint16_t *restrict k4 = krow[4];
+  const uint16_t *restrict k5 = krow[5];
+  const uint16_t *restrict k6 = krow[6];
+  const uint16_t *restrict k7 = krow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k0 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k1 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k2 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k3 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k4 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k5 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k6 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 16))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 32))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 48))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 64))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 80))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 96))); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(k7 + 112))); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
+      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_f16__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj))), v1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 16))), v2 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 32))); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2);
+    _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1); _mm512_storeu_ps(o + 2 * os + 32, o2_2);
+    _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2);
+  }
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 48))), v1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 64))), v2 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 80))); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm512_storeu_ps(o + 48, o0_0); _mm512_storeu_ps(o + 64, o0_1); _mm512_storeu_ps(o + 80, o0_2);
+    _mm512_storeu_ps(o + os + 48, o1_0); _mm512_storeu_ps(o + os + 64, o1_1); _mm512_storeu_ps(o + os + 80, o1_2);
+    _mm512_storeu_ps(o + 2 * os + 48, o2_0); _mm512_storeu_ps(o + 2 * os + 64, o2_1); _mm512_storeu_ps(o + 2 * os + 80, o2_2);
+    _mm512_storeu_ps(o + 3 * os + 48, o3_0); _mm512_storeu_ps(o + 3 * os + 64, o3_1); _mm512_storeu_ps(o + 3 * os + 80, o3_2);
+  }
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 96))), v1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vj + 112))); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+    }
+    _mm512_storeu_ps(o + 96, o0_0); _mm512_storeu_ps(o + 112, o0_1);
+    _mm512_storeu_ps(o + os + 96, o1_0); _mm512_storeu_ps(o + os + 112, o1_1);
+    _mm512_storeu_ps(o + 2 * os + 96, o2_0); _mm512_storeu_ps(o + 2 * os + 112, o2_1);
+    _mm512_storeu_ps(o + 3 * os + 96, o3_0); _mm512_storeu_ps(o + 3 * os + 112, o3_1);
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  const uint16_t *restrict k4 = krow[4];
+  const uint16_t *restrict k5 = krow[5];
+  const uint16_t *restrict k6 = krow[6];
+  const uint16_t *restrict k7 = krow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
+      { __m512 kv = attngen_bf16_load_avx512(k0); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = attngen_bf16_load_avx512(k4); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = attngen_bf16_load_avx512(k5); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = attngen_bf16_load_avx512(k6); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = attngen_bf16_load_avx512(k7); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 16); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 16); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 16); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 16); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = attngen_bf16_load_avx512(k4 + 16); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = attngen_bf16_load_avx512(k5 + 16); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = attngen_bf16_load_avx512(k6 + 16); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = attngen_bf16_load_avx512(k7 + 16); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 32); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 32); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 32); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 32); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = attngen_bf16_load_avx512(k4 + 32); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = attngen_bf16_load_avx512(k5 + 32); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = attngen_bf16_load_avx512(k6 + 32); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = attngen_bf16_load_avx512(k7 + 32); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 48); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 48); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 48); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 48); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = attngen_bf16_load_avx512(k4 + 48); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = attngen_bf16_load_avx512(k5 + 48); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = attngen_bf16_load_avx512(k6 + 48); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = attngen_bf16_load_avx512(k7 + 48); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 64); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 64); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 64); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 64); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = attngen_bf16_load_avx512(k4 + 64); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = attngen_bf16_load_avx512(k5 + 64); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = attngen_bf16_load_avx512(k6 + 64); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = attngen_bf16_load_avx512(k7 + 64); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 80); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 80); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 80); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 80); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = attngen_bf16_load_avx512(k4 + 80); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = attngen_bf16_load_avx512(k5 + 80); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = attngen_bf16_load_avx512(k6 + 80); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = attngen_bf16_load_avx512(k7 + 80); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 96); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 96); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 96); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 96); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = attngen_bf16_load_avx512(k4 + 96); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = attngen_bf16_load_avx512(k5 + 96); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = attngen_bf16_load_avx512(k6 + 96); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = attngen_bf16_load_avx512(k7 + 96); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112);
+      { __m512 kv = attngen_bf16_load_avx512(k0 + 112); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = attngen_bf16_load_avx512(k1 + 112); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = attngen_bf16_load_avx512(k2 + 112); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = attngen_bf16_load_avx512(k3 + 112); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = attngen_bf16_load_avx512(k4 + 112); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = attngen_bf16_load_avx512(k5 + 112); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = attngen_bf16_load_avx512(k6 + 112); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = attngen_bf16_load_avx512(k7 + 112); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
+      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_rowwise_bf16__avx512(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  const uint16_t *restrict k4 = krow[4];
+  const uint16_t *restrict k5 = krow[5];
+  const uint16_t *restrict k6 = krow[6];
+  const uint16_t *restrict k7 = krow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k0); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k0 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k1); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k1 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k2); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k2 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k3); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k3 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k4); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k4 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k4 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k4 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k4 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k4 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k4 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k4 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k5); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k5 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k5 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k5 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k5 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k5 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k5 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k5 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k6); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k6 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k6 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k6 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k6 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k6 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k6 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k6 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = attngen_bf16_load_avx512(k7); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k7 + 16); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k7 + 32); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k7 + 48); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k7 + 64); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k7 + 80); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k7 + 96); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = attngen_bf16_load_avx512(k7 + 112); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
+      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_bf16__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = attngen_bf16_load_avx512(vj), v1 = attngen_bf16_load_avx512(vj + 16), v2 = attngen_bf16_load_avx512(vj + 32); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2);
+    _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1); _mm512_storeu_ps(o + 2 * os + 32, o2_2);
+    _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2);
+  }
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = attngen_bf16_load_avx512(vj + 48), v1 = attngen_bf16_load_avx512(vj + 64), v2 = attngen_bf16_load_avx512(vj + 80); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm512_storeu_ps(o + 48, o0_0); _mm512_storeu_ps(o + 64, o0_1); _mm512_storeu_ps(o + 80, o0_2);
+    _mm512_storeu_ps(o + os + 48, o1_0); _mm512_storeu_ps(o + os + 64, o1_1); _mm512_storeu_ps(o + os + 80, o1_2);
+    _mm512_storeu_ps(o + 2 * os + 48, o2_0); _mm512_storeu_ps(o + 2 * os + 64, o2_1); _mm512_storeu_ps(o + 2 * os + 80, o2_2);
+    _mm512_storeu_ps(o + 3 * os + 48, o3_0); _mm512_storeu_ps(o + 3 * os + 64, o3_1); _mm512_storeu_ps(o + 3 * os + 80, o3_2);
+  }
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = attngen_bf16_load_avx512(vj + 96), v1 = attngen_bf16_load_avx512(vj + 112); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+    }
+    _mm512_storeu_ps(o + 96, o0_0); _mm512_storeu_ps(o + 112, o0_1);
+    _mm512_storeu_ps(o + os + 96, o1_0); _mm512_storeu_ps(o + os + 112, o1_1);
+    _mm512_storeu_ps(o + 2 * os + 96, o2_0); _mm512_storeu_ps(o + 2 * os + 112, o2_1);
+    _mm512_storeu_ps(o + 3 * os + 96, o3_0); _mm512_storeu_ps(o + 3 * os + 112, o3_1);
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  const int8_t *restrict k4 = krow[4];
+  const float *restrict ks4 = ksrow[4];
+  const int8_t *restrict k5 = krow[5];
+  const float *restrict ks5 = ksrow[5];
+  const int8_t *restrict k6 = krow[6];
+  const float *restrict ks6 = ksrow[6];
+  const int8_t *restrict k7 = krow[7];
+  const float *restrict ks7 = ksrow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    { const __m512 qv0 = _mm512_loadu_ps(q0); const __m512 qv1 = _mm512_loadu_ps(q1);
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1), _mm512_set1_ps(ks1[0])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2), _mm512_set1_ps(ks2[0])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3), _mm512_set1_ps(ks3[0])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4), _mm512_set1_ps(ks4[0])); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5), _mm512_set1_ps(ks5[0])); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6), _mm512_set1_ps(ks6[0])); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7), _mm512_set1_ps(ks7[0])); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 16); const __m512 qv1 = _mm512_loadu_ps(q1 + 16);
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 16), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 16), _mm512_set1_ps(ks1[0])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 16), _mm512_set1_ps(ks2[0])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 16), _mm512_set1_ps(ks3[0])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 16), _mm512_set1_ps(ks4[0])); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 16), _mm512_set1_ps(ks5[0])); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 16), _mm512_set1_ps(ks6[0])); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 16), _mm512_set1_ps(ks7[0])); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 32); const __m512 qv1 = _mm512_loadu_ps(q1 + 32);
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 32), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 32), _mm512_set1_ps(ks1[0])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 32), _mm512_set1_ps(ks2[0])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 32), _mm512_set1_ps(ks3[0])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 32), _mm512_set1_ps(ks4[0])); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 32), _mm512_set1_ps(ks5[0])); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 32), _mm512_set1_ps(ks6[0])); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 32), _mm512_set1_ps(ks7[0])); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 48); const __m512 qv1 = _mm512_loadu_ps(q1 + 48);
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 48), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 48), _mm512_set1_ps(ks1[0])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 48), _mm512_set1_ps(ks2[0])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 48), _mm512_set1_ps(ks3[0])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 48), _mm512_set1_ps(ks4[0])); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 48), _mm512_set1_ps(ks5[0])); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 48), _mm512_set1_ps(ks6[0])); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 48), _mm512_set1_ps(ks7[0])); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 64); const __m512 qv1 = _mm512_loadu_ps(q1 + 64);
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 64), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 64), _mm512_set1_ps(ks1[0])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 64), _mm512_set1_ps(ks2[0])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 64), _mm512_set1_ps(ks3[0])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 64), _mm512_set1_ps(ks4[0])); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 64), _mm512_set1_ps(ks5[0])); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 64), _mm512_set1_ps(ks6[0])); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 64), _mm512_set1_ps(ks7[0])); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 80); const __m512 qv1 = _mm512_loadu_ps(q1 + 80);
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 80), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 80), _mm512_set1_ps(ks1[0])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 80), _mm512_set1_ps(ks2[0])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 80), _mm512_set1_ps(ks3[0])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 80), _mm512_set1_ps(ks4[0])); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 80), _mm512_set1_ps(ks5[0])); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 80), _mm512_set1_ps(ks6[0])); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 80), _mm512_set1_ps(ks7[0])); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 96); const __m512 qv1 = _mm512_loadu_ps(q1 + 96);
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 96), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 96), _mm512_set1_ps(ks1[0])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 96), _mm512_set1_ps(ks2[0])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 96), _mm512_set1_ps(ks3[0])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 96), _mm512_set1_ps(ks4[0])); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 96), _mm512_set1_ps(ks5[0])); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 96), _mm512_set1_ps(ks6[0])); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 96), _mm512_set1_ps(ks7[0])); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { const __m512 qv0 = _mm512_loadu_ps(q0 + 112); const __m512 qv1 = _mm512_loadu_ps(q1 + 112);
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 112), _mm512_set1_ps(ks0[0])); ATTNGEN_PIN_AVX512(kv); acc0_0 = _mm512_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm512_fmadd_ps(qv1, kv, acc1_0); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 112), _mm512_set1_ps(ks1[0])); ATTNGEN_PIN_AVX512(kv); acc0_1 = _mm512_fmadd_ps(qv0, kv, acc0_1); acc1_1 = _mm512_fmadd_ps(qv1, kv, acc1_1); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 112), _mm512_set1_ps(ks2[0])); ATTNGEN_PIN_AVX512(kv); acc0_2 = _mm512_fmadd_ps(qv0, kv, acc0_2); acc1_2 = _mm512_fmadd_ps(qv1, kv, acc1_2); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 112), _mm512_set1_ps(ks3[0])); ATTNGEN_PIN_AVX512(kv); acc0_3 = _mm512_fmadd_ps(qv0, kv, acc0_3); acc1_3 = _mm512_fmadd_ps(qv1, kv, acc1_3); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 112), _mm512_set1_ps(ks4[0])); ATTNGEN_PIN_AVX512(kv); acc0_4 = _mm512_fmadd_ps(qv0, kv, acc0_4); acc1_4 = _mm512_fmadd_ps(qv1, kv, acc1_4); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 112), _mm512_set1_ps(ks5[0])); ATTNGEN_PIN_AVX512(kv); acc0_5 = _mm512_fmadd_ps(qv0, kv, acc0_5); acc1_5 = _mm512_fmadd_ps(qv1, kv, acc1_5); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 112), _mm512_set1_ps(ks6[0])); ATTNGEN_PIN_AVX512(kv); acc0_6 = _mm512_fmadd_ps(qv0, kv, acc0_6); acc1_6 = _mm512_fmadd_ps(qv1, kv, acc1_6); }
+      { __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 112), _mm512_set1_ps(ks7[0])); ATTNGEN_PIN_AVX512(kv); acc0_7 = _mm512_fmadd_ps(qv0, kv, acc0_7); acc1_7 = _mm512_fmadd_ps(qv1, kv, acc1_7); } }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
+      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 2 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_qkdot_d128_2x8_t256_rowwise_int8__avx512(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  const int8_t *restrict k4 = krow[4];
+  const float *restrict ks4 = ksrow[4];
+  const int8_t *restrict k5 = krow[5];
+  const float *restrict ks5 = ksrow[5];
+  const int8_t *restrict k6 = krow[6];
+  const float *restrict ks6 = ksrow[6];
+  const int8_t *restrict k7 = krow[7];
+  const float *restrict ks7 = ksrow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    __m512 acc0_0 = _mm512_setzero_ps(), acc0_1 = _mm512_setzero_ps(), acc0_2 = _mm512_setzero_ps(), acc0_3 = _mm512_setzero_ps(), acc0_4 = _mm512_setzero_ps(), acc0_5 = _mm512_setzero_ps(), acc0_6 = _mm512_setzero_ps(), acc0_7 = _mm512_setzero_ps();
+    __m512 acc1_0 = _mm512_setzero_ps(), acc1_1 = _mm512_setzero_ps(), acc1_2 = _mm512_setzero_ps(), acc1_3 = _mm512_setzero_ps(), acc1_4 = _mm512_setzero_ps(), acc1_5 = _mm512_setzero_ps(), acc1_6 = _mm512_setzero_ps(), acc1_7 = _mm512_setzero_ps();
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 16), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 32), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 48), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 64), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 80), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 96), _mm512_set1_ps(ks0[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k0 + 112), _mm512_set1_ps(ks0[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_0 = _mm512_add_ps(ka0, kb0); acc1_0 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 16), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 32), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 48), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 64), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 80), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 96), _mm512_set1_ps(ks1[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k1 + 112), _mm512_set1_ps(ks1[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_1 = _mm512_add_ps(ka0, kb0); acc1_1 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 16), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 32), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 48), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 64), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 80), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 96), _mm512_set1_ps(ks2[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k2 + 112), _mm512_set1_ps(ks2[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_2 = _mm512_add_ps(ka0, kb0); acc1_2 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 16), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 32), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 48), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 64), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 80), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 96), _mm512_set1_ps(ks3[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k3 + 112), _mm512_set1_ps(ks3[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_3 = _mm512_add_ps(ka0, kb0); acc1_3 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4), _mm512_set1_ps(ks4[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 16), _mm512_set1_ps(ks4[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 32), _mm512_set1_ps(ks4[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 48), _mm512_set1_ps(ks4[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 64), _mm512_set1_ps(ks4[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 80), _mm512_set1_ps(ks4[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 96), _mm512_set1_ps(ks4[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k4 + 112), _mm512_set1_ps(ks4[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_4 = _mm512_add_ps(ka0, kb0); acc1_4 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5), _mm512_set1_ps(ks5[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 16), _mm512_set1_ps(ks5[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 32), _mm512_set1_ps(ks5[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 48), _mm512_set1_ps(ks5[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 64), _mm512_set1_ps(ks5[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 80), _mm512_set1_ps(ks5[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 96), _mm512_set1_ps(ks5[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k5 + 112), _mm512_set1_ps(ks5[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_5 = _mm512_add_ps(ka0, kb0); acc1_5 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6), _mm512_set1_ps(ks6[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 16), _mm512_set1_ps(ks6[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 32), _mm512_set1_ps(ks6[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 48), _mm512_set1_ps(ks6[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 64), _mm512_set1_ps(ks6[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 80), _mm512_set1_ps(ks6[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 96), _mm512_set1_ps(ks6[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k6 + 112), _mm512_set1_ps(ks6[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_6 = _mm512_add_ps(ka0, kb0); acc1_6 = _mm512_add_ps(ka1, kb1); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m512 ka0 = _mm512_setzero_ps(), ka1 = _mm512_setzero_ps(), kb0 = _mm512_setzero_ps(), kb1 = _mm512_setzero_ps();
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7), _mm512_set1_ps(ks7[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 16), _mm512_set1_ps(ks7[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 16), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 16), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 32), _mm512_set1_ps(ks7[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 32), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 48), _mm512_set1_ps(ks7[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 48), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 48), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 64), _mm512_set1_ps(ks7[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 64), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 80), _mm512_set1_ps(ks7[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 80), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 80), kv, kb1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 96), _mm512_set1_ps(ks7[0])); ka0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 96), kv, ka1); }
+      { const __m512 kv = _mm512_mul_ps(attngen_i8_load_avx512(k7 + 112), _mm512_set1_ps(ks7[0])); kb0 = _mm512_fmadd_ps(_mm512_loadu_ps(q0 + 112), kv, kb0); kb1 = _mm512_fmadd_ps(_mm512_loadu_ps(q1 + 112), kv, kb1); }
+      acc0_7 = _mm512_add_ps(ka0, kb0); acc1_7 = _mm512_add_ps(ka1, kb1); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_0, acc1_1, acc1_2, acc1_3);
+      s[1] = t4[0]; s[257] = t4[1]; s[513] = t4[2]; s[769] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx512(t4, acc1_4, acc1_5, acc1_6, acc1_7);
+      s[1025] = t4[0]; s[1281] = t4[1]; s[1537] = t4[2]; s[1793] = t4[3]; }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 48 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX512 void attngen_pv_d128_4x48_t256_int8__avx512(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 16), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 32), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 16), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 32), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 16), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 32), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 16), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 32), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 16), _mm512_set1_ps(vsj[0])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 32), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm512_storeu_ps(o, o0_0); _mm512_storeu_ps(o + 16, o0_1); _mm512_storeu_ps(o + 32, o0_2);
+    _mm512_storeu_ps(o + os, o1_0); _mm512_storeu_ps(o + os + 16, o1_1); _mm512_storeu_ps(o + os + 32, o1_2);
+    _mm512_storeu_ps(o + 2 * os, o2_0); _mm512_storeu_ps(o + 2 * os + 16, o2_1); _mm512_storeu_ps(o + 2 * os + 32, o2_2);
+    _mm512_storeu_ps(o + 3 * os, o3_0); _mm512_storeu_ps(o + 3 * os + 16, o3_1); _mm512_storeu_ps(o + 3 * os + 32, o3_2);
+  }
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 48), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 64), _mm512_set1_ps(*(alpha))), o0_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 80), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 48), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 64), _mm512_set1_ps(*(alpha + 1))), o1_2 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 80), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 48), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 64), _mm512_set1_ps(*(alpha + 2))), o2_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 80), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 48), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 64), _mm512_set1_ps(*(alpha + 3))), o3_2 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 80), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 48), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 64), _mm512_set1_ps(vsj[0])), v2 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 80), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1); ATTNGEN_PIN_AVX512(v2);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); o0_2 = _mm512_fmadd_ps(p, v2, o0_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); o1_2 = _mm512_fmadd_ps(p, v2, o1_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); o2_2 = _mm512_fmadd_ps(p, v2, o2_2); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); o3_2 = _mm512_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm512_storeu_ps(o + 48, o0_0); _mm512_storeu_ps(o + 64, o0_1); _mm512_storeu_ps(o + 80, o0_2);
+    _mm512_storeu_ps(o + os + 48, o1_0); _mm512_storeu_ps(o + os + 64, o1_1); _mm512_storeu_ps(o + os + 80, o1_2);
+    _mm512_storeu_ps(o + 2 * os + 48, o2_0); _mm512_storeu_ps(o + 2 * os + 64, o2_1); _mm512_storeu_ps(o + 2 * os + 80, o2_2);
+    _mm512_storeu_ps(o + 3 * os + 48, o3_0); _mm512_storeu_ps(o + 3 * os + 64, o3_1); _mm512_storeu_ps(o + 3 * os + 80, o3_2);
+  }
+  {
+    __m512 o0_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 96), _mm512_set1_ps(*(alpha))), o0_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 112), _mm512_set1_ps(*(alpha)));
+    __m512 o1_0 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 96), _mm512_set1_ps(*(alpha + 1))), o1_1 = _mm512_mul_ps(_mm512_loadu_ps(o + os + 112), _mm512_set1_ps(*(alpha + 1)));
+    __m512 o2_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 96), _mm512_set1_ps(*(alpha + 2))), o2_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 2 * os + 112), _mm512_set1_ps(*(alpha + 2)));
+    __m512 o3_0 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 96), _mm512_set1_ps(*(alpha + 3))), o3_1 = _mm512_mul_ps(_mm512_loadu_ps(o + 3 * os + 112), _mm512_set1_ps(*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m512 v0 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 96), _mm512_set1_ps(vsj[0])), v1 = _mm512_mul_ps(attngen_i8_load_avx512(vj + 112), _mm512_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX512(v0); ATTNGEN_PIN_AVX512(v1);
+      { const __m512 p = _mm512_set1_ps(*(pj)); o0_0 = _mm512_fmadd_ps(p, v0, o0_0); o0_1 = _mm512_fmadd_ps(p, v1, o0_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 1)); o1_0 = _mm512_fmadd_ps(p, v0, o1_0); o1_1 = _mm512_fmadd_ps(p, v1, o1_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 2)); o2_0 = _mm512_fmadd_ps(p, v0, o2_0); o2_1 = _mm512_fmadd_ps(p, v1, o2_1); }
+      { const __m512 p = _mm512_set1_ps(*(pj + 3)); o3_0 = _mm512_fmadd_ps(p, v0, o3_0); o3_1 = _mm512_fmadd_ps(p, v1, o3_1); }
+    }
+    _mm512_storeu_ps(o + 96, o0_0); _mm512_storeu_ps(o + 112, o0_1);
+    _mm512_storeu_ps(o + os + 96, o1_0); _mm512_storeu_ps(o + os + 112, o1_1);
+    _mm512_storeu_ps(o + 2 * os + 96, o2_0); _mm512_storeu_ps(o + 2 * os + 112, o2_1);
+    _mm512_storeu_ps(o + 3 * os + 96, o3_0); _mm512_storeu_ps(o + 3 * os + 112, o3_1);
+  }
+}
+
 /* attn_h32_kv8_d128_causal_prefill__avx512: about 96 (query x group) rows per item, Q·Kᵀ 32x8 register blocks, P·V 8x32, 64 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_prefill__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
@@ -1390,6 +2288,633 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
   }
 }
 
+/* attn_h32_kv8_d128_causal_decode_f16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= 128; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * ms + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x48_t256_f16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_decode_bf16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= 128; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * ms + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x48_t256_bf16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_decode_int8__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 128 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= 128; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 128, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 128;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const int8_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[8];
+          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[8];
+          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * ms + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x48_t256_int8__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
 /* attn_h32_kv8_d128_causal_padding_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
@@ -1569,6 +3094,636 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x48_t256__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_f16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= 128; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_rowwise_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * ms + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x48_t256_f16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_bf16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= 128; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_rowwise_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * ms + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x48_t256_bf16__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m512 inv_v = _mm512_set1_ps(inv);
+        int c = 0;
+        for (; c + 16 <= 128; c += 16) _mm512_storeu_ps(out + c, _mm512_mul_ps(_mm512_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_int8__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x8 dot products, softmax down the columns of Sᵀ, P·V 4x48, 128 keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__avx512(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 16); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m512 scale_v = _mm512_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 16 <= half; p += 16) {
+            const __m512 x0 = _mm512_loadu_ps(qrow + p), x1 = _mm512_loadu_ps(qrow + half + p);
+            const __m512 c = _mm512_loadu_ps(cs + p), s = _mm512_loadu_ps(sn + p);
+            _mm512_storeu_ps(y + p, _mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)), scale_v));
+            _mm512_storeu_ps(y + half + p, _mm512_mul_ps(_mm512_add_ps(_mm512_mul_ps(x1, c), _mm512_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 16 <= 128; k += 16) _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 2);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 128, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 128;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const int8_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[8];
+          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_rowwise_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[8];
+          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 2 <= rows; r0 += 2)
+            attngen_qkdot_d128_2x8_t256_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 16) {
+        const __m512 m_old = _mm512_loadu_ps(m + r0);
+        __m512 s_max = _mm512_set1_ps(-INFINITY);
+        const __m512 vis = _mm512_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          s_max = _mm512_max_ps(s_max, s);
+        }
+        const __m512 m_new = _mm512_max_ps(m_old, s_max);
+        const __m512 m_use = attngen_finite_or_zero_avx512(m_new);
+        const __m512 a_r = attngen_exp_avx512(_mm512_sub_ps(m_old, m_use));
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m512 s = _mm512_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx512(s, j, vis);
+          const __m512 p = attngen_exp_avx512(_mm512_sub_ps(s, m_use));
+          _mm512_storeu_ps(st + j * ms + r0, p);
+          sum = _mm512_add_ps(sum, p);
+        }
+        _mm512_storeu_ps(m + r0, m_new);
+        _mm512_storeu_ps(l + r0, _mm512_fmadd_ps(_mm512_loadu_ps(l + r0), a_r, sum));
+        _mm512_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x48_t256_int8__avx512(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
     }
   }
 
@@ -2426,6 +4581,1447 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256__avx2
   }
 }
 
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_1x8_t256_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  const uint16_t *restrict k4 = krow[4];
+  const uint16_t *restrict k5 = krow[5];
+  const uint16_t *restrict k6 = krow[6];
+  const uint16_t *restrict k7 = krow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
+    { const __m256 qv0 = _mm256_loadu_ps(q0);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 8))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 8))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 8))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 8))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 8))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 8))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 16))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 16))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 16))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 16))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 16))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 16))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 24))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 24))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 24))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 24))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 24))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 24))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 32))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 32))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 32))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 32))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 32))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 32))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 40))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 40))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 40))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 40))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 40))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 40))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 48))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 48))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 48))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 48))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 48))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 48))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 56))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 56))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 56))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 56))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 56))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 56))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 64))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 64))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 64))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 64))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 64))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 64))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 72))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 72))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 72))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 72))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 72))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 72))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 80))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 80))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 80))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 80))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 80))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 80))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 88))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 88))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 88))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 88))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 88))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 88))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 96))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 96))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 96))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 96))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 96))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 96))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 104))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 104))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 104))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 104))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 104))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 104))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 112))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 112))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 112))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 112))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 112))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 112))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120);
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 120))); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 120))); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 120))); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 120))); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 120))); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 120))); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  const uint16_t *restrict k4 = krow[4];
+  const uint16_t *restrict k5 = krow[5];
+  const uint16_t *restrict k6 = krow[6];
+  const uint16_t *restrict k7 = krow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k0 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k1 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k2 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k3 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_3 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k4 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_4 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k5 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_5 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k6 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_6 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 8))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 16))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 24))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 32))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 40))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 48))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 56))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 64))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 72))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 80))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 88))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 96))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 104))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 112))); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k7 + 120))); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_7 = _mm256_add_ps(ka0, kb0); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2_F16C void attngen_pv_d128_4x24_t256_f16__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 8))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 16))); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2);
+    _mm256_storeu_ps(o + 2 * os, o2_0); _mm256_storeu_ps(o + 2 * os + 8, o2_1); _mm256_storeu_ps(o + 2 * os + 16, o2_2);
+    _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 24))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 32))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 40))); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 24, o0_0); _mm256_storeu_ps(o + 32, o0_1); _mm256_storeu_ps(o + 40, o0_2);
+    _mm256_storeu_ps(o + os + 24, o1_0); _mm256_storeu_ps(o + os + 32, o1_1); _mm256_storeu_ps(o + os + 40, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 24, o2_0); _mm256_storeu_ps(o + 2 * os + 32, o2_1); _mm256_storeu_ps(o + 2 * os + 40, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 24, o3_0); _mm256_storeu_ps(o + 3 * os + 32, o3_1); _mm256_storeu_ps(o + 3 * os + 40, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 48))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 56))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 64))); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 48, o0_0); _mm256_storeu_ps(o + 56, o0_1); _mm256_storeu_ps(o + 64, o0_2);
+    _mm256_storeu_ps(o + os + 48, o1_0); _mm256_storeu_ps(o + os + 56, o1_1); _mm256_storeu_ps(o + os + 64, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 48, o2_0); _mm256_storeu_ps(o + 2 * os + 56, o2_1); _mm256_storeu_ps(o + 2 * os + 64, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1); _mm256_storeu_ps(o + 3 * os + 64, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 72))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 80))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 88))); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 72, o0_0); _mm256_storeu_ps(o + 80, o0_1); _mm256_storeu_ps(o + 88, o0_2);
+    _mm256_storeu_ps(o + os + 72, o1_0); _mm256_storeu_ps(o + os + 80, o1_1); _mm256_storeu_ps(o + os + 88, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 72, o2_0); _mm256_storeu_ps(o + 2 * os + 80, o2_1); _mm256_storeu_ps(o + 2 * os + 88, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 72, o3_0); _mm256_storeu_ps(o + 3 * os + 80, o3_1); _mm256_storeu_ps(o + 3 * os + 88, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 96))), v1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 104))), v2 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 112))); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1); _mm256_storeu_ps(o + 112, o0_2);
+    _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 96, o2_0); _mm256_storeu_ps(o + 2 * os + 104, o2_1); _mm256_storeu_ps(o + 2 * os + 112, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1); _mm256_storeu_ps(o + 3 * os + 112, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vj + 120))); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); }
+    }
+    _mm256_storeu_ps(o + 120, o0_0);
+    _mm256_storeu_ps(o + os + 120, o1_0);
+    _mm256_storeu_ps(o + 2 * os + 120, o2_0);
+    _mm256_storeu_ps(o + 3 * os + 120, o3_0);
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  const uint16_t *restrict k4 = krow[4];
+  const uint16_t *restrict k5 = krow[5];
+  const uint16_t *restrict k6 = krow[6];
+  const uint16_t *restrict k7 = krow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
+    { const __m256 qv0 = _mm256_loadu_ps(q0);
+      { const __m256 kv = attngen_bf16_load_avx2(k0); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 8); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 8); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 8); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 8); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 8); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 8); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 8); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 8); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 16); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 16); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 16); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 16); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 16); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 16); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 16); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 16); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 24); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 24); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 24); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 24); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 24); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 24); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 24); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 24); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 32); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 32); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 32); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 32); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 32); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 32); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 32); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 32); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 40); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 40); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 40); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 40); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 40); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 40); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 40); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 40); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 48); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 48); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 48); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 48); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 48); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 48); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 48); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 48); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 56); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 56); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 56); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 56); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 56); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 56); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 56); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 56); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 64); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 64); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 64); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 64); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 64); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 64); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 64); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 64); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 72); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 72); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 72); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 72); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 72); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 72); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 72); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 72); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 80); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 80); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 80); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 80); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 80); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 80); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 80); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 80); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 88); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 88); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 88); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 88); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 88); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 88); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 88); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 88); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 96); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 96); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 96); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 96); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 96); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 96); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 96); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 96); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 104); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 104); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 104); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 104); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 104); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 104); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 104); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 104); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 112); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 112); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 112); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 112); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 112); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 112); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 112); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 112); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120);
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 120); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 120); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 120); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 120); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 120); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 120); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 120); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 120); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  const uint16_t *restrict k4 = krow[4];
+  const uint16_t *restrict k5 = krow[5];
+  const uint16_t *restrict k6 = krow[6];
+  const uint16_t *restrict k7 = krow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k0); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k0 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k1); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k1 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k2); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k2 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k3); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k3 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_3 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k4); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k4 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_4 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k5); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k5 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_5 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k6); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k6 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_6 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = attngen_bf16_load_avx2(k7); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 8); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 16); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 24); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 32); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 40); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 48); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 56); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 64); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 72); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 80); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 88); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 96); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 104); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 112); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = attngen_bf16_load_avx2(k7 + 120); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_7 = _mm256_add_ps(ka0, kb0); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = attngen_bf16_load_avx2(vj), v1 = attngen_bf16_load_avx2(vj + 8), v2 = attngen_bf16_load_avx2(vj + 16); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2);
+    _mm256_storeu_ps(o + 2 * os, o2_0); _mm256_storeu_ps(o + 2 * os + 8, o2_1); _mm256_storeu_ps(o + 2 * os + 16, o2_2);
+    _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = attngen_bf16_load_avx2(vj + 24), v1 = attngen_bf16_load_avx2(vj + 32), v2 = attngen_bf16_load_avx2(vj + 40); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 24, o0_0); _mm256_storeu_ps(o + 32, o0_1); _mm256_storeu_ps(o + 40, o0_2);
+    _mm256_storeu_ps(o + os + 24, o1_0); _mm256_storeu_ps(o + os + 32, o1_1); _mm256_storeu_ps(o + os + 40, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 24, o2_0); _mm256_storeu_ps(o + 2 * os + 32, o2_1); _mm256_storeu_ps(o + 2 * os + 40, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 24, o3_0); _mm256_storeu_ps(o + 3 * os + 32, o3_1); _mm256_storeu_ps(o + 3 * os + 40, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = attngen_bf16_load_avx2(vj + 48), v1 = attngen_bf16_load_avx2(vj + 56), v2 = attngen_bf16_load_avx2(vj + 64); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 48, o0_0); _mm256_storeu_ps(o + 56, o0_1); _mm256_storeu_ps(o + 64, o0_2);
+    _mm256_storeu_ps(o + os + 48, o1_0); _mm256_storeu_ps(o + os + 56, o1_1); _mm256_storeu_ps(o + os + 64, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 48, o2_0); _mm256_storeu_ps(o + 2 * os + 56, o2_1); _mm256_storeu_ps(o + 2 * os + 64, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1); _mm256_storeu_ps(o + 3 * os + 64, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = attngen_bf16_load_avx2(vj + 72), v1 = attngen_bf16_load_avx2(vj + 80), v2 = attngen_bf16_load_avx2(vj + 88); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 72, o0_0); _mm256_storeu_ps(o + 80, o0_1); _mm256_storeu_ps(o + 88, o0_2);
+    _mm256_storeu_ps(o + os + 72, o1_0); _mm256_storeu_ps(o + os + 80, o1_1); _mm256_storeu_ps(o + os + 88, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 72, o2_0); _mm256_storeu_ps(o + 2 * os + 80, o2_1); _mm256_storeu_ps(o + 2 * os + 88, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 72, o3_0); _mm256_storeu_ps(o + 3 * os + 80, o3_1); _mm256_storeu_ps(o + 3 * os + 88, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = attngen_bf16_load_avx2(vj + 96), v1 = attngen_bf16_load_avx2(vj + 104), v2 = attngen_bf16_load_avx2(vj + 112); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1); _mm256_storeu_ps(o + 112, o0_2);
+    _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 96, o2_0); _mm256_storeu_ps(o + 2 * os + 104, o2_1); _mm256_storeu_ps(o + 2 * os + 112, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1); _mm256_storeu_ps(o + 3 * os + 112, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = attngen_bf16_load_avx2(vj + 120); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); }
+    }
+    _mm256_storeu_ps(o + 120, o0_0);
+    _mm256_storeu_ps(o + os + 120, o1_0);
+    _mm256_storeu_ps(o + 2 * os + 120, o2_0);
+    _mm256_storeu_ps(o + 3 * os + 120, o3_0);
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  const int8_t *restrict k4 = krow[4];
+  const float *restrict ks4 = ksrow[4];
+  const int8_t *restrict k5 = krow[5];
+  const float *restrict ks5 = ksrow[5];
+  const int8_t *restrict k6 = krow[6];
+  const float *restrict ks6 = ksrow[6];
+  const int8_t *restrict k7 = krow[7];
+  const float *restrict ks7 = ksrow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
+    { const __m256 qv0 = _mm256_loadu_ps(q0);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 8), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 8), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 8), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 8), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 8), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 8), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 8), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 8), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 16), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 16), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 16), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 16), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 16), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 16), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 16), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 16), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 24), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 24), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 24), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 24), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 24), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 24), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 24), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 24), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 32), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 32), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 32), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 32), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 32), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 32), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 32), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 32), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 40), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 40), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 40), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 40), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 40), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 40), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 40), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 40), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 48), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 48), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 48), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 48), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 48), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 48), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 48), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 48), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 56), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 56), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 56), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 56), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 56), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 56), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 56), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 56), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 64), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 64), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 64), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 64), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 64), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 64), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 64), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 64), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 72), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 72), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 72), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 72), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 72), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 72), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 72), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 72), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 80), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 80), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 80), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 80), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 80), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 80), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 80), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 80), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 88), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 88), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 88), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 88), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 88), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 88), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 88), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 88), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 96), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 96), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 96), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 96), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 96), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 96), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 96), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 96), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 104), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 104), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 104), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 104), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 104), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 104), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 104), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 104), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 112), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 112), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 112), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 112), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 112), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 112), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 112), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 112), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120);
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 120), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 120), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 120), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 120), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 120), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 120), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 120), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 120), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_rowwise_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  const int8_t *restrict k4 = krow[4];
+  const float *restrict ks4 = ksrow[4];
+  const int8_t *restrict k5 = krow[5];
+  const float *restrict ks5 = ksrow[5];
+  const int8_t *restrict k6 = krow[6];
+  const float *restrict ks6 = ksrow[6];
+  const int8_t *restrict k7 = krow[7];
+  const float *restrict ks7 = ksrow[7];
+  {
+    const float *restrict q0 = qp + 0;
+    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 8), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 16), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 24), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 32), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 40), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 48), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 56), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 64), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 72), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 80), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 88), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 96), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 104), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 112), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 120), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 8), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 16), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 24), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 32), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 40), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 48), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 56), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 64), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 72), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 80), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 88), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 96), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 104), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 112), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 120), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_1 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 8), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 16), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 24), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 32), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 40), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 48), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 56), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 64), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 72), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 80), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 88), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 96), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 104), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 112), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 120), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_2 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 8), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 16), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 24), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 32), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 40), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 48), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 56), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 64), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 72), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 80), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 88), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 96), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 104), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 112), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 120), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_3 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 8), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 16), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 24), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 32), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 40), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 48), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 56), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 64), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 72), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 80), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 88), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 96), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 104), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 112), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 120), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_4 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 8), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 16), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 24), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 32), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 40), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 48), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 56), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 64), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 72), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 80), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 88), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 96), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 104), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 112), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 120), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_5 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 8), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 16), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 24), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 32), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 40), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 48), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 56), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 64), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 72), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 80), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 88), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 96), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 104), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 112), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 120), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_6 = _mm256_add_ps(ka0, kb0); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 8), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 16), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 24), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 32), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 40), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 48), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 56), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 64), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 72), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 80), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 88), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 96), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 104), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 112), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 120), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
+      acc0_7 = _mm256_add_ps(ka0, kb0); }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
+      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
+    { float t4[4]; /* four sums in one reduction, then to their columns */
+      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
+      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 24 floats keep 12 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_int8__avx2(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
+{
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 8), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 16), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 8), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 16), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 8), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 16), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 8), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 16), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 8), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 16), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o, o0_0); _mm256_storeu_ps(o + 8, o0_1); _mm256_storeu_ps(o + 16, o0_2);
+    _mm256_storeu_ps(o + os, o1_0); _mm256_storeu_ps(o + os + 8, o1_1); _mm256_storeu_ps(o + os + 16, o1_2);
+    _mm256_storeu_ps(o + 2 * os, o2_0); _mm256_storeu_ps(o + 2 * os + 8, o2_1); _mm256_storeu_ps(o + 2 * os + 16, o2_2);
+    _mm256_storeu_ps(o + 3 * os, o3_0); _mm256_storeu_ps(o + 3 * os + 8, o3_1); _mm256_storeu_ps(o + 3 * os + 16, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 24), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 32), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 40), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 24), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 32), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 40), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 24), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 32), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 40), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 24), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 32), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 40), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 24), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 32), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 40), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 24, o0_0); _mm256_storeu_ps(o + 32, o0_1); _mm256_storeu_ps(o + 40, o0_2);
+    _mm256_storeu_ps(o + os + 24, o1_0); _mm256_storeu_ps(o + os + 32, o1_1); _mm256_storeu_ps(o + os + 40, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 24, o2_0); _mm256_storeu_ps(o + 2 * os + 32, o2_1); _mm256_storeu_ps(o + 2 * os + 40, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 24, o3_0); _mm256_storeu_ps(o + 3 * os + 32, o3_1); _mm256_storeu_ps(o + 3 * os + 40, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 48), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 56), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 64), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 48), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 56), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 64), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 48), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 56), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 64), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 48), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 56), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 64), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 48), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 56), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 64), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 48, o0_0); _mm256_storeu_ps(o + 56, o0_1); _mm256_storeu_ps(o + 64, o0_2);
+    _mm256_storeu_ps(o + os + 48, o1_0); _mm256_storeu_ps(o + os + 56, o1_1); _mm256_storeu_ps(o + os + 64, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 48, o2_0); _mm256_storeu_ps(o + 2 * os + 56, o2_1); _mm256_storeu_ps(o + 2 * os + 64, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 48, o3_0); _mm256_storeu_ps(o + 3 * os + 56, o3_1); _mm256_storeu_ps(o + 3 * os + 64, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 72), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 80), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 88), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 72), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 80), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 88), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 72), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 80), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 88), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 72), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 80), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 88), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 72), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 80), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 88), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 72, o0_0); _mm256_storeu_ps(o + 80, o0_1); _mm256_storeu_ps(o + 88, o0_2);
+    _mm256_storeu_ps(o + os + 72, o1_0); _mm256_storeu_ps(o + os + 80, o1_1); _mm256_storeu_ps(o + os + 88, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 72, o2_0); _mm256_storeu_ps(o + 2 * os + 80, o2_1); _mm256_storeu_ps(o + 2 * os + 88, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 72, o3_0); _mm256_storeu_ps(o + 3 * os + 80, o3_1); _mm256_storeu_ps(o + 3 * os + 88, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 96), _mm256_broadcast_ss(alpha)), o0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 104), _mm256_broadcast_ss(alpha)), o0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 112), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 96), _mm256_broadcast_ss(alpha + 1)), o1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 104), _mm256_broadcast_ss(alpha + 1)), o1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 112), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 96), _mm256_broadcast_ss(alpha + 2)), o2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 104), _mm256_broadcast_ss(alpha + 2)), o2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 112), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 96), _mm256_broadcast_ss(alpha + 3)), o3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 104), _mm256_broadcast_ss(alpha + 3)), o3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 112), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 96), _mm256_set1_ps(vsj[0])), v1 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 104), _mm256_set1_ps(vsj[0])), v2 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 112), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0); ATTNGEN_PIN_AVX2(v1); ATTNGEN_PIN_AVX2(v2);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); o0_1 = _mm256_fmadd_ps(p, v1, o0_1); o0_2 = _mm256_fmadd_ps(p, v2, o0_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); o1_1 = _mm256_fmadd_ps(p, v1, o1_1); o1_2 = _mm256_fmadd_ps(p, v2, o1_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); o2_1 = _mm256_fmadd_ps(p, v1, o2_1); o2_2 = _mm256_fmadd_ps(p, v2, o2_2); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); o3_1 = _mm256_fmadd_ps(p, v1, o3_1); o3_2 = _mm256_fmadd_ps(p, v2, o3_2); }
+    }
+    _mm256_storeu_ps(o + 96, o0_0); _mm256_storeu_ps(o + 104, o0_1); _mm256_storeu_ps(o + 112, o0_2);
+    _mm256_storeu_ps(o + os + 96, o1_0); _mm256_storeu_ps(o + os + 104, o1_1); _mm256_storeu_ps(o + os + 112, o1_2);
+    _mm256_storeu_ps(o + 2 * os + 96, o2_0); _mm256_storeu_ps(o + 2 * os + 104, o2_1); _mm256_storeu_ps(o + 2 * os + 112, o2_2);
+    _mm256_storeu_ps(o + 3 * os + 96, o3_0); _mm256_storeu_ps(o + 3 * os + 104, o3_1); _mm256_storeu_ps(o + 3 * os + 112, o3_2);
+  }
+  {
+    __m256 o0_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 120), _mm256_broadcast_ss(alpha));
+    __m256 o1_0 = _mm256_mul_ps(_mm256_loadu_ps(o + os + 120), _mm256_broadcast_ss(alpha + 1));
+    __m256 o2_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 2 * os + 120), _mm256_broadcast_ss(alpha + 2));
+    __m256 o3_0 = _mm256_mul_ps(_mm256_loadu_ps(o + 3 * os + 120), _mm256_broadcast_ss(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      __m256 v0 = _mm256_mul_ps(attngen_i8_load_avx2(vj + 120), _mm256_set1_ps(vsj[0])); /* in registers: each is used by 4 rows */
+      ATTNGEN_PIN_AVX2(v0);
+      { const __m256 p = _mm256_broadcast_ss(pj); o0_0 = _mm256_fmadd_ps(p, v0, o0_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 1); o1_0 = _mm256_fmadd_ps(p, v0, o1_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 2); o2_0 = _mm256_fmadd_ps(p, v0, o2_0); }
+      { const __m256 p = _mm256_broadcast_ss(pj + 3); o3_0 = _mm256_fmadd_ps(p, v0, o3_0); }
+    }
+    _mm256_storeu_ps(o + 120, o0_0);
+    _mm256_storeu_ps(o + os + 120, o1_0);
+    _mm256_storeu_ps(o + 2 * os + 120, o2_0);
+    _mm256_storeu_ps(o + 3 * os + 120, o3_0);
+  }
+}
+
 /* attn_h32_kv8_d128_causal_prefill__avx2: about 96 (query x group) rows per item, Q·Kᵀ 24x4 register blocks, P·V 6x16, 64 keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_prefill__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
@@ -3003,6 +6599,633 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
   }
 }
 
+/* attn_h32_kv8_d128_causal_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= 128; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * ms + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x24_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= 128; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * ms + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x24_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= 128; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 32, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 32;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const int8_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[8];
+          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[8];
+          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * ms + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x24_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
 /* attn_h32_kv8_d128_causal_padding_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
@@ -3182,6 +7405,636 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x24_t256__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= 128; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * ms + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x24_t256_f16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= 128; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 8;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * ms + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x24_t256_bf16__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const __m256 inv_v = _mm256_set1_ps(inv);
+        int c = 0;
+        for (; c + 8 <= 128; c += 8) _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_loadu_ps(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 8); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 32768, *restrict l_all = scratch + 33024;
+  float *restrict alpha = scratch + 33280; /* rescale per row */
+  float *restrict lim = scratch + 33536; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 33792); /* exclusive key limit per row */
+  float *restrict state = scratch + 34048; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 8 <= half; p += 8) {
+            const __m256 x0 = _mm256_loadu_ps(qrow + p), x1 = _mm256_loadu_ps(qrow + half + p);
+            const __m256 c = _mm256_loadu_ps(cs + p), s = _mm256_loadu_ps(sn + p);
+            _mm256_storeu_ps(y + p, _mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)), scale_v));
+            _mm256_storeu_ps(y + half + p, _mm256_mul_ps(_mm256_add_ps(_mm256_mul_ps(x1, c), _mm256_mul_ps(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 8 <= 128; k += 8) _mm256_storeu_ps(y + k, _mm256_mul_ps(_mm256_loadu_ps(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    for (int j = 0; j < 128; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 32, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 128 : 32;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 8) {
+          const int8_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[8];
+          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 8) {
+        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[8];
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[8];
+          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 1 <= rows; r0 += 1)
+            attngen_qkdot_d128_1x8_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 8) {
+        const __m256 m_old = _mm256_loadu_ps(m + r0);
+        __m256 s_max = _mm256_set1_ps(-INFINITY);
+        const __m256 vis = _mm256_loadu_ps(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          s_max = _mm256_max_ps(s_max, s);
+        }
+        const __m256 m_new = _mm256_max_ps(m_old, s_max);
+        const __m256 m_use = attngen_finite_or_zero_avx2(m_new);
+        const __m256 a_r = attngen_exp_avx2(_mm256_sub_ps(m_old, m_use));
+        __m256 sum = _mm256_setzero_ps();
+        for (int j = 0; j < n; ++j) {
+          __m256 s = _mm256_loadu_ps(st + j * ms + r0);
+          if (masked) s = attngen_mask_avx2(s, j, vis);
+          const __m256 p = attngen_exp_avx2(_mm256_sub_ps(s, m_use));
+          _mm256_storeu_ps(st + j * ms + r0, p);
+          sum = _mm256_add_ps(sum, p);
+        }
+        _mm256_storeu_ps(m + r0, m_new);
+        _mm256_storeu_ps(l + r0, _mm256_fmadd_ps(_mm256_loadu_ps(l + r0), a_r, sum));
+        _mm256_storeu_ps(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x24_t256_int8__avx2(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
     }
   }
 
@@ -3897,6 +8750,1549 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256__neon(const float *restri
   }
 }
 
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_f16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
+    { const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1); const float32x4_t qv2 = vld1q_f32(q2); const float32x4_t qv3 = vld1q_f32(q3);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4); const float32x4_t qv2 = vld1q_f32(q2 + 4); const float32x4_t qv3 = vld1q_f32(q3 + 4);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 4))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 4))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 4))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 4))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8); const float32x4_t qv2 = vld1q_f32(q2 + 8); const float32x4_t qv3 = vld1q_f32(q3 + 8);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 8))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 8))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 8))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 8))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12); const float32x4_t qv2 = vld1q_f32(q2 + 12); const float32x4_t qv3 = vld1q_f32(q3 + 12);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 12))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 12))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 12))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 12))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16); const float32x4_t qv2 = vld1q_f32(q2 + 16); const float32x4_t qv3 = vld1q_f32(q3 + 16);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 16))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 16))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 16))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 16))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20); const float32x4_t qv2 = vld1q_f32(q2 + 20); const float32x4_t qv3 = vld1q_f32(q3 + 20);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 20))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 20))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 20))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 20))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24); const float32x4_t qv2 = vld1q_f32(q2 + 24); const float32x4_t qv3 = vld1q_f32(q3 + 24);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 24))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 24))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 24))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 24))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28); const float32x4_t qv2 = vld1q_f32(q2 + 28); const float32x4_t qv3 = vld1q_f32(q3 + 28);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 28))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 28))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 28))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 28))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32); const float32x4_t qv2 = vld1q_f32(q2 + 32); const float32x4_t qv3 = vld1q_f32(q3 + 32);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 32))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 32))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 32))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 32))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36); const float32x4_t qv2 = vld1q_f32(q2 + 36); const float32x4_t qv3 = vld1q_f32(q3 + 36);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 36))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 36))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 36))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 36))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40); const float32x4_t qv2 = vld1q_f32(q2 + 40); const float32x4_t qv3 = vld1q_f32(q3 + 40);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 40))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 40))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 40))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 40))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44); const float32x4_t qv2 = vld1q_f32(q2 + 44); const float32x4_t qv3 = vld1q_f32(q3 + 44);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 44))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 44))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 44))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 44))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48); const float32x4_t qv2 = vld1q_f32(q2 + 48); const float32x4_t qv3 = vld1q_f32(q3 + 48);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 48))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 48))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 48))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 48))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52); const float32x4_t qv2 = vld1q_f32(q2 + 52); const float32x4_t qv3 = vld1q_f32(q3 + 52);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 52))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 52))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 52))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 52))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56); const float32x4_t qv2 = vld1q_f32(q2 + 56); const float32x4_t qv3 = vld1q_f32(q3 + 56);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 56))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 56))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 56))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 56))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60); const float32x4_t qv2 = vld1q_f32(q2 + 60); const float32x4_t qv3 = vld1q_f32(q3 + 60);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 60))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 60))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 60))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 60))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 64); const float32x4_t qv1 = vld1q_f32(q1 + 64); const float32x4_t qv2 = vld1q_f32(q2 + 64); const float32x4_t qv3 = vld1q_f32(q3 + 64);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 64))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 64))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 64))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 64))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 68); const float32x4_t qv1 = vld1q_f32(q1 + 68); const float32x4_t qv2 = vld1q_f32(q2 + 68); const float32x4_t qv3 = vld1q_f32(q3 + 68);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 68))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 68))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 68))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 68))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 72); const float32x4_t qv1 = vld1q_f32(q1 + 72); const float32x4_t qv2 = vld1q_f32(q2 + 72); const float32x4_t qv3 = vld1q_f32(q3 + 72);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 72))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 72))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 72))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 72))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 76); const float32x4_t qv1 = vld1q_f32(q1 + 76); const float32x4_t qv2 = vld1q_f32(q2 + 76); const float32x4_t qv3 = vld1q_f32(q3 + 76);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 76))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 76))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 76))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 76))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 80); const float32x4_t qv1 = vld1q_f32(q1 + 80); const float32x4_t qv2 = vld1q_f32(q2 + 80); const float32x4_t qv3 = vld1q_f32(q3 + 80);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 80))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 80))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 80))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 80))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 84); const float32x4_t qv1 = vld1q_f32(q1 + 84); const float32x4_t qv2 = vld1q_f32(q2 + 84); const float32x4_t qv3 = vld1q_f32(q3 + 84);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 84))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 84))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 84))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 84))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 88); const float32x4_t qv1 = vld1q_f32(q1 + 88); const float32x4_t qv2 = vld1q_f32(q2 + 88); const float32x4_t qv3 = vld1q_f32(q3 + 88);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 88))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 88))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 88))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 88))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 92); const float32x4_t qv1 = vld1q_f32(q1 + 92); const float32x4_t qv2 = vld1q_f32(q2 + 92); const float32x4_t qv3 = vld1q_f32(q3 + 92);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 92))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 92))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 92))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 92))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 96); const float32x4_t qv1 = vld1q_f32(q1 + 96); const float32x4_t qv2 = vld1q_f32(q2 + 96); const float32x4_t qv3 = vld1q_f32(q3 + 96);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 96))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 96))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 96))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 96))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 100); const float32x4_t qv1 = vld1q_f32(q1 + 100); const float32x4_t qv2 = vld1q_f32(q2 + 100); const float32x4_t qv3 = vld1q_f32(q3 + 100);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 100))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 100))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 100))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 100))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 104); const float32x4_t qv1 = vld1q_f32(q1 + 104); const float32x4_t qv2 = vld1q_f32(q2 + 104); const float32x4_t qv3 = vld1q_f32(q3 + 104);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 104))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 104))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 104))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 104))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 108); const float32x4_t qv1 = vld1q_f32(q1 + 108); const float32x4_t qv2 = vld1q_f32(q2 + 108); const float32x4_t qv3 = vld1q_f32(q3 + 108);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 108))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 108))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 108))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 108))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 112); const float32x4_t qv1 = vld1q_f32(q1 + 112); const float32x4_t qv2 = vld1q_f32(q2 + 112); const float32x4_t qv3 = vld1q_f32(q3 + 112);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 112))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 112))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 112))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 112))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 116); const float32x4_t qv1 = vld1q_f32(q1 + 116); const float32x4_t qv2 = vld1q_f32(q2 + 116); const float32x4_t qv3 = vld1q_f32(q3 + 116);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 116))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 116))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 116))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 116))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 120); const float32x4_t qv1 = vld1q_f32(q1 + 120); const float32x4_t qv2 = vld1q_f32(q2 + 120); const float32x4_t qv3 = vld1q_f32(q3 + 120);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 120))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 120))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 120))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 120))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 124); const float32x4_t qv1 = vld1q_f32(q1 + 124); const float32x4_t qv2 = vld1q_f32(q2 + 124); const float32x4_t qv3 = vld1q_f32(q3 + 124);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 124))); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 124))); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 124))); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 124))); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
+    vst1q_f32(s + 256, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 512, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 768, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise_f16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 4))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 8))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 12))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 16))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 20))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 24))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 28))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 32))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 36))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 40))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 44))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 48))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 52))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 56))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 60))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 64))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 68))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 72))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 76))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 80))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 84))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 88))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 92))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 96))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 100))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 104))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 108))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 112))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 116))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 120))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k0 + 124))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); acc2_0 = vaddq_f32(ka2, kb2); acc3_0 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 4))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 8))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 12))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 16))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 20))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 24))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 28))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 32))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 36))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 40))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 44))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 48))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 52))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 56))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 60))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 64))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 68))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 72))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 76))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 80))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 84))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 88))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 92))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 96))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 100))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 104))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 108))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 112))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 116))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 120))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k1 + 124))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); acc2_1 = vaddq_f32(ka2, kb2); acc3_1 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 4))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 8))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 12))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 16))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 20))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 24))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 28))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 32))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 36))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 40))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 44))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 48))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 52))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 56))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 60))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 64))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 68))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 72))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 76))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 80))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 84))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 88))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 92))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 96))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 100))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 104))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 108))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 112))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 116))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 120))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k2 + 124))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); acc2_2 = vaddq_f32(ka2, kb2); acc3_2 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 4))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 8))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 12))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 16))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 20))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 24))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 28))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 32))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 36))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 40))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 44))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 48))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 52))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 56))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 60))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 64))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 68))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 72))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 76))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 80))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 84))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 88))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 92))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 96))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 100))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 104))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 108))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 112))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 116))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 120))); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(k3 + 124))); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_3 = vaddq_f32(ka0, kb0); acc1_3 = vaddq_f32(ka1, kb1); acc2_3 = vaddq_f32(ka2, kb2); acc3_3 = vaddq_f32(ka3, kb3); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
+    vst1q_f32(s + 256, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 512, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 768, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_f16__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj))), v1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 4))), v2 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 8))), v3 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 12)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3);
+    vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3);
+    vst1q_f32(o + 2 * os, o2_0); vst1q_f32(o + 2 * os + 4, o2_1); vst1q_f32(o + 2 * os + 8, o2_2); vst1q_f32(o + 2 * os + 12, o2_3);
+    vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2); vst1q_f32(o + 3 * os + 12, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 16))), v1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 20))), v2 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 24))), v3 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 28)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 16, o0_0); vst1q_f32(o + 20, o0_1); vst1q_f32(o + 24, o0_2); vst1q_f32(o + 28, o0_3);
+    vst1q_f32(o + os + 16, o1_0); vst1q_f32(o + os + 20, o1_1); vst1q_f32(o + os + 24, o1_2); vst1q_f32(o + os + 28, o1_3);
+    vst1q_f32(o + 2 * os + 16, o2_0); vst1q_f32(o + 2 * os + 20, o2_1); vst1q_f32(o + 2 * os + 24, o2_2); vst1q_f32(o + 2 * os + 28, o2_3);
+    vst1q_f32(o + 3 * os + 16, o3_0); vst1q_f32(o + 3 * os + 20, o3_1); vst1q_f32(o + 3 * os + 24, o3_2); vst1q_f32(o + 3 * os + 28, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 32))), v1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 36))), v2 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 40))), v3 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 44)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 32, o0_0); vst1q_f32(o + 36, o0_1); vst1q_f32(o + 40, o0_2); vst1q_f32(o + 44, o0_3);
+    vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3);
+    vst1q_f32(o + 2 * os + 32, o2_0); vst1q_f32(o + 2 * os + 36, o2_1); vst1q_f32(o + 2 * os + 40, o2_2); vst1q_f32(o + 2 * os + 44, o2_3);
+    vst1q_f32(o + 3 * os + 32, o3_0); vst1q_f32(o + 3 * os + 36, o3_1); vst1q_f32(o + 3 * os + 40, o3_2); vst1q_f32(o + 3 * os + 44, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 48))), v1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 52))), v2 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 56))), v3 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 60)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2); vst1q_f32(o + 60, o0_3);
+    vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2); vst1q_f32(o + os + 60, o1_3);
+    vst1q_f32(o + 2 * os + 48, o2_0); vst1q_f32(o + 2 * os + 52, o2_1); vst1q_f32(o + 2 * os + 56, o2_2); vst1q_f32(o + 2 * os + 60, o2_3);
+    vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2); vst1q_f32(o + 3 * os + 60, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 64))), v1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 68))), v2 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 72))), v3 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 76)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 64, o0_0); vst1q_f32(o + 68, o0_1); vst1q_f32(o + 72, o0_2); vst1q_f32(o + 76, o0_3);
+    vst1q_f32(o + os + 64, o1_0); vst1q_f32(o + os + 68, o1_1); vst1q_f32(o + os + 72, o1_2); vst1q_f32(o + os + 76, o1_3);
+    vst1q_f32(o + 2 * os + 64, o2_0); vst1q_f32(o + 2 * os + 68, o2_1); vst1q_f32(o + 2 * os + 72, o2_2); vst1q_f32(o + 2 * os + 76, o2_3);
+    vst1q_f32(o + 3 * os + 64, o3_0); vst1q_f32(o + 3 * os + 68, o3_1); vst1q_f32(o + 3 * os + 72, o3_2); vst1q_f32(o + 3 * os + 76, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 80))), v1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 84))), v2 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 88))), v3 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 92)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 80, o0_0); vst1q_f32(o + 84, o0_1); vst1q_f32(o + 88, o0_2); vst1q_f32(o + 92, o0_3);
+    vst1q_f32(o + os + 80, o1_0); vst1q_f32(o + os + 84, o1_1); vst1q_f32(o + os + 88, o1_2); vst1q_f32(o + os + 92, o1_3);
+    vst1q_f32(o + 2 * os + 80, o2_0); vst1q_f32(o + 2 * os + 84, o2_1); vst1q_f32(o + 2 * os + 88, o2_2); vst1q_f32(o + 2 * os + 92, o2_3);
+    vst1q_f32(o + 3 * os + 80, o3_0); vst1q_f32(o + 3 * os + 84, o3_1); vst1q_f32(o + 3 * os + 88, o3_2); vst1q_f32(o + 3 * os + 92, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 96))), v1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 100))), v2 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 104))), v3 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 108)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 96, o0_0); vst1q_f32(o + 100, o0_1); vst1q_f32(o + 104, o0_2); vst1q_f32(o + 108, o0_3);
+    vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2); vst1q_f32(o + os + 108, o1_3);
+    vst1q_f32(o + 2 * os + 96, o2_0); vst1q_f32(o + 2 * os + 100, o2_1); vst1q_f32(o + 2 * os + 104, o2_2); vst1q_f32(o + 2 * os + 108, o2_3);
+    vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2); vst1q_f32(o + 3 * os + 108, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 112))), v1 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 116))), v2 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 120))), v3 = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(vj + 124)));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 112, o0_0); vst1q_f32(o + 116, o0_1); vst1q_f32(o + 120, o0_2); vst1q_f32(o + 124, o0_3);
+    vst1q_f32(o + os + 112, o1_0); vst1q_f32(o + os + 116, o1_1); vst1q_f32(o + os + 120, o1_2); vst1q_f32(o + os + 124, o1_3);
+    vst1q_f32(o + 2 * os + 112, o2_0); vst1q_f32(o + 2 * os + 116, o2_1); vst1q_f32(o + 2 * os + 120, o2_2); vst1q_f32(o + 2 * os + 124, o2_3);
+    vst1q_f32(o + 3 * os + 112, o3_0); vst1q_f32(o + 3 * os + 116, o3_1); vst1q_f32(o + 3 * os + 120, o3_2); vst1q_f32(o + 3 * os + 124, o3_3);
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_bf16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
+    { const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1); const float32x4_t qv2 = vld1q_f32(q2); const float32x4_t qv3 = vld1q_f32(q3);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4); const float32x4_t qv2 = vld1q_f32(q2 + 4); const float32x4_t qv3 = vld1q_f32(q3 + 4);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 4), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 4), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 4), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 4), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8); const float32x4_t qv2 = vld1q_f32(q2 + 8); const float32x4_t qv3 = vld1q_f32(q3 + 8);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 8), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 8), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 8), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 8), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12); const float32x4_t qv2 = vld1q_f32(q2 + 12); const float32x4_t qv3 = vld1q_f32(q3 + 12);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 12), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 12), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 12), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 12), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16); const float32x4_t qv2 = vld1q_f32(q2 + 16); const float32x4_t qv3 = vld1q_f32(q3 + 16);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 16), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 16), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 16), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 16), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20); const float32x4_t qv2 = vld1q_f32(q2 + 20); const float32x4_t qv3 = vld1q_f32(q3 + 20);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 20), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 20), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 20), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 20), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24); const float32x4_t qv2 = vld1q_f32(q2 + 24); const float32x4_t qv3 = vld1q_f32(q3 + 24);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 24), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 24), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 24), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 24), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28); const float32x4_t qv2 = vld1q_f32(q2 + 28); const float32x4_t qv3 = vld1q_f32(q3 + 28);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 28), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 28), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 28), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 28), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32); const float32x4_t qv2 = vld1q_f32(q2 + 32); const float32x4_t qv3 = vld1q_f32(q3 + 32);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 32), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 32), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 32), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 32), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36); const float32x4_t qv2 = vld1q_f32(q2 + 36); const float32x4_t qv3 = vld1q_f32(q3 + 36);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 36), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 36), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 36), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 36), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40); const float32x4_t qv2 = vld1q_f32(q2 + 40); const float32x4_t qv3 = vld1q_f32(q3 + 40);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 40), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 40), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 40), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 40), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44); const float32x4_t qv2 = vld1q_f32(q2 + 44); const float32x4_t qv3 = vld1q_f32(q3 + 44);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 44), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 44), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 44), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 44), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48); const float32x4_t qv2 = vld1q_f32(q2 + 48); const float32x4_t qv3 = vld1q_f32(q3 + 48);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 48), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 48), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 48), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 48), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52); const float32x4_t qv2 = vld1q_f32(q2 + 52); const float32x4_t qv3 = vld1q_f32(q3 + 52);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 52), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 52), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 52), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 52), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56); const float32x4_t qv2 = vld1q_f32(q2 + 56); const float32x4_t qv3 = vld1q_f32(q3 + 56);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 56), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 56), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 56), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 56), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60); const float32x4_t qv2 = vld1q_f32(q2 + 60); const float32x4_t qv3 = vld1q_f32(q3 + 60);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 60), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 60), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 60), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 60), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 64); const float32x4_t qv1 = vld1q_f32(q1 + 64); const float32x4_t qv2 = vld1q_f32(q2 + 64); const float32x4_t qv3 = vld1q_f32(q3 + 64);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 64), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 64), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 64), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 64), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 68); const float32x4_t qv1 = vld1q_f32(q1 + 68); const float32x4_t qv2 = vld1q_f32(q2 + 68); const float32x4_t qv3 = vld1q_f32(q3 + 68);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 68), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 68), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 68), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 68), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 72); const float32x4_t qv1 = vld1q_f32(q1 + 72); const float32x4_t qv2 = vld1q_f32(q2 + 72); const float32x4_t qv3 = vld1q_f32(q3 + 72);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 72), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 72), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 72), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 72), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 76); const float32x4_t qv1 = vld1q_f32(q1 + 76); const float32x4_t qv2 = vld1q_f32(q2 + 76); const float32x4_t qv3 = vld1q_f32(q3 + 76);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 76), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 76), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 76), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 76), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 80); const float32x4_t qv1 = vld1q_f32(q1 + 80); const float32x4_t qv2 = vld1q_f32(q2 + 80); const float32x4_t qv3 = vld1q_f32(q3 + 80);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 80), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 80), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 80), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 80), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 84); const float32x4_t qv1 = vld1q_f32(q1 + 84); const float32x4_t qv2 = vld1q_f32(q2 + 84); const float32x4_t qv3 = vld1q_f32(q3 + 84);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 84), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 84), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 84), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 84), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 88); const float32x4_t qv1 = vld1q_f32(q1 + 88); const float32x4_t qv2 = vld1q_f32(q2 + 88); const float32x4_t qv3 = vld1q_f32(q3 + 88);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 88), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 88), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 88), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 88), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 92); const float32x4_t qv1 = vld1q_f32(q1 + 92); const float32x4_t qv2 = vld1q_f32(q2 + 92); const float32x4_t qv3 = vld1q_f32(q3 + 92);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 92), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 92), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 92), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 92), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 96); const float32x4_t qv1 = vld1q_f32(q1 + 96); const float32x4_t qv2 = vld1q_f32(q2 + 96); const float32x4_t qv3 = vld1q_f32(q3 + 96);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 96), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 96), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 96), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 96), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 100); const float32x4_t qv1 = vld1q_f32(q1 + 100); const float32x4_t qv2 = vld1q_f32(q2 + 100); const float32x4_t qv3 = vld1q_f32(q3 + 100);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 100), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 100), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 100), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 100), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 104); const float32x4_t qv1 = vld1q_f32(q1 + 104); const float32x4_t qv2 = vld1q_f32(q2 + 104); const float32x4_t qv3 = vld1q_f32(q3 + 104);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 104), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 104), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 104), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 104), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 108); const float32x4_t qv1 = vld1q_f32(q1 + 108); const float32x4_t qv2 = vld1q_f32(q2 + 108); const float32x4_t qv3 = vld1q_f32(q3 + 108);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 108), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 108), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 108), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 108), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 112); const float32x4_t qv1 = vld1q_f32(q1 + 112); const float32x4_t qv2 = vld1q_f32(q2 + 112); const float32x4_t qv3 = vld1q_f32(q3 + 112);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 112), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 112), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 112), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 112), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 116); const float32x4_t qv1 = vld1q_f32(q1 + 116); const float32x4_t qv2 = vld1q_f32(q2 + 116); const float32x4_t qv3 = vld1q_f32(q3 + 116);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 116), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 116), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 116), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 116), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 120); const float32x4_t qv1 = vld1q_f32(q1 + 120); const float32x4_t qv2 = vld1q_f32(q2 + 120); const float32x4_t qv3 = vld1q_f32(q3 + 120);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 120), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 120), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 120), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 120), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 124); const float32x4_t qv1 = vld1q_f32(q1 + 124); const float32x4_t qv2 = vld1q_f32(q2 + 124); const float32x4_t qv3 = vld1q_f32(q3 + 124);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 124), 16)); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 124), 16)); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 124), 16)); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 124), 16)); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
+    vst1q_f32(s + 256, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 512, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 768, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise_bf16__neon(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 4), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 8), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 12), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 16), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 20), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 24), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 28), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 32), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 36), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 40), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 44), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 48), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 52), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 56), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 60), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 64), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 68), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 72), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 76), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 80), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 84), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 88), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 92), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 96), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 100), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 104), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 108), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 112), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 116), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 120), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k0 + 124), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); acc2_0 = vaddq_f32(ka2, kb2); acc3_0 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 4), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 8), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 12), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 16), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 20), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 24), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 28), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 32), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 36), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 40), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 44), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 48), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 52), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 56), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 60), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 64), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 68), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 72), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 76), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 80), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 84), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 88), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 92), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 96), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 100), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 104), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 108), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 112), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 116), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 120), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k1 + 124), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); acc2_1 = vaddq_f32(ka2, kb2); acc3_1 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 4), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 8), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 12), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 16), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 20), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 24), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 28), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 32), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 36), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 40), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 44), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 48), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 52), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 56), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 60), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 64), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 68), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 72), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 76), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 80), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 84), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 88), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 92), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 96), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 100), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 104), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 108), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 112), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 116), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 120), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k2 + 124), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); acc2_2 = vaddq_f32(ka2, kb2); acc3_2 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 4), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 8), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 12), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 16), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 20), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 24), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 28), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 32), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 36), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 40), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 44), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 48), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 52), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 56), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 60), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 64), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 68), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 72), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 76), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 80), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 84), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 88), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 92), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 96), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 100), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 104), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 108), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 112), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 116), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 120), 16)); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(k3 + 124), 16)); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_3 = vaddq_f32(ka0, kb0); acc1_3 = vaddq_f32(ka1, kb1); acc2_3 = vaddq_f32(ka2, kb2); acc3_3 = vaddq_f32(ka3, kb3); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
+    vst1q_f32(s + 256, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 512, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 768, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_bf16__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj), 16)), v1 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 4), 16)), v2 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 8), 16)), v3 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 12), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3);
+    vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3);
+    vst1q_f32(o + 2 * os, o2_0); vst1q_f32(o + 2 * os + 4, o2_1); vst1q_f32(o + 2 * os + 8, o2_2); vst1q_f32(o + 2 * os + 12, o2_3);
+    vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2); vst1q_f32(o + 3 * os + 12, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 16), 16)), v1 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 20), 16)), v2 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 24), 16)), v3 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 28), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 16, o0_0); vst1q_f32(o + 20, o0_1); vst1q_f32(o + 24, o0_2); vst1q_f32(o + 28, o0_3);
+    vst1q_f32(o + os + 16, o1_0); vst1q_f32(o + os + 20, o1_1); vst1q_f32(o + os + 24, o1_2); vst1q_f32(o + os + 28, o1_3);
+    vst1q_f32(o + 2 * os + 16, o2_0); vst1q_f32(o + 2 * os + 20, o2_1); vst1q_f32(o + 2 * os + 24, o2_2); vst1q_f32(o + 2 * os + 28, o2_3);
+    vst1q_f32(o + 3 * os + 16, o3_0); vst1q_f32(o + 3 * os + 20, o3_1); vst1q_f32(o + 3 * os + 24, o3_2); vst1q_f32(o + 3 * os + 28, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 32), 16)), v1 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 36), 16)), v2 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 40), 16)), v3 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 44), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 32, o0_0); vst1q_f32(o + 36, o0_1); vst1q_f32(o + 40, o0_2); vst1q_f32(o + 44, o0_3);
+    vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3);
+    vst1q_f32(o + 2 * os + 32, o2_0); vst1q_f32(o + 2 * os + 36, o2_1); vst1q_f32(o + 2 * os + 40, o2_2); vst1q_f32(o + 2 * os + 44, o2_3);
+    vst1q_f32(o + 3 * os + 32, o3_0); vst1q_f32(o + 3 * os + 36, o3_1); vst1q_f32(o + 3 * os + 40, o3_2); vst1q_f32(o + 3 * os + 44, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 48), 16)), v1 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 52), 16)), v2 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 56), 16)), v3 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 60), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2); vst1q_f32(o + 60, o0_3);
+    vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2); vst1q_f32(o + os + 60, o1_3);
+    vst1q_f32(o + 2 * os + 48, o2_0); vst1q_f32(o + 2 * os + 52, o2_1); vst1q_f32(o + 2 * os + 56, o2_2); vst1q_f32(o + 2 * os + 60, o2_3);
+    vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2); vst1q_f32(o + 3 * os + 60, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 64), 16)), v1 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 68), 16)), v2 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 72), 16)), v3 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 76), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 64, o0_0); vst1q_f32(o + 68, o0_1); vst1q_f32(o + 72, o0_2); vst1q_f32(o + 76, o0_3);
+    vst1q_f32(o + os + 64, o1_0); vst1q_f32(o + os + 68, o1_1); vst1q_f32(o + os + 72, o1_2); vst1q_f32(o + os + 76, o1_3);
+    vst1q_f32(o + 2 * os + 64, o2_0); vst1q_f32(o + 2 * os + 68, o2_1); vst1q_f32(o + 2 * os + 72, o2_2); vst1q_f32(o + 2 * os + 76, o2_3);
+    vst1q_f32(o + 3 * os + 64, o3_0); vst1q_f32(o + 3 * os + 68, o3_1); vst1q_f32(o + 3 * os + 72, o3_2); vst1q_f32(o + 3 * os + 76, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 80), 16)), v1 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 84), 16)), v2 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 88), 16)), v3 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 92), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 80, o0_0); vst1q_f32(o + 84, o0_1); vst1q_f32(o + 88, o0_2); vst1q_f32(o + 92, o0_3);
+    vst1q_f32(o + os + 80, o1_0); vst1q_f32(o + os + 84, o1_1); vst1q_f32(o + os + 88, o1_2); vst1q_f32(o + os + 92, o1_3);
+    vst1q_f32(o + 2 * os + 80, o2_0); vst1q_f32(o + 2 * os + 84, o2_1); vst1q_f32(o + 2 * os + 88, o2_2); vst1q_f32(o + 2 * os + 92, o2_3);
+    vst1q_f32(o + 3 * os + 80, o3_0); vst1q_f32(o + 3 * os + 84, o3_1); vst1q_f32(o + 3 * os + 88, o3_2); vst1q_f32(o + 3 * os + 92, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 96), 16)), v1 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 100), 16)), v2 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 104), 16)), v3 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 108), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 96, o0_0); vst1q_f32(o + 100, o0_1); vst1q_f32(o + 104, o0_2); vst1q_f32(o + 108, o0_3);
+    vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2); vst1q_f32(o + os + 108, o1_3);
+    vst1q_f32(o + 2 * os + 96, o2_0); vst1q_f32(o + 2 * os + 100, o2_1); vst1q_f32(o + 2 * os + 104, o2_2); vst1q_f32(o + 2 * os + 108, o2_3);
+    vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2); vst1q_f32(o + 3 * os + 108, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 112), 16)), v1 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 116), 16)), v2 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 120), 16)), v3 = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(vj + 124), 16));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 112, o0_0); vst1q_f32(o + 116, o0_1); vst1q_f32(o + 120, o0_2); vst1q_f32(o + 124, o0_3);
+    vst1q_f32(o + os + 112, o1_0); vst1q_f32(o + os + 116, o1_1); vst1q_f32(o + os + 120, o1_2); vst1q_f32(o + os + 124, o1_3);
+    vst1q_f32(o + 2 * os + 112, o2_0); vst1q_f32(o + 2 * os + 116, o2_1); vst1q_f32(o + 2 * os + 120, o2_2); vst1q_f32(o + 2 * os + 124, o2_3);
+    vst1q_f32(o + 3 * os + 112, o3_0); vst1q_f32(o + 3 * os + 116, o3_1); vst1q_f32(o + 3 * os + 120, o3_2); vst1q_f32(o + 3 * os + 124, o3_3);
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_int8__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
+    { const float32x4_t qv0 = vld1q_f32(q0); const float32x4_t qv1 = vld1q_f32(q1); const float32x4_t qv2 = vld1q_f32(q2); const float32x4_t qv3 = vld1q_f32(q3);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 4); const float32x4_t qv1 = vld1q_f32(q1 + 4); const float32x4_t qv2 = vld1q_f32(q2 + 4); const float32x4_t qv3 = vld1q_f32(q3 + 4);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 4), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 4), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 4), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 4), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 8); const float32x4_t qv1 = vld1q_f32(q1 + 8); const float32x4_t qv2 = vld1q_f32(q2 + 8); const float32x4_t qv3 = vld1q_f32(q3 + 8);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 8), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 8), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 8), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 8), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 12); const float32x4_t qv1 = vld1q_f32(q1 + 12); const float32x4_t qv2 = vld1q_f32(q2 + 12); const float32x4_t qv3 = vld1q_f32(q3 + 12);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 12), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 12), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 12), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 12), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 16); const float32x4_t qv1 = vld1q_f32(q1 + 16); const float32x4_t qv2 = vld1q_f32(q2 + 16); const float32x4_t qv3 = vld1q_f32(q3 + 16);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 16), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 16), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 16), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 16), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 20); const float32x4_t qv1 = vld1q_f32(q1 + 20); const float32x4_t qv2 = vld1q_f32(q2 + 20); const float32x4_t qv3 = vld1q_f32(q3 + 20);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 20), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 20), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 20), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 20), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 24); const float32x4_t qv1 = vld1q_f32(q1 + 24); const float32x4_t qv2 = vld1q_f32(q2 + 24); const float32x4_t qv3 = vld1q_f32(q3 + 24);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 24), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 24), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 24), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 24), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 28); const float32x4_t qv1 = vld1q_f32(q1 + 28); const float32x4_t qv2 = vld1q_f32(q2 + 28); const float32x4_t qv3 = vld1q_f32(q3 + 28);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 28), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 28), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 28), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 28), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 32); const float32x4_t qv1 = vld1q_f32(q1 + 32); const float32x4_t qv2 = vld1q_f32(q2 + 32); const float32x4_t qv3 = vld1q_f32(q3 + 32);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 32), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 32), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 32), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 32), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 36); const float32x4_t qv1 = vld1q_f32(q1 + 36); const float32x4_t qv2 = vld1q_f32(q2 + 36); const float32x4_t qv3 = vld1q_f32(q3 + 36);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 36), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 36), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 36), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 36), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 40); const float32x4_t qv1 = vld1q_f32(q1 + 40); const float32x4_t qv2 = vld1q_f32(q2 + 40); const float32x4_t qv3 = vld1q_f32(q3 + 40);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 40), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 40), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 40), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 40), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 44); const float32x4_t qv1 = vld1q_f32(q1 + 44); const float32x4_t qv2 = vld1q_f32(q2 + 44); const float32x4_t qv3 = vld1q_f32(q3 + 44);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 44), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 44), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 44), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 44), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 48); const float32x4_t qv1 = vld1q_f32(q1 + 48); const float32x4_t qv2 = vld1q_f32(q2 + 48); const float32x4_t qv3 = vld1q_f32(q3 + 48);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 48), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 48), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 48), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 48), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 52); const float32x4_t qv1 = vld1q_f32(q1 + 52); const float32x4_t qv2 = vld1q_f32(q2 + 52); const float32x4_t qv3 = vld1q_f32(q3 + 52);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 52), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 52), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 52), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 52), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 56); const float32x4_t qv1 = vld1q_f32(q1 + 56); const float32x4_t qv2 = vld1q_f32(q2 + 56); const float32x4_t qv3 = vld1q_f32(q3 + 56);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 56), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 56), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 56), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 56), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 60); const float32x4_t qv1 = vld1q_f32(q1 + 60); const float32x4_t qv2 = vld1q_f32(q2 + 60); const float32x4_t qv3 = vld1q_f32(q3 + 60);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 60), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 60), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 60), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 60), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 64); const float32x4_t qv1 = vld1q_f32(q1 + 64); const float32x4_t qv2 = vld1q_f32(q2 + 64); const float32x4_t qv3 = vld1q_f32(q3 + 64);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 64), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 64), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 64), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 64), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 68); const float32x4_t qv1 = vld1q_f32(q1 + 68); const float32x4_t qv2 = vld1q_f32(q2 + 68); const float32x4_t qv3 = vld1q_f32(q3 + 68);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 68), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 68), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 68), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 68), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 72); const float32x4_t qv1 = vld1q_f32(q1 + 72); const float32x4_t qv2 = vld1q_f32(q2 + 72); const float32x4_t qv3 = vld1q_f32(q3 + 72);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 72), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 72), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 72), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 72), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 76); const float32x4_t qv1 = vld1q_f32(q1 + 76); const float32x4_t qv2 = vld1q_f32(q2 + 76); const float32x4_t qv3 = vld1q_f32(q3 + 76);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 76), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 76), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 76), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 76), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 80); const float32x4_t qv1 = vld1q_f32(q1 + 80); const float32x4_t qv2 = vld1q_f32(q2 + 80); const float32x4_t qv3 = vld1q_f32(q3 + 80);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 80), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 80), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 80), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 80), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 84); const float32x4_t qv1 = vld1q_f32(q1 + 84); const float32x4_t qv2 = vld1q_f32(q2 + 84); const float32x4_t qv3 = vld1q_f32(q3 + 84);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 84), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 84), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 84), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 84), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 88); const float32x4_t qv1 = vld1q_f32(q1 + 88); const float32x4_t qv2 = vld1q_f32(q2 + 88); const float32x4_t qv3 = vld1q_f32(q3 + 88);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 88), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 88), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 88), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 88), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 92); const float32x4_t qv1 = vld1q_f32(q1 + 92); const float32x4_t qv2 = vld1q_f32(q2 + 92); const float32x4_t qv3 = vld1q_f32(q3 + 92);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 92), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 92), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 92), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 92), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 96); const float32x4_t qv1 = vld1q_f32(q1 + 96); const float32x4_t qv2 = vld1q_f32(q2 + 96); const float32x4_t qv3 = vld1q_f32(q3 + 96);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 96), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 96), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 96), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 96), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 100); const float32x4_t qv1 = vld1q_f32(q1 + 100); const float32x4_t qv2 = vld1q_f32(q2 + 100); const float32x4_t qv3 = vld1q_f32(q3 + 100);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 100), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 100), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 100), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 100), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 104); const float32x4_t qv1 = vld1q_f32(q1 + 104); const float32x4_t qv2 = vld1q_f32(q2 + 104); const float32x4_t qv3 = vld1q_f32(q3 + 104);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 104), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 104), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 104), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 104), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 108); const float32x4_t qv1 = vld1q_f32(q1 + 108); const float32x4_t qv2 = vld1q_f32(q2 + 108); const float32x4_t qv3 = vld1q_f32(q3 + 108);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 108), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 108), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 108), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 108), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 112); const float32x4_t qv1 = vld1q_f32(q1 + 112); const float32x4_t qv2 = vld1q_f32(q2 + 112); const float32x4_t qv3 = vld1q_f32(q3 + 112);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 112), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 112), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 112), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 112), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 116); const float32x4_t qv1 = vld1q_f32(q1 + 116); const float32x4_t qv2 = vld1q_f32(q2 + 116); const float32x4_t qv3 = vld1q_f32(q3 + 116);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 116), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 116), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 116), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 116), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 120); const float32x4_t qv1 = vld1q_f32(q1 + 120); const float32x4_t qv2 = vld1q_f32(q2 + 120); const float32x4_t qv3 = vld1q_f32(q3 + 120);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 120), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 120), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 120), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 120), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    { const float32x4_t qv0 = vld1q_f32(q0 + 124); const float32x4_t qv1 = vld1q_f32(q1 + 124); const float32x4_t qv2 = vld1q_f32(q2 + 124); const float32x4_t qv3 = vld1q_f32(q3 + 124);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 124), vdupq_n_f32(ks0[0])); acc0_0 = vfmaq_f32(acc0_0, qv0, kv); acc1_0 = vfmaq_f32(acc1_0, qv1, kv); acc2_0 = vfmaq_f32(acc2_0, qv2, kv); acc3_0 = vfmaq_f32(acc3_0, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 124), vdupq_n_f32(ks1[0])); acc0_1 = vfmaq_f32(acc0_1, qv0, kv); acc1_1 = vfmaq_f32(acc1_1, qv1, kv); acc2_1 = vfmaq_f32(acc2_1, qv2, kv); acc3_1 = vfmaq_f32(acc3_1, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 124), vdupq_n_f32(ks2[0])); acc0_2 = vfmaq_f32(acc0_2, qv0, kv); acc1_2 = vfmaq_f32(acc1_2, qv1, kv); acc2_2 = vfmaq_f32(acc2_2, qv2, kv); acc3_2 = vfmaq_f32(acc3_2, qv3, kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 124), vdupq_n_f32(ks3[0])); acc0_3 = vfmaq_f32(acc0_3, qv0, kv); acc1_3 = vfmaq_f32(acc1_3, qv1, kv); acc2_3 = vfmaq_f32(acc2_3, qv2, kv); acc3_3 = vfmaq_f32(acc3_3, qv3, kv); } }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
+    vst1q_f32(s + 256, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 512, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 768, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_t256_rowwise_int8__neon(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float32x4_t acc0_0 = vdupq_n_f32(0.0f), acc0_1 = vdupq_n_f32(0.0f), acc0_2 = vdupq_n_f32(0.0f), acc0_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc1_0 = vdupq_n_f32(0.0f), acc1_1 = vdupq_n_f32(0.0f), acc1_2 = vdupq_n_f32(0.0f), acc1_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc2_0 = vdupq_n_f32(0.0f), acc2_1 = vdupq_n_f32(0.0f), acc2_2 = vdupq_n_f32(0.0f), acc2_3 = vdupq_n_f32(0.0f);
+    float32x4_t acc3_0 = vdupq_n_f32(0.0f), acc3_1 = vdupq_n_f32(0.0f), acc3_2 = vdupq_n_f32(0.0f), acc3_3 = vdupq_n_f32(0.0f);
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 4), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 8), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 12), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 16), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 20), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 24), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 28), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 32), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 36), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 40), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 44), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 48), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 52), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 56), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 60), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 64), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 68), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 72), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 76), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 80), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 84), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 88), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 92), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 96), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 100), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 104), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 108), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 112), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 116), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 120), vdupq_n_f32(ks0[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k0 + 124), vdupq_n_f32(ks0[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_0 = vaddq_f32(ka0, kb0); acc1_0 = vaddq_f32(ka1, kb1); acc2_0 = vaddq_f32(ka2, kb2); acc3_0 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 4), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 8), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 12), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 16), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 20), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 24), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 28), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 32), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 36), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 40), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 44), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 48), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 52), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 56), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 60), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 64), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 68), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 72), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 76), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 80), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 84), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 88), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 92), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 96), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 100), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 104), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 108), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 112), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 116), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 120), vdupq_n_f32(ks1[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k1 + 124), vdupq_n_f32(ks1[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_1 = vaddq_f32(ka0, kb0); acc1_1 = vaddq_f32(ka1, kb1); acc2_1 = vaddq_f32(ka2, kb2); acc3_1 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 4), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 8), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 12), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 16), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 20), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 24), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 28), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 32), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 36), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 40), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 44), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 48), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 52), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 56), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 60), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 64), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 68), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 72), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 76), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 80), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 84), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 88), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 92), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 96), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 100), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 104), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 108), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 112), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 116), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 120), vdupq_n_f32(ks2[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k2 + 124), vdupq_n_f32(ks2[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_2 = vaddq_f32(ka0, kb0); acc1_2 = vaddq_f32(ka1, kb1); acc2_2 = vaddq_f32(ka2, kb2); acc3_2 = vaddq_f32(ka3, kb3); }
+    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
+    { float32x4_t ka0 = vdupq_n_f32(0.0f), ka1 = vdupq_n_f32(0.0f), ka2 = vdupq_n_f32(0.0f), ka3 = vdupq_n_f32(0.0f), kb0 = vdupq_n_f32(0.0f), kb1 = vdupq_n_f32(0.0f), kb2 = vdupq_n_f32(0.0f), kb3 = vdupq_n_f32(0.0f);
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 4), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 4), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 4), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 4), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 4), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 8), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 8), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 8), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 8), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 8), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 12), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 12), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 12), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 12), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 12), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 16), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 16), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 16), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 16), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 16), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 20), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 20), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 20), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 20), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 20), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 24), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 24), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 24), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 24), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 24), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 28), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 28), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 28), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 28), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 28), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 32), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 32), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 32), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 32), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 32), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 36), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 36), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 36), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 36), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 36), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 40), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 40), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 40), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 40), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 40), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 44), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 44), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 44), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 44), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 44), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 48), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 48), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 48), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 48), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 48), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 52), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 52), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 52), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 52), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 52), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 56), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 56), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 56), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 56), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 56), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 60), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 60), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 60), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 60), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 60), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 64), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 64), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 64), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 64), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 64), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 68), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 68), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 68), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 68), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 68), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 72), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 72), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 72), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 72), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 72), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 76), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 76), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 76), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 76), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 76), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 80), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 80), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 80), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 80), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 80), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 84), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 84), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 84), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 84), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 84), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 88), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 88), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 88), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 88), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 88), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 92), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 92), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 92), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 92), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 92), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 96), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 96), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 96), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 96), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 96), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 100), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 100), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 100), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 100), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 100), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 104), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 104), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 104), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 104), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 104), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 108), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 108), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 108), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 108), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 108), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 112), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 112), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 112), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 112), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 112), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 116), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 116), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 116), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 116), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 116), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 120), vdupq_n_f32(ks3[0])); ka0 = vfmaq_f32(ka0, vld1q_f32(q0 + 120), kv); ka1 = vfmaq_f32(ka1, vld1q_f32(q1 + 120), kv); ka2 = vfmaq_f32(ka2, vld1q_f32(q2 + 120), kv); ka3 = vfmaq_f32(ka3, vld1q_f32(q3 + 120), kv); }
+      { const float32x4_t kv = vmulq_f32(attngen_i8_load_neon(k3 + 124), vdupq_n_f32(ks3[0])); kb0 = vfmaq_f32(kb0, vld1q_f32(q0 + 124), kv); kb1 = vfmaq_f32(kb1, vld1q_f32(q1 + 124), kv); kb2 = vfmaq_f32(kb2, vld1q_f32(q2 + 124), kv); kb3 = vfmaq_f32(kb3, vld1q_f32(q3 + 124), kv); }
+      acc0_3 = vaddq_f32(ka0, kb0); acc1_3 = vaddq_f32(ka1, kb1); acc2_3 = vaddq_f32(ka2, kb2); acc3_3 = vaddq_f32(ka3, kb3); }
+    vst1q_f32(s + 0, vpaddq_f32(vpaddq_f32(acc0_0, acc1_0), vpaddq_f32(acc2_0, acc3_0)));
+    vst1q_f32(s + 256, vpaddq_f32(vpaddq_f32(acc0_1, acc1_1), vpaddq_f32(acc2_1, acc3_1)));
+    vst1q_f32(s + 512, vpaddq_f32(vpaddq_f32(acc0_2, acc1_2), vpaddq_f32(acc2_2, acc3_2)));
+    vst1q_f32(s + 768, vpaddq_f32(vpaddq_f32(acc0_3, acc1_3), vpaddq_f32(acc2_3, acc3_3)));
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 256 + r * 1].
+ * Column blocks of 16 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x16_t256_int8__neon(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
+{
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 4), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 8), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 12), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 4), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 8), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 12), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 4), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 8), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 12), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 4), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 8), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 12), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 4), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 8), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 12), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o, o0_0); vst1q_f32(o + 4, o0_1); vst1q_f32(o + 8, o0_2); vst1q_f32(o + 12, o0_3);
+    vst1q_f32(o + os, o1_0); vst1q_f32(o + os + 4, o1_1); vst1q_f32(o + os + 8, o1_2); vst1q_f32(o + os + 12, o1_3);
+    vst1q_f32(o + 2 * os, o2_0); vst1q_f32(o + 2 * os + 4, o2_1); vst1q_f32(o + 2 * os + 8, o2_2); vst1q_f32(o + 2 * os + 12, o2_3);
+    vst1q_f32(o + 3 * os, o3_0); vst1q_f32(o + 3 * os + 4, o3_1); vst1q_f32(o + 3 * os + 8, o3_2); vst1q_f32(o + 3 * os + 12, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 16), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 20), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 24), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 28), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 16), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 20), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 24), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 28), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 16), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 20), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 24), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 28), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 16), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 20), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 24), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 28), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 16), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 20), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 24), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 28), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 16, o0_0); vst1q_f32(o + 20, o0_1); vst1q_f32(o + 24, o0_2); vst1q_f32(o + 28, o0_3);
+    vst1q_f32(o + os + 16, o1_0); vst1q_f32(o + os + 20, o1_1); vst1q_f32(o + os + 24, o1_2); vst1q_f32(o + os + 28, o1_3);
+    vst1q_f32(o + 2 * os + 16, o2_0); vst1q_f32(o + 2 * os + 20, o2_1); vst1q_f32(o + 2 * os + 24, o2_2); vst1q_f32(o + 2 * os + 28, o2_3);
+    vst1q_f32(o + 3 * os + 16, o3_0); vst1q_f32(o + 3 * os + 20, o3_1); vst1q_f32(o + 3 * os + 24, o3_2); vst1q_f32(o + 3 * os + 28, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 32), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 36), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 40), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 44), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 32), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 36), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 40), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 44), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 32), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 36), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 40), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 44), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 32), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 36), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 40), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 44), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 32), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 36), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 40), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 44), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 32, o0_0); vst1q_f32(o + 36, o0_1); vst1q_f32(o + 40, o0_2); vst1q_f32(o + 44, o0_3);
+    vst1q_f32(o + os + 32, o1_0); vst1q_f32(o + os + 36, o1_1); vst1q_f32(o + os + 40, o1_2); vst1q_f32(o + os + 44, o1_3);
+    vst1q_f32(o + 2 * os + 32, o2_0); vst1q_f32(o + 2 * os + 36, o2_1); vst1q_f32(o + 2 * os + 40, o2_2); vst1q_f32(o + 2 * os + 44, o2_3);
+    vst1q_f32(o + 3 * os + 32, o3_0); vst1q_f32(o + 3 * os + 36, o3_1); vst1q_f32(o + 3 * os + 40, o3_2); vst1q_f32(o + 3 * os + 44, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 48), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 52), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 56), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 60), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 48), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 52), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 56), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 60), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 48), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 52), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 56), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 60), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 48), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 52), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 56), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 60), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 48), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 52), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 56), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 60), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 48, o0_0); vst1q_f32(o + 52, o0_1); vst1q_f32(o + 56, o0_2); vst1q_f32(o + 60, o0_3);
+    vst1q_f32(o + os + 48, o1_0); vst1q_f32(o + os + 52, o1_1); vst1q_f32(o + os + 56, o1_2); vst1q_f32(o + os + 60, o1_3);
+    vst1q_f32(o + 2 * os + 48, o2_0); vst1q_f32(o + 2 * os + 52, o2_1); vst1q_f32(o + 2 * os + 56, o2_2); vst1q_f32(o + 2 * os + 60, o2_3);
+    vst1q_f32(o + 3 * os + 48, o3_0); vst1q_f32(o + 3 * os + 52, o3_1); vst1q_f32(o + 3 * os + 56, o3_2); vst1q_f32(o + 3 * os + 60, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 64), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 68), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 72), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 76), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 64), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 68), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 72), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 76), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 64), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 68), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 72), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 76), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 64), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 68), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 72), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 76), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 64), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 68), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 72), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 76), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 64, o0_0); vst1q_f32(o + 68, o0_1); vst1q_f32(o + 72, o0_2); vst1q_f32(o + 76, o0_3);
+    vst1q_f32(o + os + 64, o1_0); vst1q_f32(o + os + 68, o1_1); vst1q_f32(o + os + 72, o1_2); vst1q_f32(o + os + 76, o1_3);
+    vst1q_f32(o + 2 * os + 64, o2_0); vst1q_f32(o + 2 * os + 68, o2_1); vst1q_f32(o + 2 * os + 72, o2_2); vst1q_f32(o + 2 * os + 76, o2_3);
+    vst1q_f32(o + 3 * os + 64, o3_0); vst1q_f32(o + 3 * os + 68, o3_1); vst1q_f32(o + 3 * os + 72, o3_2); vst1q_f32(o + 3 * os + 76, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 80), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 84), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 88), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 92), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 80), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 84), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 88), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 92), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 80), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 84), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 88), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 92), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 80), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 84), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 88), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 92), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 80), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 84), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 88), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 92), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 80, o0_0); vst1q_f32(o + 84, o0_1); vst1q_f32(o + 88, o0_2); vst1q_f32(o + 92, o0_3);
+    vst1q_f32(o + os + 80, o1_0); vst1q_f32(o + os + 84, o1_1); vst1q_f32(o + os + 88, o1_2); vst1q_f32(o + os + 92, o1_3);
+    vst1q_f32(o + 2 * os + 80, o2_0); vst1q_f32(o + 2 * os + 84, o2_1); vst1q_f32(o + 2 * os + 88, o2_2); vst1q_f32(o + 2 * os + 92, o2_3);
+    vst1q_f32(o + 3 * os + 80, o3_0); vst1q_f32(o + 3 * os + 84, o3_1); vst1q_f32(o + 3 * os + 88, o3_2); vst1q_f32(o + 3 * os + 92, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 96), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 100), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 104), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 108), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 96), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 100), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 104), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 108), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 96), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 100), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 104), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 108), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 96), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 100), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 104), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 108), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 96), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 100), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 104), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 108), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 96, o0_0); vst1q_f32(o + 100, o0_1); vst1q_f32(o + 104, o0_2); vst1q_f32(o + 108, o0_3);
+    vst1q_f32(o + os + 96, o1_0); vst1q_f32(o + os + 100, o1_1); vst1q_f32(o + os + 104, o1_2); vst1q_f32(o + os + 108, o1_3);
+    vst1q_f32(o + 2 * os + 96, o2_0); vst1q_f32(o + 2 * os + 100, o2_1); vst1q_f32(o + 2 * os + 104, o2_2); vst1q_f32(o + 2 * os + 108, o2_3);
+    vst1q_f32(o + 3 * os + 96, o3_0); vst1q_f32(o + 3 * os + 100, o3_1); vst1q_f32(o + 3 * os + 104, o3_2); vst1q_f32(o + 3 * os + 108, o3_3);
+  }
+  {
+    float32x4_t o0_0 = vmulq_f32(vld1q_f32(o + 112), vld1q_dup_f32(alpha)), o0_1 = vmulq_f32(vld1q_f32(o + 116), vld1q_dup_f32(alpha)), o0_2 = vmulq_f32(vld1q_f32(o + 120), vld1q_dup_f32(alpha)), o0_3 = vmulq_f32(vld1q_f32(o + 124), vld1q_dup_f32(alpha));
+    float32x4_t o1_0 = vmulq_f32(vld1q_f32(o + os + 112), vld1q_dup_f32(alpha + 1)), o1_1 = vmulq_f32(vld1q_f32(o + os + 116), vld1q_dup_f32(alpha + 1)), o1_2 = vmulq_f32(vld1q_f32(o + os + 120), vld1q_dup_f32(alpha + 1)), o1_3 = vmulq_f32(vld1q_f32(o + os + 124), vld1q_dup_f32(alpha + 1));
+    float32x4_t o2_0 = vmulq_f32(vld1q_f32(o + 2 * os + 112), vld1q_dup_f32(alpha + 2)), o2_1 = vmulq_f32(vld1q_f32(o + 2 * os + 116), vld1q_dup_f32(alpha + 2)), o2_2 = vmulq_f32(vld1q_f32(o + 2 * os + 120), vld1q_dup_f32(alpha + 2)), o2_3 = vmulq_f32(vld1q_f32(o + 2 * os + 124), vld1q_dup_f32(alpha + 2));
+    float32x4_t o3_0 = vmulq_f32(vld1q_f32(o + 3 * os + 112), vld1q_dup_f32(alpha + 3)), o3_1 = vmulq_f32(vld1q_f32(o + 3 * os + 116), vld1q_dup_f32(alpha + 3)), o3_2 = vmulq_f32(vld1q_f32(o + 3 * os + 120), vld1q_dup_f32(alpha + 3)), o3_3 = vmulq_f32(vld1q_f32(o + 3 * os + 124), vld1q_dup_f32(alpha + 3));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j * 256;
+      const float32x4_t v0 = vmulq_f32(attngen_i8_load_neon(vj + 112), vdupq_n_f32(vsj[0])), v1 = vmulq_f32(attngen_i8_load_neon(vj + 116), vdupq_n_f32(vsj[0])), v2 = vmulq_f32(attngen_i8_load_neon(vj + 120), vdupq_n_f32(vsj[0])), v3 = vmulq_f32(attngen_i8_load_neon(vj + 124), vdupq_n_f32(vsj[0]));
+      { const float32x4_t p = vld1q_dup_f32(pj); o0_0 = vfmaq_f32(o0_0, p, v0); o0_1 = vfmaq_f32(o0_1, p, v1); o0_2 = vfmaq_f32(o0_2, p, v2); o0_3 = vfmaq_f32(o0_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 1); o1_0 = vfmaq_f32(o1_0, p, v0); o1_1 = vfmaq_f32(o1_1, p, v1); o1_2 = vfmaq_f32(o1_2, p, v2); o1_3 = vfmaq_f32(o1_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 2); o2_0 = vfmaq_f32(o2_0, p, v0); o2_1 = vfmaq_f32(o2_1, p, v1); o2_2 = vfmaq_f32(o2_2, p, v2); o2_3 = vfmaq_f32(o2_3, p, v3); }
+      { const float32x4_t p = vld1q_dup_f32(pj + 3); o3_0 = vfmaq_f32(o3_0, p, v0); o3_1 = vfmaq_f32(o3_1, p, v1); o3_2 = vfmaq_f32(o3_2, p, v2); o3_3 = vfmaq_f32(o3_3, p, v3); }
+    }
+    vst1q_f32(o + 112, o0_0); vst1q_f32(o + 116, o0_1); vst1q_f32(o + 120, o0_2); vst1q_f32(o + 124, o0_3);
+    vst1q_f32(o + os + 112, o1_0); vst1q_f32(o + os + 116, o1_1); vst1q_f32(o + os + 120, o1_2); vst1q_f32(o + os + 124, o1_3);
+    vst1q_f32(o + 2 * os + 112, o2_0); vst1q_f32(o + 2 * os + 116, o2_1); vst1q_f32(o + 2 * os + 120, o2_2); vst1q_f32(o + 2 * os + 124, o2_3);
+    vst1q_f32(o + 3 * os + 112, o3_0); vst1q_f32(o + 3 * os + 116, o3_1); vst1q_f32(o + 3 * os + 120, o3_2); vst1q_f32(o + 3 * os + 124, o3_3);
+  }
+}
+
 /* attn_h32_kv8_d128_causal_prefill__neon: about 96 (query x group) rows per item, Q·Kᵀ 16x5 register blocks, P·V 8x8, 64 keys per tile, head_dim loops */
 static void attn_h32_kv8_d128_causal_prefill__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
@@ -4474,6 +10870,633 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
   }
 }
 
+/* attn_h32_kv8_d128_causal_decode_f16__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d128_causal_decode_f16__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= 128; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise_f16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_f16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * ms + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x16_t256_f16__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_decode_bf16__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d128_causal_decode_bf16__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= 128; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise_bf16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_bf16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * ms + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x16_t256_bf16__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_decode_int8__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d128_causal_decode_int8__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= 128; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise_int8__neon(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_int8__neon(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * ms + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x16_t256_int8__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
 /* attn_h32_kv8_d128_causal_padding_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
 static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
@@ -4653,6 +11676,636 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
       int r0 = 0;
       for (; r0 + 4 <= rows; r0 += 4)
         attngen_pv_d128_4x16_t256__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_f16__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d128_causal_padding_decode_f16__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= 128; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise_f16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_f16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * ms + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x16_t256_f16__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_bf16__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d128_causal_padding_decode_bf16__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= 128; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise_bf16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_bf16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * ms + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x16_t256_bf16__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float32x4_t inv_v = vdupq_n_f32(inv);
+        int c = 0;
+        for (; c + 4 <= 128; c += 4) vst1q_f32(out + c, vmulq_f32(vld1q_f32(ot + r * dp + c), inv_v));
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_int8__neon: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, softmax down the columns of Sᵀ, P·V 4x16, 64 keys per tile, fully unrolled over head_dim */
+static void attn_h32_kv8_d128_causal_padding_decode_int8__neon(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const ptrdiff_t ms = 256;         /* rows of all the item's heads, padded: S's key stride */
+  const int rows_all = nh * rows_pv;
+  const int rows_all_v = (int)attngen_round_up((size_t)rows_all, 4); /* the softmax's rows: whole vectors */
+  float *restrict st = scratch;                       /* scores, then P: [keys][ms] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float32x4_t scale_v = vdupq_n_f32(scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 4 <= half; p += 4) {
+            const float32x4_t x0 = vld1q_f32(qrow + p), x1 = vld1q_f32(qrow + half + p);
+            const float32x4_t c = vld1q_f32(cs + p), s = vld1q_f32(sn + p);
+            vst1q_f32(y + p, vmulq_f32(vsubq_f32(vmulq_f32(x0, c), vmulq_f32(x1, s)), scale_v));
+            vst1q_f32(y + half + p, vmulq_f32(vaddq_f32(vmulq_f32(x1, c), vmulq_f32(x0, s)), scale_v));
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 4 <= 128; k += 4) vst1q_f32(y + k, vmulq_f32(vld1q_f32(qrow + k), scale_v));
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all_v; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block, the lanes past rows_all) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
+      for (int R = rows_all; R < rows_all_v; ++R) st[j * ms + R] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all_v; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_rowwise_int8__neon(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_t256_int8__neon(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax down each column of S (one lane per query row): new max, rescale, P = exp(S - max). */
+      for (int r0 = 0; r0 < rows_all_v; r0 += 4) {
+        const float32x4_t m_old = vld1q_f32(m + r0);
+        float32x4_t s_max = vdupq_n_f32(-INFINITY);
+        const float32x4_t vis = vld1q_f32(lim + r0);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          s_max = vmaxq_f32(s_max, s);
+        }
+        const float32x4_t m_new = vmaxq_f32(m_old, s_max);
+        const float32x4_t m_use = attngen_finite_or_zero_neon(m_new);
+        const float32x4_t a_r = attngen_exp_neon(vsubq_f32(m_old, m_use));
+        float32x4_t sum = vdupq_n_f32(0.0f);
+        for (int j = 0; j < n; ++j) {
+          float32x4_t s = vld1q_f32(st + j * ms + r0);
+          if (masked) s = attngen_mask_neon(s, j, vis);
+          const float32x4_t p = attngen_exp_neon(vsubq_f32(s, m_use));
+          vst1q_f32(st + j * ms + r0, p);
+          sum = vaddq_f32(sum, p);
+        }
+        vst1q_f32(m + r0, m_new);
+        vst1q_f32(l + r0, vfmaq_f32(sum, vld1q_f32(l + r0), a_r));
+        vst1q_f32(alpha + r0, a_r);
+      }
+
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x16_t256_int8__neon(st + hh * rows_pv + r0, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
     }
   }
 
@@ -4917,6 +12570,472 @@ static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64__scalar(const float *restri
     for (int c = c0; c < 128; ++c) {
       float acc = o[r * os + c] * alpha[r];
       for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * v[j * vs + c];
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_f16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    float acc2_0 = 0.0f, acc2_1 = 0.0f, acc2_2 = 0.0f, acc2_3 = 0.0f;
+    float acc3_0 = 0.0f, acc3_1 = 0.0f, acc3_2 = 0.0f, acc3_3 = 0.0f;
+    int c = 0;
+    for (; c + 1 <= 128; c += 1)
+      { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c)); const float qv2 = (*(q2 + c)); const float qv3 = (*(q3 + c));
+        { const float kv = attngen_f16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+        { const float kv = attngen_f16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+        { const float kv = attngen_f16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+        { const float kv = attngen_f16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
+    (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    for (; c < 128; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_f16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_f16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_f16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_f16_bits_to_float(k3[c]);
+      s[128] += q2[c] * attngen_f16_bits_to_float(k0[c]);
+      s[129] += q2[c] * attngen_f16_bits_to_float(k1[c]);
+      s[130] += q2[c] * attngen_f16_bits_to_float(k2[c]);
+      s[131] += q2[c] * attngen_f16_bits_to_float(k3[c]);
+      s[192] += q3[c] * attngen_f16_bits_to_float(k0[c]);
+      s[193] += q3[c] * attngen_f16_bits_to_float(k1[c]);
+      s[194] += q3[c] * attngen_f16_bits_to_float(k2[c]);
+      s[195] += q3[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_rowwise_f16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    float acc2_0 = 0.0f, acc2_1 = 0.0f, acc2_2 = 0.0f, acc2_3 = 0.0f;
+    float acc3_0 = 0.0f, acc3_1 = 0.0f, acc3_2 = 0.0f, acc3_3 = 0.0f;
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_f16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; acc2_0 = acc2_0 + (*(q2 + c)) * kv; acc3_0 = acc3_0 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_f16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; acc2_1 = acc2_1 + (*(q2 + c)) * kv; acc3_1 = acc3_1 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_f16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; acc2_2 = acc2_2 + (*(q2 + c)) * kv; acc3_2 = acc3_2 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_f16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; acc2_3 = acc2_3 + (*(q2 + c)) * kv; acc3_3 = acc3_3 + (*(q3 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
+    (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    for (int c = 128 / 1 * 1; c < 128; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_f16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_f16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_f16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_f16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_f16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_f16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_f16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_f16_bits_to_float(k3[c]);
+      s[128] += q2[c] * attngen_f16_bits_to_float(k0[c]);
+      s[129] += q2[c] * attngen_f16_bits_to_float(k1[c]);
+      s[130] += q2[c] * attngen_f16_bits_to_float(k2[c]);
+      s[131] += q2[c] * attngen_f16_bits_to_float(k3[c]);
+      s[192] += q3[c] * attngen_f16_bits_to_float(k0[c]);
+      s[193] += q3[c] * attngen_f16_bits_to_float(k1[c]);
+      s[194] += q3[c] * attngen_f16_bits_to_float(k2[c]);
+      s[195] += q3[c] * attngen_f16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_f16__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= 128; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_f16_bits_to_float(*(vj + c0)), v1 = attngen_f16_bits_to_float(*(vj + c0 + 1)), v2 = attngen_f16_bits_to_float(*(vj + c0 + 2)), v3 = attngen_f16_bits_to_float(*(vj + c0 + 3));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
+      { const float p = (*(pj + 192)); o3_0 = o3_0 + p * v0; o3_1 = o3_1 + p * v1; o3_2 = o3_2 + p * v2; o3_3 = o3_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+    *(o + 2 * os + c0) = o2_0; *(o + 2 * os + c0 + 1) = o2_1; *(o + 2 * os + c0 + 2) = o2_2; *(o + 2 * os + c0 + 3) = o2_3;
+    *(o + 3 * os + c0) = o3_0; *(o + 3 * os + c0 + 1) = o3_1; *(o + 3 * os + c0 + 2) = o3_2; *(o + 3 * os + c0 + 3) = o3_3;
+  }
+  for (; c0 + 1 <= 128; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_f16_bits_to_float(*(vj + c0));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; }
+      { const float p = (*(pj + 192)); o3_0 = o3_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+    *(o + 2 * os + c0) = o2_0;
+    *(o + 3 * os + c0) = o3_0;
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = c0; c < 128; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_f16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_bf16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    float acc2_0 = 0.0f, acc2_1 = 0.0f, acc2_2 = 0.0f, acc2_3 = 0.0f;
+    float acc3_0 = 0.0f, acc3_1 = 0.0f, acc3_2 = 0.0f, acc3_3 = 0.0f;
+    int c = 0;
+    for (; c + 1 <= 128; c += 1)
+      { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c)); const float qv2 = (*(q2 + c)); const float qv3 = (*(q3 + c));
+        { const float kv = attngen_bf16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+        { const float kv = attngen_bf16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+        { const float kv = attngen_bf16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+        { const float kv = attngen_bf16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
+    (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    for (; c < 128; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[128] += q2[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[129] += q2[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[130] += q2[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[131] += q2[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[192] += q3[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[193] += q3[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[194] += q3[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[195] += q3[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_rowwise_bf16__scalar(const float *restrict qp, const uint16_t *const *restrict krow, float *restrict s)
+{
+  const uint16_t *restrict k0 = krow[0];
+  const uint16_t *restrict k1 = krow[1];
+  const uint16_t *restrict k2 = krow[2];
+  const uint16_t *restrict k3 = krow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    float acc2_0 = 0.0f, acc2_1 = 0.0f, acc2_2 = 0.0f, acc2_3 = 0.0f;
+    float acc3_0 = 0.0f, acc3_1 = 0.0f, acc3_2 = 0.0f, acc3_3 = 0.0f;
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k0 + c)); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; acc2_0 = acc2_0 + (*(q2 + c)) * kv; acc3_0 = acc3_0 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k1 + c)); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; acc2_1 = acc2_1 + (*(q2 + c)) * kv; acc3_1 = acc3_1 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k2 + c)); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; acc2_2 = acc2_2 + (*(q2 + c)) * kv; acc3_2 = acc3_2 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = attngen_bf16_bits_to_float(*(k3 + c)); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; acc2_3 = acc2_3 + (*(q2 + c)) * kv; acc3_3 = acc3_3 + (*(q3 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
+    (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    for (int c = 128 / 1 * 1; c < 128; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[1] += q0[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[2] += q0[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[3] += q0[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[64] += q1[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[65] += q1[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[66] += q1[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[67] += q1[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[128] += q2[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[129] += q2[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[130] += q2[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[131] += q2[c] * attngen_bf16_bits_to_float(k3[c]);
+      s[192] += q3[c] * attngen_bf16_bits_to_float(k0[c]);
+      s[193] += q3[c] * attngen_bf16_bits_to_float(k1[c]);
+      s[194] += q3[c] * attngen_bf16_bits_to_float(k2[c]);
+      s[195] += q3[c] * attngen_bf16_bits_to_float(k3[c]);
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_bf16__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const uint16_t *restrict v, ptrdiff_t vs, float *restrict o, ptrdiff_t os)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= 128; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_bf16_bits_to_float(*(vj + c0)), v1 = attngen_bf16_bits_to_float(*(vj + c0 + 1)), v2 = attngen_bf16_bits_to_float(*(vj + c0 + 2)), v3 = attngen_bf16_bits_to_float(*(vj + c0 + 3));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
+      { const float p = (*(pj + 192)); o3_0 = o3_0 + p * v0; o3_1 = o3_1 + p * v1; o3_2 = o3_2 + p * v2; o3_3 = o3_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+    *(o + 2 * os + c0) = o2_0; *(o + 2 * os + c0 + 1) = o2_1; *(o + 2 * os + c0 + 2) = o2_2; *(o + 2 * os + c0 + 3) = o2_3;
+    *(o + 3 * os + c0) = o3_0; *(o + 3 * os + c0 + 1) = o3_1; *(o + 3 * os + c0 + 2) = o3_2; *(o + 3 * os + c0 + 3) = o3_3;
+  }
+  for (; c0 + 1 <= 128; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const uint16_t *restrict vj = v + j * vs;
+      const float *restrict pj = pt + j;
+      const float v0 = attngen_bf16_bits_to_float(*(vj + c0));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; }
+      { const float p = (*(pj + 192)); o3_0 = o3_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+    *(o + 2 * os + c0) = o2_0;
+    *(o + 3 * os + c0) = o3_0;
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = c0; c < 128; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * attngen_bf16_bits_to_float(v[j * vs + c]);
+      o[r * os + c] = acc;
+    }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys: vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_int8__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    float acc2_0 = 0.0f, acc2_1 = 0.0f, acc2_2 = 0.0f, acc2_3 = 0.0f;
+    float acc3_0 = 0.0f, acc3_1 = 0.0f, acc3_2 = 0.0f, acc3_3 = 0.0f;
+    int c = 0;
+    for (; c + 1 <= 128; c += 1)
+      { const float qv0 = (*(q0 + c)); const float qv1 = (*(q1 + c)); const float qv2 = (*(q2 + c)); const float qv3 = (*(q3 + c));
+        { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + qv0 * kv; acc1_0 = acc1_0 + qv1 * kv; acc2_0 = acc2_0 + qv2 * kv; acc3_0 = acc3_0 + qv3 * kv; }
+        { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + qv0 * kv; acc1_1 = acc1_1 + qv1 * kv; acc2_1 = acc2_1 + qv2 * kv; acc3_1 = acc3_1 + qv3 * kv; }
+        { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + qv0 * kv; acc1_2 = acc1_2 + qv1 * kv; acc2_2 = acc2_2 + qv2 * kv; acc3_2 = acc3_2 + qv3 * kv; }
+        { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + qv0 * kv; acc1_3 = acc1_3 + qv1 * kv; acc2_3 = acc2_3 + qv2 * kv; acc3_3 = acc3_3 + qv3 * kv; } }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
+    (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    for (; c < 128; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
+      s[128] += q2[c] * (float)(k0[c]) * ks0[0];
+      s[129] += q2[c] * (float)(k1[c]) * ks1[0];
+      s[130] += q2[c] * (float)(k2[c]) * ks2[0];
+      s[131] += q2[c] * (float)(k3[c]) * ks3[0];
+      s[192] += q3[c] * (float)(k0[c]) * ks0[0];
+      s[193] += q3[c] * (float)(k1[c]) * ks1[0];
+      s[194] += q3[c] * (float)(k2[c]) * ks2[0];
+      s[195] += q3[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=4 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+ * horizontal sum each, stored row-major. Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
+ * out of it and spill them. */
+static ATTNGEN_NOINLINE void attngen_qkdot_d128_4x4_s64_rowwise_int8__scalar(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+{
+  const int8_t *restrict k0 = krow[0];
+  const float *restrict ks0 = ksrow[0];
+  const int8_t *restrict k1 = krow[1];
+  const float *restrict ks1 = ksrow[1];
+  const int8_t *restrict k2 = krow[2];
+  const float *restrict ks2 = ksrow[2];
+  const int8_t *restrict k3 = krow[3];
+  const float *restrict ks3 = ksrow[3];
+  {
+    const float *restrict q0 = qp + 0;
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    float acc0_0 = 0.0f, acc0_1 = 0.0f, acc0_2 = 0.0f, acc0_3 = 0.0f;
+    float acc1_0 = 0.0f, acc1_1 = 0.0f, acc1_2 = 0.0f, acc1_3 = 0.0f;
+    float acc2_0 = 0.0f, acc2_1 = 0.0f, acc2_2 = 0.0f, acc2_3 = 0.0f;
+    float acc3_0 = 0.0f, acc3_1 = 0.0f, acc3_2 = 0.0f, acc3_3 = 0.0f;
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = (((float)*(k0 + c)) * (ks0[0])); acc0_0 = acc0_0 + (*(q0 + c)) * kv; acc1_0 = acc1_0 + (*(q1 + c)) * kv; acc2_0 = acc2_0 + (*(q2 + c)) * kv; acc3_0 = acc3_0 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = (((float)*(k1 + c)) * (ks1[0])); acc0_1 = acc0_1 + (*(q0 + c)) * kv; acc1_1 = acc1_1 + (*(q1 + c)) * kv; acc2_1 = acc2_1 + (*(q2 + c)) * kv; acc3_1 = acc3_1 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = (((float)*(k2 + c)) * (ks2[0])); acc0_2 = acc0_2 + (*(q0 + c)) * kv; acc1_2 = acc1_2 + (*(q1 + c)) * kv; acc2_2 = acc2_2 + (*(q2 + c)) * kv; acc3_2 = acc3_2 + (*(q3 + c)) * kv; }
+    for (int c = 0; c + 1 <= 128; c += 1) { const float kv = (((float)*(k3 + c)) * (ks3[0])); acc0_3 = acc0_3 + (*(q0 + c)) * kv; acc1_3 = acc1_3 + (*(q1 + c)) * kv; acc2_3 = acc2_3 + (*(q2 + c)) * kv; acc3_3 = acc3_3 + (*(q3 + c)) * kv; }
+    (s + 0)[0] = acc0_0; (s + 0)[1] = acc0_1; (s + 0)[2] = acc0_2; (s + 0)[3] = acc0_3;
+    (s + 64)[0] = acc1_0; (s + 64)[1] = acc1_1; (s + 64)[2] = acc1_2; (s + 64)[3] = acc1_3;
+    (s + 128)[0] = acc2_0; (s + 128)[1] = acc2_1; (s + 128)[2] = acc2_2; (s + 128)[3] = acc2_3;
+    (s + 192)[0] = acc3_0; (s + 192)[1] = acc3_1; (s + 192)[2] = acc3_2; (s + 192)[3] = acc3_3;
+    for (int c = 128 / 1 * 1; c < 128; ++c) { /* head_dim past the last full vector */
+      s[0] += q0[c] * (float)(k0[c]) * ks0[0];
+      s[1] += q0[c] * (float)(k1[c]) * ks1[0];
+      s[2] += q0[c] * (float)(k2[c]) * ks2[0];
+      s[3] += q0[c] * (float)(k3[c]) * ks3[0];
+      s[64] += q1[c] * (float)(k0[c]) * ks0[0];
+      s[65] += q1[c] * (float)(k1[c]) * ks1[0];
+      s[66] += q1[c] * (float)(k2[c]) * ks2[0];
+      s[67] += q1[c] * (float)(k3[c]) * ks3[0];
+      s[128] += q2[c] * (float)(k0[c]) * ks0[0];
+      s[129] += q2[c] * (float)(k1[c]) * ks1[0];
+      s[130] += q2[c] * (float)(k2[c]) * ks2[0];
+      s[131] += q2[c] * (float)(k3[c]) * ks3[0];
+      s[192] += q3[c] * (float)(k0[c]) * ks0[0];
+      s[193] += q3[c] * (float)(k1[c]) * ks1[0];
+      s[194] += q3[c] * (float)(k2[c]) * ks2[0];
+      s[195] += q3[c] * (float)(k3[c]) * ks3[0];
+    }
+  }
+}
+
+/* O[r][:] = alpha[r] · O[r][:] + Σ_j P[r][j] · V[j][:] for 4 rows r and n keys j (alpha: the online-softmax
+ * rescale, folded into the accumulator load). P[r][j] is at pt[j * 1 + r * 64].
+ * Column blocks of 4 floats keep 16 accumulators in registers while V streams by. */
+static ATTNGEN_NOINLINE void attngen_pv_d128_4x4_p64_int8__scalar(const float *restrict pt, const float *restrict alpha,
+    int n, const int8_t *restrict v, ptrdiff_t vs, const float *restrict vsc, ptrdiff_t vss, float *restrict o, ptrdiff_t os)
+{
+  int c0 = 0;
+  for (; c0 + 4 <= 128; c0 += 4)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha))), o0_1 = ((*(o + c0 + 1)) * (*(alpha))), o0_2 = ((*(o + c0 + 2)) * (*(alpha))), o0_3 = ((*(o + c0 + 3)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1))), o1_1 = ((*(o + os + c0 + 1)) * (*(alpha + 1))), o1_2 = ((*(o + os + c0 + 2)) * (*(alpha + 1))), o1_3 = ((*(o + os + c0 + 3)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2))), o2_1 = ((*(o + 2 * os + c0 + 1)) * (*(alpha + 2))), o2_2 = ((*(o + 2 * os + c0 + 2)) * (*(alpha + 2))), o2_3 = ((*(o + 2 * os + c0 + 3)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3))), o3_1 = ((*(o + 3 * os + c0 + 1)) * (*(alpha + 3))), o3_2 = ((*(o + 3 * os + c0 + 2)) * (*(alpha + 3))), o3_3 = ((*(o + 3 * os + c0 + 3)) * (*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[0])), v1 = (((float)*(vj + c0 + 1)) * (vsj[0])), v2 = (((float)*(vj + c0 + 2)) * (vsj[0])), v3 = (((float)*(vj + c0 + 3)) * (vsj[0]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; o0_1 = o0_1 + p * v1; o0_2 = o0_2 + p * v2; o0_3 = o0_3 + p * v3; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; o1_1 = o1_1 + p * v1; o1_2 = o1_2 + p * v2; o1_3 = o1_3 + p * v3; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; o2_1 = o2_1 + p * v1; o2_2 = o2_2 + p * v2; o2_3 = o2_3 + p * v3; }
+      { const float p = (*(pj + 192)); o3_0 = o3_0 + p * v0; o3_1 = o3_1 + p * v1; o3_2 = o3_2 + p * v2; o3_3 = o3_3 + p * v3; }
+    }
+    *(o + c0) = o0_0; *(o + c0 + 1) = o0_1; *(o + c0 + 2) = o0_2; *(o + c0 + 3) = o0_3;
+    *(o + os + c0) = o1_0; *(o + os + c0 + 1) = o1_1; *(o + os + c0 + 2) = o1_2; *(o + os + c0 + 3) = o1_3;
+    *(o + 2 * os + c0) = o2_0; *(o + 2 * os + c0 + 1) = o2_1; *(o + 2 * os + c0 + 2) = o2_2; *(o + 2 * os + c0 + 3) = o2_3;
+    *(o + 3 * os + c0) = o3_0; *(o + 3 * os + c0 + 1) = o3_1; *(o + 3 * os + c0 + 2) = o3_2; *(o + 3 * os + c0 + 3) = o3_3;
+  }
+  for (; c0 + 1 <= 128; c0 += 1)
+  {
+    float o0_0 = ((*(o + c0)) * (*(alpha)));
+    float o1_0 = ((*(o + os + c0)) * (*(alpha + 1)));
+    float o2_0 = ((*(o + 2 * os + c0)) * (*(alpha + 2)));
+    float o3_0 = ((*(o + 3 * os + c0)) * (*(alpha + 3)));
+    for (int j = 0; j < n; ++j) {
+      const int8_t *restrict vj = v + j * vs;
+      const float *restrict vsj = vsc + j * vss;
+      const float *restrict pj = pt + j;
+      const float v0 = (((float)*(vj + c0)) * (vsj[0]));
+      { const float p = (*(pj)); o0_0 = o0_0 + p * v0; }
+      { const float p = (*(pj + 64)); o1_0 = o1_0 + p * v0; }
+      { const float p = (*(pj + 128)); o2_0 = o2_0 + p * v0; }
+      { const float p = (*(pj + 192)); o3_0 = o3_0 + p * v0; }
+    }
+    *(o + c0) = o0_0;
+    *(o + os + c0) = o1_0;
+    *(o + 2 * os + c0) = o2_0;
+    *(o + 3 * os + c0) = o3_0;
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = c0; c < 128; ++c) {
+      float acc = o[r * os + c] * alpha[r];
+      for (int j = 0; j < n; ++j) acc += pt[j + r * 64] * (float)(v[j * vs + c]) * (vsc + j * vss)[0];
       o[r * os + c] = acc;
     }
 }
@@ -5434,6 +13553,615 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
   }
 }
 
+/* attn_h32_kv8_d128_causal_decode_f16__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_decode_f16__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= 128; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_rowwise_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x4_p64_f16__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_decode_bf16__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_decode_bf16__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= 128; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_rowwise_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x4_p64_bf16__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_decode_int8__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_decode_int8__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= 128; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_rowwise_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x4_p64_int8__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
 /* attn_h32_kv8_d128_causal_padding_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
 static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
@@ -5635,47 +14363,755 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
   }
 }
 
+/* attn_h32_kv8_d128_causal_padding_decode_f16__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_padding_decode_f16__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= 128; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_f16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_rowwise_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_f16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x4_p64_f16__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_bf16__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_padding_decode_bf16__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= 128; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const uint16_t *kbase = (const uint16_t *)a->k_bf16 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const uint16_t *kh = kbase + hh * a->k_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_rowwise_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const uint16_t *kh = kbase + hh * a->k_stride.head;
+          const uint16_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const uint16_t *vbase = (const uint16_t *)a->v_bf16 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x4_p64_bf16__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
+/* attn_h32_kv8_d128_causal_padding_decode_int8__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 4x4 dot products, P·V 4x4, 64 keys per tile, head_dim loops */
+static void attn_h32_kv8_d128_causal_padding_decode_int8__scalar(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
+{
+  (void)kernel; /* everything about the shape is a constant here */
+  const int rows = 4 * (it->q1 - it->q0);          /* row r = (query q0 + r / G, q head r % G of the group) */
+  const int rows_pv = (int)attngen_round_up((size_t)rows, 4); /* rows computed (zero-padded) */
+  const ptrdiff_t ss = 64;        /* S/P row stride: keys of a tile, padded */
+  const ptrdiff_t dp = 128;
+  const int nh = it->kvh1 - it->kvh0;                 /* kv heads of this item, each with its own state */
+  /* Every kv head's rows side by side, row R = hh * rows_pv + r, so one softmax pass serves all heads (a group of
+   * 4 fills half a vector alone): S, running max and sum, rescale, visible keys; per kv head: Q tile, O */
+  const int rows_all = nh * rows_pv;
+  float *restrict st = scratch;                       /* scores, then P: [ms][keys] */
+  float *restrict m_all = scratch + 16384, *restrict l_all = scratch + 16640;
+  float *restrict alpha = scratch + 16896; /* rescale per row */
+  float *restrict lim = scratch + 17152; /* visible keys of this tile per row */
+  int *restrict lim_abs = (int *)(scratch + 17408); /* exclusive key limit per row */
+  float *restrict state = scratch + 17664; /* per kv head: Q tile, O */
+  /* per kv head: Q, then O, of this item's rows. The scratch is sized for q_len = 8;
+   * laid out for that, a one-query step put each head's Q and O 16-32 KiB apart, in the same cache sets
+   * (h64/kv8: its per-call setup took twice as long) */
+  const ptrdiff_t q_floats = (ptrdiff_t)attngen_round_up((size_t)rows_pv * (size_t)dp, 16);
+  const ptrdiff_t state_floats = 2 * q_floats;
+  const float scale = a->scale; /* resolved by the runtime: args, else the table's params, else 1/sqrt(head_dim) */
+  const int b = it->b, q0 = it->q0;
+  const ptrdiff_t ks = a->k_stride.seq, vs = a->v_stride.seq;
+  const int offset = it->causal_offset; /* causal: query i sees keys j <= i + offset (the runtime: kv_len - q_len) */
+
+  /* Pack Q·scale per kv head (row-major, for dot products). Rows past
+   * `rows` up to the block size are zero so they stay finite; they are never stored. */
+  for (int hh = 0; hh < nh; ++hh) {
+    float *restrict qt = state + hh * state_floats, *restrict ot = qt + q_floats;
+    const float *qbase = a->q + b * a->q_stride.batch + (it->kvh0 + hh) * 4 * a->q_stride.head;
+    const float scale_v = (scale);
+    for (int r = 0; r < rows_pv; ++r) {
+      if (r >= rows) { /* padding */
+        for (int k = 0; k < 128; ++k) qt[r * dp + k] = 0.0f;
+      }
+      else if (it->rope_cs) { /* RoPE while packing: cos/sin of this query's position (the runtime's, once per token) */
+        const attngen_rope *rope = &kernel->params.rope;
+        const int half = rope->rotary_dim / 2;
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        const float *cs = it->rope_cs + (r / 4) * rope->rotary_dim, *sn = cs + half;
+        float *restrict y = qt + r * dp;
+        /* the half style's pairs a vector at a time, attngen_rope_rotate's arithmetic (gcc -O2 leaves its loop
+         * scalar, which then cost more than the whole Q pack); it does the rest: the last pairs, the interleaved
+         * style, the dims past rotary_dim */
+        int p = 0;
+        if (rope->style != ATTNGEN_ROPE_INTERLEAVED)
+          for (; p + 1 <= half; p += 1) {
+            const float x0 = (*(qrow + p)), x1 = (*(qrow + half + p));
+            const float c = (*(cs + p)), s = (*(sn + p));
+            *(y + p) = (((x0 * c) - (x1 * s)) * scale_v);
+            *(y + half + p) = (((x1 * c) + (x0 * s)) * scale_v);
+          }
+        attngen_rope_rotate(rope, cs, qrow, 128, y, 1, scale, p);
+      }
+      else { /* row-major: a scaled copy, a vector at a time */
+        const float *qrow = qbase + (q0 + r / 4) * a->q_stride.seq + (r % 4) * a->q_stride.head;
+        float *restrict y = qt + r * dp;
+        int k = 0;
+        for (; k + 1 <= 128; k += 1) *(y + k) = ((*(qrow + k)) * scale_v);
+        for (; k < 128; ++k) y[k] = qrow[k] * scale;
+      }
+    }
+    memset(ot, 0, sizeof(float) * (size_t)rows_pv * (size_t)dp);
+  }
+  for (int R = 0; R < rows_all; ++R) {
+    m_all[R] = -INFINITY;
+    l_all[R] = 0.0f;
+    lim_abs[R] = INT_MAX; /* padding rows of each head, and rows past rows_all: no limit */
+  }
+  /* each kv head's rows, head by head (deriving a row's head and row from R % rows_pv cost an integer division
+   * per row: h32/kv8/d128's per-call setup went from 7.2-8.7k to 5.6-6.1k TSC ticks without it) */
+  for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+    for (int r = 0; r < rows; ++r) lim_abs[R0 + r] = q0 + r / 4 + offset + 1;
+  /* The softmax reads every row of S: the rows no Q·Kᵀ block computes (each
+   * head's rows past its last block) must hold numbers */
+  {
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
+    for (int j = 0; j < 64; ++j) {
+      for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
+        for (int r = rows_dot; r < rows_pv; ++r) st[(R0 + r) * ss + j] = 0.0f;
+    }
+  }
+
+  /* Keys this item can see at all: its KV range, the sequence's valid length, the last row's causal limit. */
+  int kend = it->k1;
+  if (a->kv_lens[b] < kend) kend = a->kv_lens[b];
+  const int diag_first = q0 + offset + 1; /* keys below this are visible to every row of the item */
+  if (it->q1 + offset < kend) kend = it->q1 + offset;
+
+  /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
+   * 64 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
+   * tiles of 64, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+  const int contig = ks == 128 && vs == 128;
+  const int nk = contig ? 64 : 64;
+  for (int kt = it->k0; kt < kend; kt += nk) {
+    const int n = kend - kt < nk ? kend - kt : nk;
+    const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
+    if (masked)
+      for (int r = 0; r < rows_all; ++r) {
+        const int vis = lim_abs[r] - kt;
+        lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
+      }
+    /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
+     * Contiguous rows: head after head, each head's blocks of 4 in order. Else: blocks of 4, block after
+     * block, each block's token rows head after head. */
+    const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
+    const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
+    if (contig) {
+      for (int hh = 0; hh < nh; ++hh) {
+        const float *restrict qt = state + hh * state_floats;
+        const int8_t *kh = kbase + hh * a->k_stride.head;
+        const float *ksh = ksbase + hh * a->k_scale_stride.head;
+        for (int j0 = 0; j0 < n; j0 += 4) {
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_rowwise_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    } else {
+      for (int j0 = 0; j0 < n; j0 += 4) {
+        ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int hh = 0; hh < nh; ++hh) {
+          const float *restrict qt = state + hh * state_floats;
+          /* each head's row pointers from its own base: stepping one past the last head could overflow with the
+           * largest strides the runtime accepts (UBSan, make test-fuzz) */
+          const int8_t *kh = kbase + hh * a->k_stride.head;
+          const int8_t *krow[4];
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          const float *ksh = ksbase + hh * a->k_scale_stride.head;
+          const float *ksrow[4];
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          int r0 = 0;
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0);
+        }
+      }
+    }
+    {
+      float *restrict m = m_all, *restrict l = l_all;
+      /* Online softmax along each row of S (keys along the lanes): new max, rescale, P = exp(S - max). */
+      for (int r = 0; r < rows_all; ++r) {
+        float *restrict srow = st + r * ss;
+        const int vis = masked ? (int)lim[r] : n;
+        float s_max = (-INFINITY);
+        for (int j = 0; j < n; j += 1) {
+          const float s = (j < vis ? (*(srow + j)) : -INFINITY);
+          s_max = attngen_maxf(s_max, s);
+        }
+        const float m_new = attngen_maxf_(m[r], s_max);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float m_vec = (m_use);
+        float sum = 0.0f;
+        for (int j = 0; j < n; j += 1) {
+          const float p = attngen_exp_scalar(((j < vis ? (*(srow + j)) : -INFINITY) - m_vec));
+          *(srow + j) = p;
+          sum = (sum + p);
+        }
+        alpha[r] = expf(m[r] - m_use);
+        l[r] = l[r] * alpha[r] + sum;
+        m[r] = m_new;
+      }
+    }
+    /* Then P·V of every kv head. Q·Kᵀ above read the tile's K rows of every head, this reads its V rows: one
+     * window of token rows at a time, not K and V alternating head by head (beyond the last-level cache that was
+     * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
+    for (int hh = 0; hh < nh; ++hh) {
+      float *restrict ot = state + hh * state_floats + q_floats;
+      const int8_t *vbase = (const int8_t *)a->v_i8 + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
+      /* O = alpha·O + P·V (V rows read in place: a decode tile is read by few row blocks), for the live rows only */
+      int r0 = 0;
+      for (; r0 + 4 <= rows; r0 += 4)
+        attngen_pv_d128_4x4_p64_int8__scalar(st + (hh * rows_pv + r0) * ss, alpha + hh * rows_pv + r0, n, vbase, vs, vsbase, a->v_scale_stride.seq, ot + r0 * dp, dp);
+    }
+  }
+
+  /* Normalize and store; a row that saw no key outputs zeros and log-sum-exp -inf. */
+  for (int hh = 0; hh < nh; ++hh) {
+    const float *restrict ot = state + hh * state_floats + q_floats;
+    const float *restrict m = m_all + hh * rows_pv, *restrict l = l_all + hh * rows_pv;
+    for (int r = 0; r < rows; ++r) {
+      const int i = q0 + r / 4, h = hh * 4 + r % 4;
+      float *restrict out = it->o + i * it->o_seq + h * it->o_head;
+      if (l[r] != 0.0f) { /* a NaN sum (a NaN score) gives NaN, as in the reference */
+        const float inv = 1.0f / l[r];
+        const float inv_v = (inv);
+        int c = 0;
+        for (; c + 1 <= 128; c += 1) *(out + c) = ((*(ot + r * dp + c)) * inv_v);
+        for (; c < 128; ++c) out[c] = ot[r * dp + c] * inv;
+      } else { /* zeros whatever K and V hold: O is 0 x V, NaN where V is not finite (make test-fuzz, poisoned rows) */
+        for (int c = 0; c < 128; ++c) out[c] = 0.0f;
+      }
+      if (it->lse) it->lse[h * it->lse_head + i] = l[r] != 0.0f ? m[r] + logf(l[r]) : -INFINITY;
+      if (it->max_sum) {
+        it->max_sum[2 * (h * it->lse_head + i)] = l[r] != 0.0f ? m[r] : -INFINITY;
+        it->max_sum[2 * (h * it->lse_head + i) + 1] = l[r];
+      }
+    }
+  }
+}
+
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
 static const attngen_kernel_info attngen_table_llama_3_8b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv8_d128_causal_prefill__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__avx512 },
+  { "attn_h32_kv8_d128_causal_prefill_f16__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F16, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__avx512 },
+  { "attn_h32_kv8_d128_causal_prefill_bf16__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_BF16, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__avx512 },
+  { "attn_h32_kv8_d128_causal_prefill_int8__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__avx512 },
   { "attn_h32_kv8_d128_causal_padding_prefill__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx512 },
+  { "attn_h32_kv8_d128_causal_padding_prefill_f16__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F16, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx512 },
+  { "attn_h32_kv8_d128_causal_padding_prefill_bf16__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_BF16, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx512 },
+  { "attn_h32_kv8_d128_causal_padding_prefill_int8__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx512 },
   { "attn_h32_kv8_d128_causal_decode__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__avx512 },
+  { "attn_h32_kv8_d128_causal_decode_f16__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F16, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_f16__avx512 },
+  { "attn_h32_kv8_d128_causal_decode_bf16__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_BF16, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_bf16__avx512 },
+  { "attn_h32_kv8_d128_causal_decode_int8__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8, { 8, 0, 32, 128, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_int8__avx512 },
   { "attn_h32_kv8_d128_causal_padding_decode__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx512 },
+  { "attn_h32_kv8_d128_causal_padding_decode_f16__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F16, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_f16__avx512 },
+  { "attn_h32_kv8_d128_causal_padding_decode_bf16__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_BF16, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_bf16__avx512 },
+  { "attn_h32_kv8_d128_causal_padding_decode_int8__avx512", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_INT8, { 8, 0, 32, 128, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_int8__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h32_kv8_d128_causal_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__avx2 },
+  { "attn_h32_kv8_d128_causal_prefill_f16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__avx2 },
+  { "attn_h32_kv8_d128_causal_prefill_bf16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__avx2 },
+  { "attn_h32_kv8_d128_causal_prefill_int8__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__avx2 },
   { "attn_h32_kv8_d128_causal_padding_prefill__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx2 },
+  { "attn_h32_kv8_d128_causal_padding_prefill_f16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx2 },
+  { "attn_h32_kv8_d128_causal_padding_prefill_bf16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx2 },
+  { "attn_h32_kv8_d128_causal_padding_prefill_int8__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 24, 1, 96, 64, 39488, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__avx2 },
   { "attn_h32_kv8_d128_causal_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__avx2 },
+  { "attn_h32_kv8_d128_causal_decode_f16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_f16__avx2 },
+  { "attn_h32_kv8_d128_causal_decode_bf16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_bf16__avx2 },
+  { "attn_h32_kv8_d128_causal_decode_int8__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 8, 0, 32, 32, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_int8__avx2 },
   { "attn_h32_kv8_d128_causal_padding_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2 },
+  { "attn_h32_kv8_d128_causal_padding_decode_f16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F16, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_f16__avx2 },
+  { "attn_h32_kv8_d128_causal_padding_decode_bf16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_bf16__avx2 },
+  { "attn_h32_kv8_d128_causal_padding_decode_int8__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 8, 0, 32, 32, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_int8__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d128_causal_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__neon },
+  { "attn_h32_kv8_d128_causal_prefill_f16__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F16, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__neon },
+  { "attn_h32_kv8_d128_causal_prefill_bf16__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_BF16, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__neon },
+  { "attn_h32_kv8_d128_causal_prefill_int8__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_prefill__neon },
   { "attn_h32_kv8_d128_causal_padding_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__neon },
+  { "attn_h32_kv8_d128_causal_padding_prefill_f16__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F16, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__neon },
+  { "attn_h32_kv8_d128_causal_padding_prefill_bf16__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_BF16, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__neon },
+  { "attn_h32_kv8_d128_causal_padding_prefill_int8__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8, { 24, 1, 96, 64, 39712, 1, 0, 1, 0, 25 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__neon },
   { "attn_h32_kv8_d128_causal_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__neon },
+  { "attn_h32_kv8_d128_causal_decode_f16__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F16, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_f16__neon },
+  { "attn_h32_kv8_d128_causal_decode_bf16__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_BF16, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_bf16__neon },
+  { "attn_h32_kv8_d128_causal_decode_int8__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_int8__neon },
   { "attn_h32_kv8_d128_causal_padding_decode__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__neon },
+  { "attn_h32_kv8_d128_causal_padding_decode_f16__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F16, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_f16__neon },
+  { "attn_h32_kv8_d128_causal_padding_decode_bf16__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_BF16, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_bf16__neon },
+  { "attn_h32_kv8_d128_causal_padding_decode_int8__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_INT8, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_int8__neon },
 #endif
   { "attn_h32_kv8_d128_causal_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_prefill__scalar },
+  { "attn_h32_kv8_d128_causal_prefill_f16__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F16, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_prefill__scalar },
+  { "attn_h32_kv8_d128_causal_prefill_bf16__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_BF16, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_prefill__scalar },
+  { "attn_h32_kv8_d128_causal_prefill_int8__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_prefill__scalar },
   { "attn_h32_kv8_d128_causal_padding_prefill__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
     ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__scalar },
+  { "attn_h32_kv8_d128_causal_padding_prefill_f16__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F16, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__scalar },
+  { "attn_h32_kv8_d128_causal_padding_prefill_bf16__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_BF16, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__scalar },
+  { "attn_h32_kv8_d128_causal_padding_prefill_int8__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8, { 16, 1, 64, 64, 29056, 1, 0, 1, 0, 17 }, NULL, attn_h32_kv8_d128_causal_padding_prefill__scalar },
   { "attn_h32_kv8_d128_causal_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode__scalar },
+  { "attn_h32_kv8_d128_causal_decode_f16__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F16, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_f16__scalar },
+  { "attn_h32_kv8_d128_causal_decode_bf16__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_BF16, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_bf16__scalar },
+  { "attn_h32_kv8_d128_causal_decode_int8__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_int8__scalar },
   { "attn_h32_kv8_d128_causal_padding_decode__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__scalar },
+  { "attn_h32_kv8_d128_causal_padding_decode_f16__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F16, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_f16__scalar },
+  { "attn_h32_kv8_d128_causal_padding_decode_bf16__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_BF16, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_bf16__scalar },
+  { "attn_h32_kv8_d128_causal_padding_decode_int8__scalar", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_INT8, { 8, 0, 32, 64, 83200, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_int8__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
 };
 

@@ -21,27 +21,75 @@ extern "C" {
  * The table below is built from this list; tests and benchmarks walk the table. */
 #define ATTNGEN_LLAMA_3_8B_KERNELS_AVX512(X) \
   X(attn_h32_kv8_d128_causal_prefill__avx512, 32, 8, 128, CAUSAL, PREFILL, AVX512, F32) \
+  X(attn_h32_kv8_d128_causal_prefill_f16__avx512, 32, 8, 128, CAUSAL, PREFILL, AVX512, F16) \
+  X(attn_h32_kv8_d128_causal_prefill_bf16__avx512, 32, 8, 128, CAUSAL, PREFILL, AVX512, BF16) \
+  X(attn_h32_kv8_d128_causal_prefill_int8__avx512, 32, 8, 128, CAUSAL, PREFILL, AVX512, INT8) \
   X(attn_h32_kv8_d128_causal_padding_prefill__avx512, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX512, F32) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_f16__avx512, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX512, F16) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_bf16__avx512, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX512, BF16) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_int8__avx512, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX512, INT8) \
   X(attn_h32_kv8_d128_causal_decode__avx512, 32, 8, 128, CAUSAL, DECODE, AVX512, F32) \
+  X(attn_h32_kv8_d128_causal_decode_f16__avx512, 32, 8, 128, CAUSAL, DECODE, AVX512, F16) \
+  X(attn_h32_kv8_d128_causal_decode_bf16__avx512, 32, 8, 128, CAUSAL, DECODE, AVX512, BF16) \
+  X(attn_h32_kv8_d128_causal_decode_int8__avx512, 32, 8, 128, CAUSAL, DECODE, AVX512, INT8) \
   X(attn_h32_kv8_d128_causal_padding_decode__avx512, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX512, F32) \
+  X(attn_h32_kv8_d128_causal_padding_decode_f16__avx512, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX512, F16) \
+  X(attn_h32_kv8_d128_causal_padding_decode_bf16__avx512, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX512, BF16) \
+  X(attn_h32_kv8_d128_causal_padding_decode_int8__avx512, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX512, INT8) \
   /* end of avx512 kernels */
 #define ATTNGEN_LLAMA_3_8B_KERNELS_AVX2(X) \
   X(attn_h32_kv8_d128_causal_prefill__avx2, 32, 8, 128, CAUSAL, PREFILL, AVX2, F32) \
+  X(attn_h32_kv8_d128_causal_prefill_f16__avx2, 32, 8, 128, CAUSAL, PREFILL, AVX2, F16) \
+  X(attn_h32_kv8_d128_causal_prefill_bf16__avx2, 32, 8, 128, CAUSAL, PREFILL, AVX2, BF16) \
+  X(attn_h32_kv8_d128_causal_prefill_int8__avx2, 32, 8, 128, CAUSAL, PREFILL, AVX2, INT8) \
   X(attn_h32_kv8_d128_causal_padding_prefill__avx2, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX2, F32) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_f16__avx2, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX2, F16) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_bf16__avx2, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX2, BF16) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_int8__avx2, 32, 8, 128, CAUSAL_PADDING, PREFILL, AVX2, INT8) \
   X(attn_h32_kv8_d128_causal_decode__avx2, 32, 8, 128, CAUSAL, DECODE, AVX2, F32) \
+  X(attn_h32_kv8_d128_causal_decode_f16__avx2, 32, 8, 128, CAUSAL, DECODE, AVX2, F16) \
+  X(attn_h32_kv8_d128_causal_decode_bf16__avx2, 32, 8, 128, CAUSAL, DECODE, AVX2, BF16) \
+  X(attn_h32_kv8_d128_causal_decode_int8__avx2, 32, 8, 128, CAUSAL, DECODE, AVX2, INT8) \
   X(attn_h32_kv8_d128_causal_padding_decode__avx2, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX2, F32) \
+  X(attn_h32_kv8_d128_causal_padding_decode_f16__avx2, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX2, F16) \
+  X(attn_h32_kv8_d128_causal_padding_decode_bf16__avx2, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX2, BF16) \
+  X(attn_h32_kv8_d128_causal_padding_decode_int8__avx2, 32, 8, 128, CAUSAL_PADDING, DECODE, AVX2, INT8) \
   /* end of avx2 kernels */
 #define ATTNGEN_LLAMA_3_8B_KERNELS_NEON(X) \
   X(attn_h32_kv8_d128_causal_prefill__neon, 32, 8, 128, CAUSAL, PREFILL, NEON, F32) \
+  X(attn_h32_kv8_d128_causal_prefill_f16__neon, 32, 8, 128, CAUSAL, PREFILL, NEON, F16) \
+  X(attn_h32_kv8_d128_causal_prefill_bf16__neon, 32, 8, 128, CAUSAL, PREFILL, NEON, BF16) \
+  X(attn_h32_kv8_d128_causal_prefill_int8__neon, 32, 8, 128, CAUSAL, PREFILL, NEON, INT8) \
   X(attn_h32_kv8_d128_causal_padding_prefill__neon, 32, 8, 128, CAUSAL_PADDING, PREFILL, NEON, F32) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_f16__neon, 32, 8, 128, CAUSAL_PADDING, PREFILL, NEON, F16) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_bf16__neon, 32, 8, 128, CAUSAL_PADDING, PREFILL, NEON, BF16) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_int8__neon, 32, 8, 128, CAUSAL_PADDING, PREFILL, NEON, INT8) \
   X(attn_h32_kv8_d128_causal_decode__neon, 32, 8, 128, CAUSAL, DECODE, NEON, F32) \
+  X(attn_h32_kv8_d128_causal_decode_f16__neon, 32, 8, 128, CAUSAL, DECODE, NEON, F16) \
+  X(attn_h32_kv8_d128_causal_decode_bf16__neon, 32, 8, 128, CAUSAL, DECODE, NEON, BF16) \
+  X(attn_h32_kv8_d128_causal_decode_int8__neon, 32, 8, 128, CAUSAL, DECODE, NEON, INT8) \
   X(attn_h32_kv8_d128_causal_padding_decode__neon, 32, 8, 128, CAUSAL_PADDING, DECODE, NEON, F32) \
+  X(attn_h32_kv8_d128_causal_padding_decode_f16__neon, 32, 8, 128, CAUSAL_PADDING, DECODE, NEON, F16) \
+  X(attn_h32_kv8_d128_causal_padding_decode_bf16__neon, 32, 8, 128, CAUSAL_PADDING, DECODE, NEON, BF16) \
+  X(attn_h32_kv8_d128_causal_padding_decode_int8__neon, 32, 8, 128, CAUSAL_PADDING, DECODE, NEON, INT8) \
   /* end of neon kernels */
 #define ATTNGEN_LLAMA_3_8B_KERNELS_SCALAR(X) \
   X(attn_h32_kv8_d128_causal_prefill__scalar, 32, 8, 128, CAUSAL, PREFILL, SCALAR, F32) \
+  X(attn_h32_kv8_d128_causal_prefill_f16__scalar, 32, 8, 128, CAUSAL, PREFILL, SCALAR, F16) \
+  X(attn_h32_kv8_d128_causal_prefill_bf16__scalar, 32, 8, 128, CAUSAL, PREFILL, SCALAR, BF16) \
+  X(attn_h32_kv8_d128_causal_prefill_int8__scalar, 32, 8, 128, CAUSAL, PREFILL, SCALAR, INT8) \
   X(attn_h32_kv8_d128_causal_padding_prefill__scalar, 32, 8, 128, CAUSAL_PADDING, PREFILL, SCALAR, F32) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_f16__scalar, 32, 8, 128, CAUSAL_PADDING, PREFILL, SCALAR, F16) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_bf16__scalar, 32, 8, 128, CAUSAL_PADDING, PREFILL, SCALAR, BF16) \
+  X(attn_h32_kv8_d128_causal_padding_prefill_int8__scalar, 32, 8, 128, CAUSAL_PADDING, PREFILL, SCALAR, INT8) \
   X(attn_h32_kv8_d128_causal_decode__scalar, 32, 8, 128, CAUSAL, DECODE, SCALAR, F32) \
+  X(attn_h32_kv8_d128_causal_decode_f16__scalar, 32, 8, 128, CAUSAL, DECODE, SCALAR, F16) \
+  X(attn_h32_kv8_d128_causal_decode_bf16__scalar, 32, 8, 128, CAUSAL, DECODE, SCALAR, BF16) \
+  X(attn_h32_kv8_d128_causal_decode_int8__scalar, 32, 8, 128, CAUSAL, DECODE, SCALAR, INT8) \
   X(attn_h32_kv8_d128_causal_padding_decode__scalar, 32, 8, 128, CAUSAL_PADDING, DECODE, SCALAR, F32) \
+  X(attn_h32_kv8_d128_causal_padding_decode_f16__scalar, 32, 8, 128, CAUSAL_PADDING, DECODE, SCALAR, F16) \
+  X(attn_h32_kv8_d128_causal_padding_decode_bf16__scalar, 32, 8, 128, CAUSAL_PADDING, DECODE, SCALAR, BF16) \
+  X(attn_h32_kv8_d128_causal_padding_decode_int8__scalar, 32, 8, 128, CAUSAL_PADDING, DECODE, SCALAR, INT8) \
   /* end of scalar kernels */
 #define ATTNGEN_LLAMA_3_8B_KERNELS(X) \
   ATTNGEN_LLAMA_3_8B_KERNELS_AVX512(X) \
