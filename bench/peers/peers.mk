@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: MIT
-# bench/peers/peers.mk: `make bench-peers`, attngen side by side with PyTorch, ONNX Runtime and OpenVINO (issue 9).
-# Included by the top-level Makefile, which defines CC, BUILD, LUA and RUNTIME_SRC/RUNTIME_HDR. Optional: not part
-# of `make test`, and it needs PyPI (about 6 GB in build/peers-venv, mostly torch's CUDA libraries).
+# bench/peers/peers.mk: `make bench-peers`, attngen side by side with PyTorch, ONNX Runtime and OpenVINO.
+# Included by the top-level Makefile, which defines CC, BUILD, LUA, RUNTIME_SRC/RUNTIME_HDR and deps-bench.
+# Optional: not part of `make test`, and it needs PyPI (about 6 GB in build/peers-venv, mostly torch's CUDA libraries).
 #
-#   make bench-peers                         full run: every case at 1 and 2 threads (15 min on 2 busy cores)
+#   make bench-peers                         full run: every case at 1 and 2 threads (about 18 min on 2 busy
+#                                            cores, 3 of them the reduced-precision decode cases)
 #   make bench-peers PEERS_QUICK=1           smoke run with small sizes (about a minute)
 #   make bench-peers PEERS_FILTER='decode'   only the cases whose label contains the substring
+#   make bench-peers PEERS_FILTER='kv '      only the decode cases on reduced-precision K/V caches (f16, int8|u8)
 #   make bench-peers-plot                    redraw the plots from an existing $(BUILD)/peers/ratios_*.dat
 # More knobs (PEERS_SECONDS, PEERS_THREADS, PEERS_GAP_MS, PEERS_QUIESCE_MS, PEERS_MIN_SAMPLE_MS) are in bench/peers/bench_peers.py's header.
 #
@@ -13,7 +15,8 @@
 # (stamp file; delete the venv to reinstall); (2) attngen as a shared library, $(BUILD)/peers/libattngen_peers.so:
 # bench/peers/shim.c + the runtime + generated tables (committed catalog models, and bench-only shapes from
 # bench/peers/configs/*.lua generated into $(BUILD)/peers/gen); (3) bench/peers/bench_peers.py, which writes
-# results.txt, results.csv and ratios_*.dat into $(BUILD)/peers, then gnuplot draws ratios_1t.png, ratios_2t.png.
+# results.txt, results.csv and ratios_*.dat into $(BUILD)/peers, then gnuplot draws ratios_1t.png, ratios_2t.png
+# (installed first if missing, by the top-level Makefile's deps-bench, as for make bench).
 
 PEERS_DIR   := $(BUILD)/peers
 PEERS_VENV  := $(BUILD)/peers-venv
@@ -24,7 +27,8 @@ PEERS_LIB   := $(PEERS_DIR)/libattngen_peers.so
 peers_cname = $(subst -,_,$(1))
 
 # The cases' shapes come from bench/peers/configs (llama-3-8b, gemma-2-2b and qwen2-5-0-5b's attention WITHOUT
-# RoPE: their catalog tables rotate Q, the peers compute attention alone). PEERS_MODELS may add catalog tables; a
+# RoPE: their catalog tables rotate Q, the peers compute attention alone; peers-h32-kv8-d128-kv adds the f16 and
+# int8 cache types of the reduced-precision decode cases). PEERS_MODELS may add catalog tables; a
 # shape no table has runs attngen's generic kernel, which the results name.
 PEERS_MODELS  :=
 PEERS_XNAMES  := $(basename $(notdir $(wildcard bench/peers/configs/*.lua)))
@@ -96,7 +100,7 @@ PEERS_PLOT_SH = \
 	  echo "bench-peers: plot  $${f%.dat}.png"; done
 
 # The run's exit status (non-zero when attngen failed or any output disagreed) is kept, after the plots are drawn.
-bench-peers: $(PEERS_STAMP) $(PEERS_LIB)
+bench-peers: deps-bench $(PEERS_STAMP) $(PEERS_LIB)
 	@echo "bench-peers: $(PEERS_PY) bench/peers/bench_peers.py --lib $(PEERS_LIB) --out $(PEERS_DIR)"
 	@st=0; $(PEERS_PY) bench/peers/bench_peers.py --lib $(PEERS_LIB) --out $(PEERS_DIR) || st=$$?; \
 	  ( $(PEERS_PLOT_SH) ) || st=1; exit $$st
