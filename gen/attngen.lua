@@ -28,8 +28,8 @@ local function die(msg)
 end
 
 local names = function(list) return table.concat(spec.names(list), ",") end
-local parser = argparse("attngen", "Generate specialized fp32 attention kernels (" .. names(spec.isas) ..
-    ") for one model shape.")
+local parser = argparse("attngen", "Generate specialized attention kernels (" .. names(spec.isas) ..
+    "; fp32 arithmetic, K/V caches in " .. names(spec.kv_dtypes) .. ") for one model shape.")
   :epilog("Example: attngen configs/llama-3-8b.lua -o generated/llama-3-8b\n" ..
           "         attngen --heads 32 --kv-heads 8 --head-dim 128 --mask causal -o out\n" ..
           "         attngen configs/llama-3-8b.lua --list\n" ..
@@ -43,11 +43,13 @@ parser:option("--head-dim", "Head dimension, 1.." .. spec.limits.max_head_dim ..
 parser:option("--mask", "Masks, comma-separated: " .. names(spec.masks) .. ".")
 parser:option("--phase", "Phases, comma-separated: " .. names(spec.phases) .. ".")
 parser:option("--isa", "ISAs, comma-separated: " .. names(spec.isas) .. ".")
+parser:option("--kv-dtype", "K/V cache storage types, comma-separated: " .. names(spec.kv_dtypes) .. " (default f32).")
 for _, o in ipairs(spec.options) do parser:option("--" .. o.name:gsub("_", "-"), o.doc .. ".") end
 parser:flag("--runtime", "Write the generated part of the runtime (attngen_spec.h, attngen_generic.c) instead of a model.")
 parser:option("--registry", "Write attngen_registry_<NAME>.h: includes the configs' headers and lists their tables " ..
   "(NAME_TABLES(X) and a NULL-terminated array), for test and bench programs.")
-parser:flag("--list", "List the kernels the config produces (name, ISA, phase, mask, scratch bytes) and write nothing.")
+parser:flag("--list", "List the kernels the config produces (name, ISA, phase, mask, cache type, scratch bytes) and write " ..
+  "nothing.")
 parser:flag("--stdout", "Print the generated files instead of writing them.")
 parser:flag("--version", "Print the generator version and exit.")
 parser:flag("--tune", "Time candidate plans (blocking, tiles) of the config's kernels on this machine's best ISA and " ..
@@ -85,6 +87,7 @@ local function gather()
   if args.mask then set("--mask", "masks", csv(args.mask)) end
   if args.phase then set("--phase", "phases", csv(args.phase)) end
   if args.isa then set("--isa", "isas", csv(args.isa)) end
+  if args.kv_dtype then set("--kv-dtype", "kv_dtype", csv(args.kv_dtype)) end
   for _, o in ipairs(spec.options) do
     local v = args[o.name]
     if v then num("--" .. o.name:gsub("_", "-"), o.name, v) end
@@ -106,6 +109,9 @@ local function regen_command(c)
   local opts = {}
   for _, o in ipairs(spec.options) do
     if c.options[o.name] then opts[#opts + 1] = string.format(" --%s %.9g", o.name, c.options[o.name]) end
+  end
+  if not (#c.kv_dtypes == 1 and c.kv_dtypes[1] == "f32") then
+    opts[#opts + 1] = " --kv-dtype " .. table.concat(c.kv_dtypes, ",")
   end
   return string.format("attngen --name %s --heads %d --kv-heads %d --head-dim %d --mask %s --phase %s --isa %s%s -o DIR",
     c.name, c.heads, c.kv_heads, c.head_dim, table.concat(c.masks, ","), table.concat(c.phases, ","),
@@ -139,9 +145,10 @@ local function run()
     local c = config.validate(gather())
     local kernels = planned(enumerate.model(c))
     if args.list then
-      print(string.format("%-48s %-7s %-8s %-15s %14s", "kernel", "isa", "phase", "mask", "scratch bytes"))
+      print(string.format("%-53s %-7s %-8s %-15s %-9s %14s", "kernel", "isa", "phase", "mask", "kv_dtype", "scratch bytes"))
       for _, k in ipairs(kernels) do
-        print(string.format("%-48s %-7s %-8s %-15s %14d", k.name, k.isa, k.phase, k.mask, 4 * k.plan.scratch.total))
+        print(string.format("%-53s %-7s %-8s %-15s %-9s %14d", k.name, k.isa, k.phase, k.mask, k.kv_dtype,
+          4 * k.plan.scratch.total))
       end
       return
     end

@@ -37,6 +37,13 @@ function plan.isa(name)
         require("config").UserError), 0)
     end
   end
+  -- a kv_load word for every storage type of the spec
+  for _, t in ipairs(spec.kv_dtypes) do
+    if not (type(v.kv_load) == "table" and v.kv_load[t.field or "f32"]) then
+      error(setmetatable({ msg = string.format("spec: gen/isa/%s.lua has no kv_load word for storage type '%s' (kv_load.%s)",
+        name, t.name, t.field or "f32") }, require("config").UserError), 0)
+    end
+  end
   v.name = name
   v.spec = spec.isa[name]
   v.enum = "ATTNGEN_ISA_" .. name:upper()

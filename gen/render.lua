@@ -93,6 +93,9 @@ local function config_lines(c)
     string.format("masks = %s, phases = %s,", list(c.masks), list(c.phases)),
     string.format("isas = %s,", list(c.isas)),
   }
+  if not (#c.kv_dtypes == 1 and c.kv_dtypes[1] == "f32") then
+    lines[#lines + 1] = string.format("kv_dtype = %s,", list(c.kv_dtypes))
+  end
   for _, o in ipairs(spec.options) do
     if c.options[o.name] ~= nil then lines[#lines + 1] = string.format("%s = %.9g,", o.name, c.options[o.name]) end
   end

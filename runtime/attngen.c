@@ -72,6 +72,7 @@ const char *attngen_status_name(int status)
   case ATTNGEN_ERR_NOMEM: return "out of memory";
   case ATTNGEN_ERR_STRIDE: return "bad stride";
   case ATTNGEN_ERR_ALIAS: return "outputs overlap inputs or each other";
+  case ATTNGEN_ERR_DTYPE: return "K/V pointers of another storage type than the kernel's";
   default: return "unknown status";
   }
 }
@@ -602,13 +603,13 @@ static int check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT],
   int f[4], n = kv_fields(t, f), i, j, wanted;
   for (i = 0; i < n; ++i)
     if (!p[f[i]])
-      return fail(ATTNGEN_ERR_NULL, "attngen: kernel %s reads a %s cache: %s must not be NULL", kernel_name,
+      return fail(ATTNGEN_ERR_NULL, "attngen: kernel %s reads a K/V cache of type %s: %s must not be NULL", kernel_name,
                   kv_types[t].name, names[f[i]]);
   for (i = 0; i < KVP_COUNT; ++i) {
     for (wanted = 0, j = 0; j < n; ++j) wanted |= f[j] == i;
     if (!wanted && p[i])
-      return fail(ATTNGEN_ERR_DTYPE, "attngen: kernel %s reads a %s cache, but %s is set (a %s cache's field; "
-                  "the fields of other types must be NULL)", kernel_name, kv_types[t].name, names[i],
+      return fail(ATTNGEN_ERR_DTYPE, "attngen: kernel %s reads a K/V cache of type %s, but %s is set (a field of "
+                  "type %s; the fields of other types must be NULL)", kernel_name, kv_types[t].name, names[i],
                   i < KVP_I8_K ? kv_types[i / 2].name : "int8");
   }
   return ATTNGEN_OK;
@@ -704,7 +705,7 @@ static int check_args(const attngen_kernel *kern, const attngen_args *in, attnge
                 "kv_heads %d, head_dim %d", said[0], said[1], said[2], info->name, s->heads, s->kv_heads, s->head_dim);
   }
   if (info->kv_dtype != s->kv_dtype)
-    return fail(ATTNGEN_ERR_SHAPE, "attngen: kernel %s reads a %s cache, the bound shape says %s", info->name,
+    return fail(ATTNGEN_ERR_SHAPE, "attngen: kernel %s reads a K/V cache of type %s, the bound shape says %s", info->name,
                 attngen_kv_dtype_name(info->kv_dtype), attngen_kv_dtype_name(s->kv_dtype));
   if (!in->q || !in->o)
     return fail(ATTNGEN_ERR_NULL, "attngen: q and o must not be NULL (q=%p o=%p)", (const void *)in->q, (void *)in->o);

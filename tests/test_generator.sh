@@ -120,7 +120,8 @@ spec_case "spec: mask feature 'window' (mask 'sliding') is not implemented by te
 # 2e. --list names every kernel the config produces (and writes nothing); --version names the table ABI
 for lua in $LUAS; do
   n=$($lua gen/attngen.lua configs/llama-3-8b.lua --list | grep -c '^attn_h32_kv8_d128_')
-  if [ "$n" -eq 16 ] && $lua gen/attngen.lua configs/llama-3-8b.lua --list | grep -q 'causal_padding_decode__neon *neon *decode *causal_padding *[0-9][0-9]*$'; then ok
+  # 2 masks x 2 phases x 4 ISAs x 4 cache types (f32, f16, bf16, int8)
+  if [ "$n" -eq 64 ] && $lua gen/attngen.lua configs/llama-3-8b.lua --list | grep -q 'causal_padding_decode_int8__neon *neon *decode *causal_padding *int8 *[0-9][0-9]*$'; then ok
   else bad "--list ($lua): $n kernels listed"; fi
   if $lua gen/attngen.lua --version | grep -q '^attngen [0-9.]* (table ABI [0-9]*)$'; then ok; else bad "--version ($lua)"; fi
 done

@@ -5,6 +5,7 @@
  *   name = "llama-3-8b", heads = 32, kv_heads = 8, head_dim = 128,
  *   masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
  *   isas = { "avx512", "avx2", "neon", "scalar" },
+ *   kv_dtype = { "f32", "f16", "bf16", "int8" },
  *   rope = { style = "half", theta = 500000, rotary_dim = 128 },
  *   source = https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json
  */
