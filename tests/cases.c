@@ -68,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv_types.h"
 #include "reference.h"
 #include "rope_cases.h"
 
@@ -90,12 +91,14 @@ typedef struct {
   attngen_mask mask;
   attngen_phase phase;
   attngen_isa isa;
+  attngen_kv_dtype kv_dtype;
 } xentry;
-#define XL_ENTRY(name, h, kvh, d, M, P, I) \
-  {#name, h, kvh, d, ATTNGEN_MASK_##M, ATTNGEN_PHASE_##P, ATTNGEN_ISA_##I},
+#define XL_ENTRY(name, h, kvh, d, M, P, I, T) \
+  {#name, h, kvh, d, ATTNGEN_MASK_##M, ATTNGEN_PHASE_##P, ATTNGEN_ISA_##I, ATTNGEN_KV_##T},
 #define TT_XLIST(cname, CNAME) \
   static const xentry xl_##cname[] = {ATTNGEN_##CNAME##_KERNELS(XL_ENTRY){NULL, 0, 0, 0, ATTNGEN_MASK_NONE, \
-                                                                         ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR}};
+                                                                         ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, \
+                                                                         ATTNGEN_KV_F32}};
 TEST_TABLES(TT_XLIST)
 #define TT_XADDR(cname, CNAME) xl_##cname,
 static const xentry *const g_xlists[] = {TEST_TABLES(TT_XADDR) NULL};
@@ -210,6 +213,12 @@ typedef struct {
   float table_scale; /* the table's `scale` parameter for its own shape (0: none): what a 0 args.scale means */
   const attngen_rope *rope; /* the table's RoPE for its own shape (NULL: none): the reference rotates q by it */
   int32_t *q_pos;           /* POS_RANDOM / POS_ZERO positions, [batch][q_len] */
+  /* A cache of another storage type than fp32 (shape.kv_dtype): kv holds it, written through attngen_kv_append
+   * from the fp32 rows generated in k and v, which then hold the dequantized stored values (what the kernels read,
+   * and what the reference computes on); rows never to be read stay poisoned in both. Same strides (in elements). */
+  kvt_cache kv;
+  attngen_strides kss, vss; /* int8 scales, resolved */
+  char err[512];            /* why fixture_init failed ("": out of memory) */
 } fixture;
 
 static void fixture_free(fixture *f) {
@@ -220,6 +229,97 @@ static void fixture_free(fixture *f) {
   fbuf_free(&f->lse);
   free(f->kv_lens);
   free(f->q_pos);
+  kvt_free(&f->kv);
+}
+
+/* Strides of the int8 scales [batch][rows][nh][G] for a layout (0 = the runtime's dense default). */
+static attngen_strides scale_layout(case_layout L, int rows, int nh, int G, int is_v) {
+  attngen_strides s = {0, 0, 0};
+  switch (L) {
+  case LAYOUT_DENSE:
+    break;
+  case LAYOUT_PADDED:
+    s.head = G + 1 + is_v;
+    s.seq = nh * s.head + 2;
+    s.batch = rows * s.seq + 3 + is_v;
+    break;
+  case LAYOUT_HEAD_MAJOR:
+    s.seq = G;
+    s.head = rows * s.seq;
+    s.batch = nh * s.head;
+    break;
+  }
+  return s;
+}
+
+/* The case's cache in its storage type: allocated like K and V (kn, vn elements; Ba sequences of ka rows), written
+ * through attngen_kv_append (a generic kernel of the type, no RoPE: K is stored as given) one sequence at a time,
+ * its used rows only; every stored row checked against the conversion references of kv_types.c bit for bit; then
+ * the dequantized values replace the fp32 rows in f->k and f->v for the reference. */
+static int fixture_typed(fixture *f, const test_case *c, int Ba, int ka, size_t kn, size_t vn) {
+  const attngen_kv_dtype t = c->shape.kv_dtype;
+  const int KVH = c->shape.kv_heads, D = c->shape.head_dim, B = c->batch, g = kvt_group(t, D), G = g ? D / g : 0;
+  attngen_args *a = &f->a;
+  size_t nks = 0, nvs = 0;
+  if (g) {
+    a->k_scale_stride = scale_layout(c->layout, f->cap, KVH, G, 0);
+    a->v_scale_stride = scale_layout(c->layout, f->cap, KVH, G, 1);
+    f->kss = ref_strides(a->k_scale_stride, f->cap, KVH, G);
+    f->vss = ref_strides(a->v_scale_stride, f->cap, KVH, G);
+    nks = tensor_extent(ref_strides(a->k_scale_stride, ka, KVH, G), Ba, ka, KVH, G);
+    nvs = tensor_extent(ref_strides(a->v_scale_stride, ka, KVH, G), Ba, ka, KVH, G);
+  }
+  if (kvt_alloc(&f->kv, t, D, kn, vn, nks, nvs)) return -1;
+  attngen_shape as = c->shape;
+  as.mask = ATTNGEN_MASK_NONE, as.phase = ATTNGEN_PHASE_DECODE;
+  attngen_kernel ak;
+  int st = attngen_select_generic(&as, ATTNGEN_ISA_SCALAR, &ak);
+  if (st != ATTNGEN_OK) {
+    snprintf(f->err, sizeof f->err, "attngen_select_generic(%s cache): %s (%s)", attngen_kv_dtype_name(t),
+             attngen_status_name(st), attngen_last_error());
+    return -1;
+  }
+  for (int b = 0; b < B; b++) {
+    const int used = mask_reads_lens(c->shape.mask) ? f->kv_lens[b] : c->kv_len;
+    if (used == 0) continue;
+    const int32_t zero = 0;
+    const size_t ek = (size_t)(b * f->ks.batch), ev = (size_t)(b * f->vs.batch);
+    const size_t eks = g ? (size_t)(b * f->kss.batch) : 0, evs = g ? (size_t)(b * f->vss.batch) : 0;
+    attngen_append_args ap;
+    memset(&ap, 0, sizeof ap);
+    ap.batch = 1, ap.n_new = used, ap.kv_capacity = f->cap, ap.cache_len = &zero;
+    ap.k_new = f->k.p + ek, ap.v_new = f->v.p + ev;
+    ap.k_new_stride = (attngen_strides){0, f->ks.seq, f->ks.head};
+    ap.v_new_stride = (attngen_strides){0, f->vs.seq, f->vs.head};
+    kvt_set_append(&ap, &f->kv, ek, ev, eks, evs);
+    ap.k_cache_stride = ap.k_new_stride, ap.v_cache_stride = ap.v_new_stride;
+    if (g) {
+      ap.k_cache_scale_stride = (attngen_strides){0, f->kss.seq, f->kss.head};
+      ap.v_cache_scale_stride = (attngen_strides){0, f->vss.seq, f->vss.head};
+    }
+    st = attngen_kv_append(&ak, &ap);
+    if (st != ATTNGEN_OK) {
+      snprintf(f->err, sizeof f->err, "attngen_kv_append(%s cache, sequence %d, %d rows): %s (%s)",
+               attngen_kv_dtype_name(t), b, used, attngen_status_name(st), attngen_last_error());
+      return -1;
+    }
+    for (int j = 0; j < used; j++)
+      for (int h = 0; h < KVH; h++)
+        for (int w = 0; w < 2; w++) {
+          const attngen_strides *ts = w ? &f->vs : &f->ks, *ss = w ? &f->vss : &f->kss;
+          const size_t e = (size_t)(b * ts->batch + j * ts->seq + h * ts->head);
+          const size_t sc = g ? (size_t)(b * ss->batch + j * ss->seq + h * ss->head) : 0;
+          float *x = (w ? f->v.p : f->k.p) + e;
+          char why[256];
+          if (kvt_row_check(&f->kv, w, e, sc, x, why, sizeof why)) {
+            snprintf(f->err, sizeof f->err, "attngen_kv_append(%s cache) stored row %d head %d of sequence %d: %s",
+                     attngen_kv_dtype_name(t), j, h, b, why);
+            return -1;
+          }
+          for (int col = 0; col < D; col++) x[col] = kvt_value(&f->kv, w, e + (size_t)col, sc, col);
+        }
+  }
+  return 0;
 }
 
 /* slack_rows: extra rows allocated in every tensor (the error cases mutate sizes; if the runtime wrongly
@@ -295,7 +395,11 @@ static int fixture_init(fixture *f, const test_case *c, int slack_rows) {
   }
 
   rng r = {0x5EED0000ull ^ ((uint64_t)c->seed << 20)};
-  const float F = large_factor(D);
+  /* int8 caches: RANGE_LARGE keys are integers in [-127, 127] with a +-127 in every scale group, so that every
+   * scale is exactly 1 and the stored keys are the integers themselves; q = 64 * [-4, 4] keeps every partial sum
+   * a multiple of 64 below 4 * 127 * 512 * 64 < 2^24 (exact in fp32), as the fp32 range does with its own F */
+  const int i8group = kvt_group(c->shape.kv_dtype, D);
+  const float F = i8group ? 64.0f : large_factor(D);
   for (int b = 0; b < B; b++)
     for (int i = 0; i < c->q_len; i++)
       for (int h = 0; h < H; h++)
@@ -308,11 +412,14 @@ static int fixture_init(fixture *f, const test_case *c, int slack_rows) {
     for (int j = 0; j < used; j++)
       for (int h = 0; h < KVH; h++)
         for (int e = 0; e < D; e++) {
-          f->k.p[b * f->ks.batch + j * f->ks.seq + h * f->ks.head + e] =
-              c->range == RANGE_LARGE ? (float)rng_int(&r, -4, 4) : rng_unit(&r);
+          float kx = c->range != RANGE_LARGE ? rng_unit(&r)
+                     : i8group ? (e % i8group == 0 ? (rng_next(&r) & 1 ? 127.0f : -127.0f) : (float)rng_int(&r, -127, 127))
+                               : (float)rng_int(&r, -4, 4);
+          f->k.p[b * f->ks.batch + j * f->ks.seq + h * f->ks.head + e] = kx;
           f->v.p[b * f->vs.batch + j * f->vs.seq + h * f->vs.head + e] = rng_unit(&r);
         }
   }
+  if (c->shape.kv_dtype != ATTNGEN_KV_F32 && fixture_typed(f, c, Ba, ka, kn, vn)) return -1;
   if (c->range == RANGE_WIDE) { /* scale each q row so that its largest |score| over the keys it may see is SMAX */
     const double sc = c->scale != 0.0f ? c->scale : f->table_scale != 0.0f ? f->table_scale : 1.0 / sqrt((double)D);
     const double gmax = 3.0 * CASE_WIDE_SMAX / (sc * sqrt((double)D)); /* keeps the score's spread <= SMAX */
@@ -338,6 +445,7 @@ static int fixture_init(fixture *f, const test_case *c, int slack_rows) {
   a->q = f->q.p;
   a->k = f->k.p;
   a->v = f->v.p;
+  if (c->shape.kv_dtype != ATTNGEN_KV_F32) kvt_set_args(a, &f->kv, 0, 0, 0, 0); /* k and v: the reference's copy */
   a->o = f->o.p;
   a->lse = c->want_lse ? f->lse.p : NULL;
   return 0;
@@ -491,6 +599,7 @@ static int compute_ref(const fixture *f, double **ref, double **ref_lse) {
   if (!*ref || !*ref_lse) return -1;
   attngen_args ra = *a; /* the documented scale rule: the call's, else the table's, else 1/sqrt(head_dim) */
   if (ra.scale == 0.0f) ra.scale = f->table_scale;
+  ra.k = f->k.p, ra.v = f->v.p; /* fp32, or the dequantized values of a typed cache (same strides) */
   ref_attention_rope(&f->shape, &ra, f->rope, NULL, *ref, *ref_lse); /* K as stored (a RoPE cache: rotated) */
   return 0;
 }
@@ -505,7 +614,7 @@ static int run_numeric(const test_case *c, case_result *r) {
   double *ref = NULL, *ref_lse = NULL;
   int fail = 0;
   if (fixture_init(&f, c, 0) || compute_ref(&f, &ref, &ref_lse)) {
-    fail = case_failf(r, "out of memory");
+    fail = case_failf(r, "%s", f.err[0] ? f.err : "out of memory");
   } else {
     int st = attngen_run(&k, &f.a);
     if (st != ATTNGEN_OK)
@@ -593,28 +702,44 @@ static int run_plan(const attngen_kernel *k, const attngen_args *a, int nthreads
  * own layout must hold the copy exactly when q_len reaches pack_kv_min_q (so the copy path is known to run). */
 static int check_repack(const test_case *c, const attngen_kernel *k, const fixture *f, const fbuf *o0,
                         case_result *r) {
+  const attngen_kv_dtype t = c->shape.kv_dtype;
   const int B = c->batch, KVH = c->shape.kv_heads, D = c->shape.head_dim, cap = f->cap;
-  const size_t n = (size_t)B * KVH * cap * D;
-  float *hk = malloc(sizeof(float) * n), *hv = malloc(sizeof(float) * n);
+  const int g = kvt_group(t, D), G = g ? D / g : 0, typed = t != ATTNGEN_KV_F32;
+  const size_t n = (size_t)B * KVH * cap * D, ns = (size_t)B * KVH * cap * G, by = (size_t)kvt_bytes(t);
+  kvt_cache h; /* the same K/V (any type), head-major: [b][kv head][cap][D], scales [b][kv head][cap][G] */
   fbuf o;
   int fail = 0;
-  if (!hk || !hv || fbuf_clone(&o, o0)) {
-    free(hk);
-    free(hv);
+  if (kvt_alloc(&h, t, D, n, n, ns, ns)) return case_failf(r, "out of memory");
+  if (fbuf_clone(&o, o0)) {
+    kvt_free(&h);
     return case_failf(r, "out of memory");
   }
   for (int b = 0; b < B; b++)
-    for (int h = 0; h < KVH; h++)
+    for (int hh = 0; hh < KVH; hh++)
       for (int j = 0; j < cap; j++) {
-        const size_t dst = (((size_t)b * KVH + h) * cap + j) * D;
-        memcpy(hk + dst, f->a.k + b * f->ks.batch + h * f->ks.head + j * f->ks.seq, sizeof(float) * D);
-        memcpy(hv + dst, f->a.v + b * f->vs.batch + h * f->vs.head + j * f->vs.seq, sizeof(float) * D);
+        const size_t dst = (((size_t)b * KVH + hh) * cap + j) * D, sdst = (((size_t)b * KVH + hh) * cap + j) * G;
+        const size_t ek = (size_t)(b * f->ks.batch + hh * f->ks.head + j * f->ks.seq);
+        const size_t ev = (size_t)(b * f->vs.batch + hh * f->vs.head + j * f->vs.seq);
+        if (!typed) {
+          memcpy(h.k + dst * by, f->a.k + ek, sizeof(float) * D);
+          memcpy(h.v + dst * by, f->a.v + ev, sizeof(float) * D);
+          continue;
+        }
+        memcpy(h.k + dst * by, f->kv.k + ek * by, by * D);
+        memcpy(h.v + dst * by, f->kv.v + ev * by, by * D);
+        if (g) {
+          memcpy(h.ks + sdst, f->kv.ks + (b * f->kss.batch + hh * f->kss.head + j * f->kss.seq), sizeof(float) * G);
+          memcpy(h.vs + sdst, f->kv.vs + (b * f->vss.batch + hh * f->vss.head + j * f->vss.seq), sizeof(float) * G);
+        }
       }
   attngen_args a = f->a;
-  a.k = hk;
-  a.v = hv;
+  kvt_set_args(&a, &h, 0, 0, 0, 0);
   a.k_stride = (attngen_strides){(ptrdiff_t)KVH * cap * D, D, (ptrdiff_t)cap * D};
   a.v_stride = a.k_stride;
+  if (g) {
+    a.k_scale_stride = (attngen_strides){(ptrdiff_t)KVH * cap * G, G, (ptrdiff_t)cap * G};
+    a.v_scale_stride = a.k_scale_stride;
+  }
   a.o = o.p;
   a.lse = NULL;
   int st = attngen_run(k, &a);
@@ -630,18 +755,24 @@ static int check_repack(const test_case *c, const attngen_kernel *k, const fixtu
     const int head_major = f->ks.seq == D && f->vs.seq == D; /* rows already contiguous per head: kept in place */
     const size_t copy = 2 * (size_t)B * KVH * (size_t)c->kv_len * D * sizeof(float);
     const size_t extra = attngen_plan_scratch_bytes(p_case) - attngen_plan_scratch_bytes(p_head);
-    if (min_q > 0 && c->q_len >= min_q && !head_major && extra < copy)
+    if (typed) { /* a prefill converts any other type to an fp32 copy, whatever the layout: the same memory */
+      if (extra != 0)
+        fail = case_failf(r, "%s prefill: the plan holds %zu more bytes for the case's layout than for head-major K/V",
+                          attngen_kv_dtype_name(t), extra);
+      else if (attngen_plan_scratch_bytes(p_head) < copy)
+        fail = case_failf(r, "%s prefill: the plan holds %zu bytes, less than the fp32 copy of K/V (%zu)",
+                          attngen_kv_dtype_name(t), attngen_plan_scratch_bytes(p_head), copy);
+    } else if (min_q > 0 && c->q_len >= min_q && !head_major && extra < copy)
       fail = case_failf(r, "q_len %d >= pack_kv_min_q %d but the plan holds %zu extra bytes, not the %zu of a K/V copy",
                         c->q_len, min_q, extra, copy);
-    if ((min_q <= 0 || c->q_len < min_q || head_major) && extra != 0)
+    if (!typed && (min_q <= 0 || c->q_len < min_q || head_major) && extra != 0)
       fail = case_failf(r, "no K/V repack expected (q_len %d, pack_kv_min_q %d) but the plan holds %zu extra bytes",
                         c->q_len, min_q, extra);
   }
   attngen_plan_destroy(p_case);
   attngen_plan_destroy(p_head);
   fbuf_free(&o);
-  free(hk);
-  free(hv);
+  kvt_free(&h);
   return fail;
 }
 
@@ -654,7 +785,7 @@ static int run_threads(const test_case *c, case_result *r) {
     free(ref);
     free(ref_lse);
     fixture_free(&f);
-    return case_failf(r, "out of memory");
+    return case_failf(r, "%s", f.err[0] ? f.err : "out of memory");
   }
   /* the pristine (sentinel-only) output buffers every variant starts from */
   fbuf o0, l0;
@@ -752,16 +883,159 @@ static void expect_status(err_ctx *x, const char *what, int st, const int *want)
 #define WANT(...) ((const int[]){__VA_ARGS__, 1})
 #define ANY_ERROR ((const int[]){1})
 
+/* The 10 K/V fields of attngen_args, in attngen.h's order, and the type each belongs to (scales: every int8 type). */
+static const char *const kv_field_names[10] = {"k",    "v",    "k_f16", "v_f16",   "k_bf16",
+                                               "v_bf16", "k_i8", "v_i8",  "k_scale", "v_scale"};
+static const void **kv_field(attngen_args *a, int i) {
+  switch (i) {
+  case 0: return (const void **)&a->k;
+  case 1: return (const void **)&a->v;
+  case 2: return (const void **)&a->k_f16;
+  case 3: return (const void **)&a->v_f16;
+  case 4: return (const void **)&a->k_bf16;
+  case 5: return (const void **)&a->v_bf16;
+  case 6: return (const void **)&a->k_i8;
+  case 7: return (const void **)&a->v_i8;
+  case 8: return (const void **)&a->k_scale;
+  default: return (const void **)&a->v_scale;
+  }
+}
+static int kv_field_of(attngen_kv_dtype t, int i) {
+  switch (t) {
+  case ATTNGEN_KV_F32: return i == 0 || i == 1;
+  case ATTNGEN_KV_F16: return i == 2 || i == 3;
+  case ATTNGEN_KV_BF16: return i == 4 || i == 5;
+  default: return i >= 6;
+  }
+}
+/* the K (v = 0) or V (1) field the kernel of type t reads */
+static const void **kv_main(attngen_args *a, attngen_kv_dtype t, int v) {
+  switch (t) {
+  case ATTNGEN_KV_F32: return kv_field(a, v);
+  case ATTNGEN_KV_F16: return kv_field(a, 2 + v);
+  case ATTNGEN_KV_BF16: return kv_field(a, 4 + v);
+  default: return kv_field(a, 6 + v);
+  }
+}
+
+/* Refusals of the storage type's fields (every type, fp32 included): a field of another type set as well ->
+ * ATTNGEN_ERR_DTYPE, a field of the type NULL -> ATTNGEN_ERR_NULL, each with a message naming the field; a cache of
+ * another type instead; the scales' strides and aliasing; the threaded entries; selections of an unknown type or a
+ * head_dim the type's groups do not divide; then the typed append and step (kv_types.c). Nothing is written. */
+static void kv_type_errors(err_ctx *x, const test_case *c, const attngen_kernel *k, const attngen_args *base) {
+  const attngen_kv_dtype t = c->shape.kv_dtype;
+  const int g = kvt_group(t, c->shape.head_dim);
+  fixture *f = x->f;
+  attngen_args a;
+  char what[200];
+  for (int i = 0; i < 10 && !x->fail; i++) {
+    a = *base;
+    const void **fp = kv_field(&a, i);
+    int st;
+    if (kv_field_of(t, i)) {
+      *fp = NULL;
+      snprintf(what, sizeof what, "%s kernel, %s = NULL", attngen_kv_dtype_name(t), kv_field_names[i]);
+      st = attngen_run(k, &a);
+      expect_status(x, what, st, WANT(ATTNGEN_ERR_NULL));
+    } else {
+      *fp = f->q.p; /* any readable memory: a refused call reads nothing */
+      snprintf(what, sizeof what, "%s kernel, %s set as well", attngen_kv_dtype_name(t), kv_field_names[i]);
+      st = attngen_run(k, &a);
+      expect_status(x, what, st, WANT(ATTNGEN_ERR_DTYPE));
+    }
+    if (!x->fail && !kvt_names_field(attngen_last_error(), kv_field_names[i]))
+      x->fail = case_failf(x->r, "%s: the message does not name %s: \"%s\"", what, kv_field_names[i], attngen_last_error());
+  }
+  /* the K/V of another type in place of the kernel's: attngen.h says ATTNGEN_ERR_DTYPE for a call with the wrong
+   * type; the runtime may name the kernel's missing field first (ATTNGEN_ERR_NULL) */
+  a = *base;
+  *kv_main(&a, t, 0) = NULL, *kv_main(&a, t, 1) = NULL, a.k_scale = a.v_scale = NULL;
+  if (t == ATTNGEN_KV_F32) a.k_f16 = (const attngen_f16 *)(const void *)f->k.p, a.v_f16 = (const attngen_f16 *)(const void *)f->v.p;
+  else a.k = f->k.p, a.v = f->v.p;
+  snprintf(what, sizeof what, "%s kernel given only a %s cache", attngen_kv_dtype_name(t), t == ATTNGEN_KV_F32 ? "f16" : "f32");
+  expect_status(x, what, attngen_run(k, &a), WANT(ATTNGEN_ERR_DTYPE, ATTNGEN_ERR_NULL));
+  /* the threaded entries check the same */
+  a = *base;
+  a.v_bf16 = t == ATTNGEN_KV_BF16 ? NULL : (const attngen_bf16 *)(const void *)f->q.p;
+  expect_status(x, t == ATTNGEN_KV_BF16 ? "attngen_run_parallel(v_bf16 = NULL)" : "attngen_run_parallel(v_bf16 set)",
+                attngen_run_parallel(k, &a, 2), t == ATTNGEN_KV_BF16 ? WANT(ATTNGEN_ERR_NULL) : WANT(ATTNGEN_ERR_DTYPE));
+  {
+    attngen_plan *plan = NULL;
+    a = *base;
+    a.k_i8 = g ? NULL : (const int8_t *)f->q.p;
+    expect_status(x, g ? "attngen_plan_create(k_i8 = NULL)" : "attngen_plan_create(k_i8 set)", attngen_plan_create(k, &a, 2, &plan),
+                  g ? WANT(ATTNGEN_ERR_NULL) : WANT(ATTNGEN_ERR_DTYPE));
+    if (plan) attngen_plan_destroy(plan);
+  }
+  if (g) { /* the scales: strides, overlap with the outputs */
+    a = *base;
+    a.k_scale_stride = f->kss, a.k_scale_stride.seq = -1;
+    expect_status(x, "k_scale_stride.seq < 0", attngen_run(k, &a), WANT(ATTNGEN_ERR_STRIDE));
+    a = *base;
+    a.v_scale_stride = f->vss, a.v_scale_stride.batch = -1;
+    expect_status(x, "v_scale_stride.batch < 0", attngen_run(k, &a), WANT(ATTNGEN_ERR_STRIDE));
+    attngen_plan *plan = NULL;
+    a = *base;
+    a.o = (float *)(uintptr_t)base->k_scale;
+    expect_status(x, "o == k_scale", attngen_plan_create(k, &a, 1, &plan), WANT(ATTNGEN_ERR_ALIAS));
+    if (plan) attngen_plan_destroy(plan), plan = NULL;
+    a = *base;
+    a.lse = (float *)(uintptr_t)base->v_scale;
+    expect_status(x, "lse == v_scale", attngen_plan_create(k, &a, 1, &plan), WANT(ATTNGEN_ERR_ALIAS));
+    if (plan) attngen_plan_destroy(plan);
+  }
+  /* selection: an unknown type; a grouped type on a head_dim its groups do not divide */
+  {
+    attngen_kernel out;
+    attngen_shape s2 = c->shape;
+    s2.kv_dtype = (attngen_kv_dtype)ATTNGEN_KV_COUNT_;
+    expect_status(x, "attngen_select_generic(kv_dtype = ATTNGEN_KV_COUNT_)", attngen_select_generic(&s2, c->isa, &out),
+                  ANY_ERROR);
+    s2.kv_dtype = (attngen_kv_dtype)-1;
+    expect_status(x, "attngen_select(kv_dtype = -1)", attngen_select(c->table, &s2, &out), ANY_ERROR);
+    s2 = c->shape;
+    s2.kv_dtype = ATTNGEN_KV_INT8_G64;
+    s2.head_dim = 96;
+    expect_status(x, "attngen_select_generic(int8_g64, head_dim 96)", attngen_select_generic(&s2, c->isa, &out),
+                  WANT(ATTNGEN_ERR_UNSUPPORTED));
+    s2.kv_dtype = ATTNGEN_KV_INT8_G32;
+    s2.head_dim = 48;
+    expect_status(x, "attngen_select_generic(int8_g32, head_dim 48)", attngen_select_generic(&s2, c->isa, &out),
+                  WANT(ATTNGEN_ERR_UNSUPPORTED));
+    if (c->table) { /* a type the table lacks: no specialized kernel, and attngen_select falls back to the generic one */
+      attngen_kv_dtype other = ATTNGEN_KV_COUNT_;
+      for (int u = 0; u < ATTNGEN_KV_COUNT_ && other == ATTNGEN_KV_COUNT_; u++) {
+        int have = 0;
+        for (int i = 0; i < c->table->count; i++) have |= c->table->kernels[i].kv_dtype == (attngen_kv_dtype)u;
+        if (!have && kvt_fits((attngen_kv_dtype)u, c->shape.head_dim)) other = (attngen_kv_dtype)u;
+      }
+      if (other != ATTNGEN_KV_COUNT_) {
+        s2 = c->shape;
+        s2.kv_dtype = other;
+        snprintf(what, sizeof what, "attngen_select_specialized(a %s cache, which the table lacks)", attngen_kv_dtype_name(other));
+        expect_status(x, what, attngen_select_specialized(c->table, &s2, c->isa, &out), WANT(ATTNGEN_ERR_UNSUPPORTED));
+        int st = attngen_select(c->table, &s2, &out);
+        if (!x->fail && (st != ATTNGEN_OK || out.info->kv_dtype != other || out.shape.kv_dtype != other || out.info->heads))
+          x->fail = case_failf(x->r, "attngen_select(a %s cache the table lacks): %s, %s (want the generic %s kernel)",
+                               attngen_kv_dtype_name(other), attngen_status_name(st), st ? attngen_last_error() : out.info->name,
+                               attngen_kv_dtype_name(other));
+      }
+    }
+  }
+  if (!x->fail && kvt_append_errors(k, x->r)) x->fail = 1;
+}
+
 static int run_errors(const test_case *c, case_result *r) {
   attngen_kernel k;
   if (get_kernel(c, &k, r)) return 1;
   fixture f;
   err_ctx x = {&f, {0}, {0}, r, 0};
   if (fixture_init(&f, c, 16) || fbuf_clone(&x.o0, &f.o) || fbuf_clone(&x.l0, &f.lse)) {
+    case_failf(r, "%s", f.err[0] ? f.err : "out of memory");
     fixture_free(&f);
     fbuf_free(&x.o0);
     fbuf_free(&x.l0);
-    return case_failf(r, "out of memory");
+    return 1;
   }
   const attngen_args base = f.a;
   const attngen_shape *sh = &c->shape;
@@ -779,8 +1053,8 @@ static int run_errors(const test_case *c, case_result *r) {
   expect_status(&x, "attngen_run(NULL kernel)", attngen_run(NULL, &base), WANT(ATTNGEN_ERR_NULL));
   expect_status(&x, "attngen_run(NULL args)", attngen_run(&k, NULL), WANT(ATTNGEN_ERR_NULL));
   RUN_WITH("q = NULL", a.q = NULL, WANT(ATTNGEN_ERR_NULL));
-  RUN_WITH("k = NULL", a.k = NULL, WANT(ATTNGEN_ERR_NULL));
-  RUN_WITH("v = NULL", a.v = NULL, WANT(ATTNGEN_ERR_NULL));
+  RUN_WITH("k = NULL", *kv_main(&a, sh->kv_dtype, 0) = NULL, WANT(ATTNGEN_ERR_NULL));
+  RUN_WITH("v = NULL", *kv_main(&a, sh->kv_dtype, 1) = NULL, WANT(ATTNGEN_ERR_NULL));
   RUN_WITH("o = NULL", a.o = NULL, WANT(ATTNGEN_ERR_NULL));
   RUN_WITH("batch = 0", a.batch = 0, WANT(ATTNGEN_ERR_SIZE));
   RUN_WITH("batch = -1", a.batch = -1, WANT(ATTNGEN_ERR_SIZE));
@@ -913,8 +1187,10 @@ static int run_errors(const test_case *c, case_result *r) {
             WANT(ATTNGEN_ERR_SIZE));
   PLAN_WITH("lse inside o", a.lse = f.o.p + 1, 1, WANT(ATTNGEN_ERR_ALIAS));
   PLAN_WITH("o == q", a.o = (float *)(uintptr_t)base.q, 1, WANT(ATTNGEN_ERR_ALIAS));
-  PLAN_WITH("o == k", a.o = (float *)(uintptr_t)base.k, 1, WANT(ATTNGEN_ERR_ALIAS));
-  PLAN_WITH("o inside v", a.o = (float *)(uintptr_t)(base.v + 1), 1, WANT(ATTNGEN_ERR_ALIAS));
+  PLAN_WITH("o == k", a.o = (float *)(uintptr_t)*kv_main(&a, sh->kv_dtype, 0), 1, WANT(ATTNGEN_ERR_ALIAS));
+  PLAN_WITH("o inside v",
+            a.o = (float *)(uintptr_t)((const char *)*kv_main(&a, sh->kv_dtype, 1) + kvt_bytes(sh->kv_dtype)), 1,
+            WANT(ATTNGEN_ERR_ALIAS));
   PLAN_WITH("lse == q", a.lse = (float *)(uintptr_t)base.q, 1, WANT(ATTNGEN_ERR_ALIAS));
 #undef PLAN_WITH
   { /* defect 4: an ISA value outside the enum is refused (it used to be a shift count) */
@@ -930,6 +1206,7 @@ static int run_errors(const test_case *c, case_result *r) {
                                                               a.head_dim = 0), WANT(ATTNGEN_ERR_SHAPE));
   if (!x.fail && (strstr(attngen_last_error(), "kv0") || strstr(attngen_last_error(), " d0")))
     x.fail = case_failf(r, "args shape error shows unset fields as 0: \"%s\"", attngen_last_error());
+  kv_type_errors(&x, c, &k, &base);
   /* and the untouched args still work */
   if (!x.fail) {
     int st = attngen_run(&k, &base);
@@ -1062,7 +1339,7 @@ static int run_table(const test_case *c, case_result *r) {
     /* a table from a generator with another ABI is refused by name, never misread */
     attngen_table other = *t;
     attngen_kernel k;
-    attngen_shape sh = {t->heads, t->kv_heads, t->head_dim, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL};
+    attngen_shape sh = {t->heads, t->kv_heads, t->head_dim, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32};
     other.abi = ATTNGEN_ABI + 1;
     int st = attngen_select(&other, &sh, &k);
     if (st != ATTNGEN_ERR_UNSUPPORTED || !strstr(attngen_last_error(), "ABI"))
@@ -1082,14 +1359,15 @@ static int run_table(const test_case *c, case_result *r) {
       if (!k->name || strcmp(k->name, x->name) != 0) continue;
       found++;
       if (k->heads != x->heads || k->kv_heads != x->kv_heads || k->head_dim != x->head_dim || k->mask != x->mask ||
-          k->phase != x->phase || k->isa != x->isa)
+          k->phase != x->phase || k->isa != x->isa || k->kv_dtype != x->kv_dtype)
         return case_failf(r, "table entry %s disagrees with the X-macro list", x->name);
       if (!k->fn || k->work_fn || k->work.q_tile <= 0 || k->work.row_stride <= 0 || k->work.keys_per_tile <= 0 ||
           k->work.scratch_floats == 0)
         return case_failf(r, "table entry %s lacks fn or a work cut", x->name);
-      char want[160];
-      snprintf(want, sizeof want, "attn_h%d_kv%d_d%d_%s_%s__%s", x->heads, x->kv_heads, x->head_dim,
-               attngen_mask_name(x->mask), attngen_phase_name(x->phase), attngen_isa_name(x->isa));
+      char want[160], dt[24] = ""; /* an fp32 cache adds nothing to the name, another type _<type> after the phase */
+      if (x->kv_dtype != ATTNGEN_KV_F32) snprintf(dt, sizeof dt, "_%s", attngen_kv_dtype_name(x->kv_dtype));
+      snprintf(want, sizeof want, "attn_h%d_kv%d_d%d_%s_%s%s__%s", x->heads, x->kv_heads, x->head_dim,
+               attngen_mask_name(x->mask), attngen_phase_name(x->phase), dt, attngen_isa_name(x->isa));
       if (strcmp(want, x->name) != 0) return case_failf(r, "kernel name %s does not spell its parameters (%s)", x->name, want);
     }
     if (found != 1) return case_failf(r, "X-macro kernel %s appears %d times in the table", x->name, found);
@@ -1109,6 +1387,7 @@ int case_run(const test_case *c, case_result *r) {
   case CK_STEP: return rope_run_step(c, r);
   case CK_APPEND: return rope_run_append(c, r);
   case CK_ALLOC: return run_alloc(c, r);
+  case CK_CONVERT: return kvt_run_convert(c, r);
   }
   return case_failf(r, "unknown case kind");
 }
@@ -1117,7 +1396,13 @@ int case_run(const test_case *c, case_result *r) {
 /* names */
 
 void case_name(const test_case *c, char *buf, size_t n) {
-  static const char *kinds[] = {"numeric", "threads", "errors", "table", "step", "append", "alloc"};
+  static const char *kinds[] = {"numeric", "threads", "errors", "table", "step", "append", "alloc", "convert"};
+  char dt[24] = ""; /* the storage type as kernel names spell it: nothing for fp32, _<type> after the phase */
+  if (c->shape.kv_dtype != ATTNGEN_KV_F32) snprintf(dt, sizeof dt, "_%s", attngen_kv_dtype_name(c->shape.kv_dtype));
+  if (c->kind == CK_CONVERT) {
+    snprintf(buf, n, "convert %s", kvt_convert_name(c->variant));
+    return;
+  }
   if (c->kind == CK_ALLOC) {
     snprintf(buf, n, "alloc attngen_alloc/attngen_free, then generic/h%d_kv%d_d%d_%s_%s__%s on its memory",
              c->shape.heads, c->shape.kv_heads, c->shape.head_dim, attngen_mask_name(c->shape.mask),
@@ -1130,9 +1415,9 @@ void case_name(const test_case *c, char *buf, size_t n) {
   }
   if (c->kind == CK_STEP || c->kind == CK_APPEND) {
     const attngen_rope *rp = rope_of(c->table, &c->shape);
-    snprintf(buf, n, "%s %s/%s h%d_kv%d_d%d %s %s %s rope=%s", kinds[c->kind], c->model,
+    snprintf(buf, n, "%s %s/%s h%d_kv%d_d%d%s %s %s %s rope=%s", kinds[c->kind], c->model,
              c->via_select ? "select" : attngen_isa_name(c->isa), c->shape.heads, c->shape.kv_heads, c->shape.head_dim,
-             attngen_mask_name(c->shape.mask), c->kind == CK_STEP ? "prefill+decode" : attngen_phase_name(c->shape.phase),
+             dt, attngen_mask_name(c->shape.mask), c->kind == CK_STEP ? "prefill+decode" : attngen_phase_name(c->shape.phase),
              c->kind == CK_STEP ? rope_step_name(c->variant) : "errors+precision",
              rp ? (rp->style == ATTNGEN_ROPE_INTERLEAVED ? "interleaved" : "half") : "none");
     return;
@@ -1142,13 +1427,13 @@ void case_name(const test_case *c, char *buf, size_t n) {
   static const char *ranges[] = {"unit", "large", "wide"};
   char kname[160];
   if (c->via_select)
-    snprintf(kname, sizeof kname, "%s/select(h%d_kv%d_d%d_%s_%s)", c->model, c->shape.heads, c->shape.kv_heads,
-             c->shape.head_dim, attngen_mask_name(c->shape.mask), attngen_phase_name(c->shape.phase));
+    snprintf(kname, sizeof kname, "%s/select(h%d_kv%d_d%d_%s_%s%s)", c->model, c->shape.heads, c->shape.kv_heads,
+             c->shape.head_dim, attngen_mask_name(c->shape.mask), attngen_phase_name(c->shape.phase), dt);
   else if (c->table)
     snprintf(kname, sizeof kname, "%s/%s", c->model, c->table->kernels[c->kernel_index].name);
   else
-    snprintf(kname, sizeof kname, "generic/h%d_kv%d_d%d_%s_%s__%s", c->shape.heads, c->shape.kv_heads,
-             c->shape.head_dim, attngen_mask_name(c->shape.mask), attngen_phase_name(c->shape.phase),
+    snprintf(kname, sizeof kname, "generic/h%d_kv%d_d%d_%s_%s%s__%s", c->shape.heads, c->shape.kv_heads,
+             c->shape.head_dim, attngen_mask_name(c->shape.mask), attngen_phase_name(c->shape.phase), dt,
              attngen_isa_name(c->isa));
   snprintf(buf, n, "%s %s mask=%s b=%d q=%d kv=%d cap=%d kv_lens=%s layout=%s range=%s lse=%d scale=%g", kinds[c->kind],
            kname, attngen_mask_name(c->shape.mask), c->batch, c->q_len, c->kv_len, c->kv_capacity, lens[c->kvlens],
@@ -1194,9 +1479,47 @@ static void mk(vec *v, test_case base, int batch, int q, int kv, int cap, case_k
 
 /* The numeric cases for one kernel. level 2: the specialized kernels (every pair of lengths); 1: the generic
  * kernel on its extra shapes; 0: the generic kernel on the test tables' shapes (fewer long prefills). */
+/* The numeric cases of a kernel reading a cache of another storage type than fp32 (specialized or generic): prefill,
+ * chunked prefill (q_len < kv_len) and q_len > kv_len; decode with q_len 1, 4 and 8; padded and head-major strides
+ * (the int8 scales with their own), a sequence with no key, large and wide scores, split-KV decode (one sequence,
+ * 1030 and 1500 keys, head-major too). The qemu subset keeps one of each kind. */
+static void add_numeric_typed(vec *v, test_case b, case_subset subset) {
+  const int q = subset == CASES_QEMU;
+  b.kind = CK_NUMERIC;
+  if (b.shape.phase == ATTNGEN_PHASE_PREFILL) {
+    mk(v, b, 1, 33, 33, 0, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1);     /* prefill */
+    mk(v, b, 1, 7, 130, 0, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 1);     /* chunked prefill */
+    mk(v, b, 3, 7, 33, 40, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);  /* kv_lens 33, 0, 17; spare capacity */
+    mk(v, b, 2, 33, 33, 0, KVL_VARIED, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1);
+    mk(v, b, 2, 7, 33, 0, KVL_VARIED, LAYOUT_DENSE, RANGE_LARGE, 1);
+    if (q) return;
+    mk(v, b, 1, 1, 1, 0, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 0);
+    mk(v, b, 1, 130, 130, 0, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 0);   /* several query tiles */
+    mk(v, b, 1, 33, 7, 0, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 1);      /* q_len > kv_len */
+    mk(v, b, 2, 17, 130, 0, KVL_VARIED, LAYOUT_DENSE, RANGE_WIDE, 1);
+  } else {
+    mk(v, b, 1, 1, 130, 139, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1);   /* one query */
+    mk(v, b, 1, 4, 33, 42, KVL_FULL, LAYOUT_DENSE, RANGE_UNIT, 1);     /* four */
+    mk(v, b, 3, 4, 33, 40, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);
+    mk(v, b, 2, 3, 33, 48, KVL_FULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1);
+    mk(v, b, 1, 1, 1030, 1040, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1); /* split-KV */
+    mk(v, b, 2, 8, 33, 40, KVL_VARIED, LAYOUT_DENSE, RANGE_LARGE, 1);
+    if (q) return;
+    mk(v, b, 1, 1, 1, 10, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1);
+    mk(v, b, 1, 8, 257, 266, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 0);
+    mk(v, b, 1, 1, 300, 310, KVL_NULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 0); /* rows contiguous per head: long tiles */
+    mk(v, b, 1, 4, 1500, 1500, KVL_FULL, LAYOUT_HEAD_MAJOR, RANGE_UNIT, 1); /* split-KV on a head-major cache */
+    mk(v, b, 1, 2, 1030, 1040, KVL_NULL, LAYOUT_DENSE, RANGE_WIDE, 1);  /* split-KV with large scores */
+  }
+}
+
 static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
   static const int L[] = {1, 7, 33, 130, 257};
   b.kind = CK_NUMERIC;
+  if (b.shape.kv_dtype != ATTNGEN_KV_F32) {
+    add_numeric_typed(v, b, subset);
+    return;
+  }
   if (subset == CASES_QEMU) {
     if (b.shape.phase == ATTNGEN_PHASE_PREFILL) {
       mk(v, b, 1, 1, 1, 0, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1);
@@ -1306,68 +1629,96 @@ static int isa_rank(attngen_isa i) {
   return 0;
 }
 
-/* The KV-cache cases of one table (tests/rope_cases.c): the step scenarios on the causal (and causal_padding)
- * prefill + decode kernels of every ISA this CPU runs and through attngen_select (RoPE tables; a table without RoPE
- * once, on its best ISA), and the append's precision and errors. Under qemu (a slow float64 reference) only the best
- * ISA's (NEON's) decode loops: the runtime around them is the same C as natively. */
+/* The KV-cache cases of one table (tests/rope_cases.c), per storage type the table has: the step scenarios on the
+ * causal (and causal_padding) prefill + decode kernels of every ISA this CPU runs and through attngen_select (RoPE
+ * tables; a table without RoPE once, on its best ISA), and the append's precision and errors (fp32). A cache of
+ * another type runs decode-1x300 on every ISA and through attngen_select, and every other scenario on the best
+ * ISA. A RoPE table without a type runs decode-1x300 of it through attngen_select (the generic fallback of the
+ * type, which must rotate by the table's RoPE). Under qemu (a slow float64 reference) only the best ISA's (NEON's)
+ * decode loops: the runtime around them is the same C as natively. */
 static void add_kv_cache(vec *v, const attngen_table *tab, const xentry *xl, unsigned isas, case_subset subset) {
   const int has_rope = tab->params.rope.style != ATTNGEN_ROPE_NONE;
-  int done_plain = 0, appended = 0, best = ATTNGEN_ISA_SCALAR;
+  int best = ATTNGEN_ISA_SCALAR, appended = 0;
   for (int i = 0; i < ATTNGEN_ISA_COUNT_; i++)
     if (((isas >> i) & 1u) && isa_rank((attngen_isa)i) > isa_rank((attngen_isa)best)) best = i;
-  for (int isa = ATTNGEN_ISA_COUNT_ - 1; isa >= -1; isa--) { /* -1: attngen_select */
-    for (int m = 0; m < 2; m++) {
-      const attngen_mask mask = m ? ATTNGEN_MASK_CAUSAL_PADDING : ATTNGEN_MASK_CAUSAL;
-      int ip = -1, id = -1;
-      if (isa >= 0) {
-        if (!((isas >> isa) & 1u)) continue;
-        for (int i = 0; i < tab->count; i++) {
-          const attngen_kernel_info *ki = &tab->kernels[i];
-          if (ki->mask != mask || ki->isa != (attngen_isa)isa || !ki->fn) continue;
-          if (ki->phase == ATTNGEN_PHASE_PREFILL) ip = i;
-          else id = i;
-        }
-      } else {
-        for (const xentry *x = xl; x->name; x++)
-          if (x->mask == mask) {
-            if (x->phase == ATTNGEN_PHASE_PREFILL) ip = 0;
-            else id = 0;
-          }
+  int causal_both = 0; /* the header lists causal prefill and decode kernels (of any type) */
+  for (const xentry *x = xl; x->name; x++)
+    for (const xentry *y = xl; y->name; y++)
+      causal_both |= x->mask == ATTNGEN_MASK_CAUSAL && y->mask == ATTNGEN_MASK_CAUSAL &&
+                     x->phase == ATTNGEN_PHASE_PREFILL && y->phase == ATTNGEN_PHASE_DECODE;
+  for (int t = 0; t < ATTNGEN_KV_COUNT_; t++) {
+    const attngen_kv_dtype dt = (attngen_kv_dtype)t;
+    const int typed = dt != ATTNGEN_KV_F32;
+    int have = 0, done_plain = 0;
+    for (const xentry *x = xl; x->name; x++) have |= x->kv_dtype == dt;
+    if (!have) {
+      if (typed && has_rope && causal_both && subset == CASES_FULL && kvt_fits(dt, tab->head_dim)) {
+        test_case b;
+        memset(&b, 0, sizeof b);
+        b.table = tab;
+        b.model = tab->model;
+        b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, dt};
+        b.via_select = 1;
+        b.kind = CK_STEP;
+        b.variant = STEP_DECODE1;
+        push(v, b);
       }
-      if (ip < 0 || id < 0) continue;
-      test_case b;
-      memset(&b, 0, sizeof b);
-      b.table = tab;
-      b.model = tab->model;
-      b.kernel_index = ip;
-      b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, mask, ATTNGEN_PHASE_PREFILL};
-      b.isa = isa >= 0 ? (attngen_isa)isa : ATTNGEN_ISA_SCALAR;
-      b.via_select = isa < 0;
-      b.kind = CK_STEP;
-      if (subset == CASES_QEMU) {
-        if (has_rope && isa == best && !m)
+      continue;
+    }
+    for (int isa = ATTNGEN_ISA_COUNT_ - 1; isa >= -1; isa--) { /* -1: attngen_select */
+      for (int m = 0; m < 2; m++) {
+        const attngen_mask mask = m ? ATTNGEN_MASK_CAUSAL_PADDING : ATTNGEN_MASK_CAUSAL;
+        int ip = -1, id = -1;
+        if (isa >= 0) {
+          if (!((isas >> isa) & 1u)) continue;
+          for (int i = 0; i < tab->count; i++) {
+            const attngen_kernel_info *ki = &tab->kernels[i];
+            if (ki->mask != mask || ki->isa != (attngen_isa)isa || ki->kv_dtype != dt || !ki->fn) continue;
+            if (ki->phase == ATTNGEN_PHASE_PREFILL) ip = i;
+            else id = i;
+          }
+        } else {
+          for (const xentry *x = xl; x->name; x++)
+            if (x->mask == mask && x->kv_dtype == dt) {
+              if (x->phase == ATTNGEN_PHASE_PREFILL) ip = 0;
+              else id = 0;
+            }
+        }
+        if (ip < 0 || id < 0) continue;
+        test_case b;
+        memset(&b, 0, sizeof b);
+        b.table = tab;
+        b.model = tab->model;
+        b.kernel_index = ip;
+        b.shape = (attngen_shape){tab->heads, tab->kv_heads, tab->head_dim, mask, ATTNGEN_PHASE_PREFILL, dt};
+        b.isa = isa >= 0 ? (attngen_isa)isa : ATTNGEN_ISA_SCALAR;
+        b.via_select = isa < 0;
+        b.kind = CK_STEP;
+        if (subset == CASES_QEMU) {
+          if (has_rope && isa == best && !m)
+            for (int s = 0; s < STEP_COUNT_; s++)
+              if (typed ? s == STEP_DECODE1 : s != STEP_CHUNKED && s != STEP_LONG) {
+                b.variant = s;
+                push(v, b);
+              }
+        } else if (has_rope) {
           for (int s = 0; s < STEP_COUNT_; s++)
-            if (s != STEP_CHUNKED && s != STEP_LONG) {
+            if (s == STEP_DECODE1 || (!m && isa >= 0 && (typed ? isa == best : s != STEP_LONG || isa == best))) {
               b.variant = s;
               push(v, b);
             }
-      } else if (has_rope) {
-        for (int s = 0; s < STEP_COUNT_; s++)
-          if (s == STEP_DECODE1 || (!m && isa >= 0 && (s != STEP_LONG || isa == best))) {
-            b.variant = s;
-            push(v, b);
-          }
-      } else if (!done_plain && isa >= 0) {
-        b.variant = STEP_DECODE1;
-        push(v, b);
-        done_plain = 1;
-      }
-      if (!appended && isa >= 0) { /* kernel-independent: once per table, with its decode kernel */
-        b.kind = CK_APPEND;
-        b.kernel_index = id;
-        b.shape.phase = ATTNGEN_PHASE_DECODE;
-        push(v, b);
-        appended = 1;
+        } else if (!done_plain && isa >= 0) {
+          b.variant = STEP_DECODE1;
+          push(v, b);
+          done_plain = 1;
+        }
+        if (!appended && !typed && isa >= 0) { /* kernel-independent: once per table, with its decode kernel */
+          b.kind = CK_APPEND;
+          b.kernel_index = id;
+          b.shape.phase = ATTNGEN_PHASE_DECODE;
+          push(v, b);
+          appended = 1;
+        }
       }
     }
   }
@@ -1381,6 +1732,14 @@ int cases_build(case_subset subset, test_case **out) {
   const unsigned isas = attngen_cpu_isas();
   int shapes[64][3], nshapes = 0;
 
+  for (int variant = 0; variant < CONV_COUNT_; variant++) { /* the conversions, once */
+    test_case b;
+    memset(&b, 0, sizeof b);
+    b.kind = CK_CONVERT;
+    b.model = "runtime";
+    b.variant = variant;
+    push(&v, b);
+  }
   for (int t = 0; g_tables[t]; t++) {
     const attngen_table *tab = g_tables[t];
     {
@@ -1391,9 +1750,10 @@ int cases_build(case_subset subset, test_case **out) {
       b.model = tab->model;
       push(&v, b);
     }
-    int best[ATTNGEN_PHASE_COUNT_][ATTNGEN_MASK_COUNT_];
-    for (int p = 0; p < ATTNGEN_PHASE_COUNT_; p++)
-      for (int m = 0; m < ATTNGEN_MASK_COUNT_; m++) best[p][m] = -1;
+    int best[ATTNGEN_KV_COUNT_][ATTNGEN_PHASE_COUNT_][ATTNGEN_MASK_COUNT_]; /* per storage type */
+    for (int d = 0; d < ATTNGEN_KV_COUNT_; d++)
+      for (int p = 0; p < ATTNGEN_PHASE_COUNT_; p++)
+        for (int m = 0; m < ATTNGEN_MASK_COUNT_; m++) best[d][p][m] = -1;
     for (int i = 0; i < tab->count; i++) {
       const attngen_kernel_info *ki = &tab->kernels[i];
       if (!((isas >> ki->isa) & 1u) || !ki->fn) continue;
@@ -1402,7 +1762,7 @@ int cases_build(case_subset subset, test_case **out) {
       b.table = tab;
       b.model = tab->model;
       b.kernel_index = i;
-      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase};
+      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype};
       b.isa = ki->isa;
       add_numeric(&v, b, subset, 2);
       if (rope_of(tab, &b.shape)) { /* explicit positions up to 2^20, different per sequence */
@@ -1412,7 +1772,7 @@ int cases_build(case_subset subset, test_case **out) {
         else mk(&v, b, 3, 4, 130, 160, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1);
         b.pos = POS_NATURAL;
       }
-      int *bp = &best[ki->phase][ki->mask];
+      int *bp = &best[ki->kv_dtype][ki->phase][ki->mask];
       if (*bp < 0 || isa_rank(ki->isa) > isa_rank(tab->kernels[*bp].isa)) *bp = i;
       int known = 0;
       for (int s = 0; s < nshapes; s++)
@@ -1428,22 +1788,25 @@ int cases_build(case_subset subset, test_case **out) {
      * kernel for it: the fallback to the generic kernel must compute the same thing (the table's params) */
     for (const xentry *x = g_xlists[t]; x->name; x++) {
       int dup = 0;
-      for (const xentry *y = g_xlists[t]; y < x; y++) dup |= y->mask == x->mask && y->phase == x->phase;
+      for (const xentry *y = g_xlists[t]; y < x; y++)
+        dup |= y->mask == x->mask && y->phase == x->phase && y->kv_dtype == x->kv_dtype;
       if (dup) continue;
       test_case b;
       memset(&b, 0, sizeof b);
       b.table = tab;
       b.model = tab->model;
       b.via_select = 1;
-      b.shape = (attngen_shape){x->heads, x->kv_heads, x->head_dim, x->mask, x->phase};
+      b.shape = (attngen_shape){x->heads, x->kv_heads, x->head_dim, x->mask, x->phase, x->kv_dtype};
       b.isa = x->isa;
       add_numeric(&v, b, subset, 0);
     }
-    /* threads and errors on the best ISA: prefill with causal_padding (else any mask), decode with padding */
+    /* threads and errors on the best ISA, per storage type: prefill with causal_padding (else any mask), decode
+     * with padding */
     static const attngen_mask thr_mask[ATTNGEN_PHASE_COUNT_] = {ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_MASK_PADDING};
+    for (int d = 0; d < ATTNGEN_KV_COUNT_; d++)
     for (int p = 0; p < ATTNGEN_PHASE_COUNT_; p++) {
-      int i = best[p][thr_mask[p]];
-      for (int m = 0; i < 0 && m < ATTNGEN_MASK_COUNT_; m++) i = best[p][m];
+      int i = best[d][p][thr_mask[p]];
+      for (int m = 0; i < 0 && m < ATTNGEN_MASK_COUNT_; m++) i = best[d][p][m];
       if (i < 0) continue;
       const attngen_kernel_info *ki = &tab->kernels[i];
       test_case b;
@@ -1451,7 +1814,7 @@ int cases_build(case_subset subset, test_case **out) {
       b.table = tab;
       b.model = tab->model;
       b.kernel_index = i;
-      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase};
+      b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype};
       b.isa = ki->isa;
       add_threads(&v, b, subset);
       add_errors(&v, b);
@@ -1470,13 +1833,40 @@ int cases_build(case_subset subset, test_case **out) {
           test_case b;
           memset(&b, 0, sizeof b);
           b.model = "generic";
-          b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p};
+          b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p, ATTNGEN_KV_F32};
           b.isa = (attngen_isa)isa;
           add_numeric(&v, b, subset, s >= nshapes && sp[2] <= 64 ? 1 : 0);
         }
     }
   }
-  /* generic threads/errors: best ISA, two shapes */
+  /* generic kernels of the other storage types: every type x ISA x phase, every mask on MHA d64 and GQA 4 d128,
+   * none / causal / padding on the tail shapes each type allows (head_dim 40, 17, 80; int8_g32: 96 = 3 groups;
+   * int8_g64: 192 = 3 groups). The qemu subset: d64 and d128, masks none / causal / padding. */
+  {
+    static const int tshapes[][3] = {{4, 4, 64}, {8, 2, 128}, {6, 3, 40}, {2, 1, 17}, {4, 1, 80}, {3, 1, 96}, {2, 1, 192}};
+    for (int t = 1; t < ATTNGEN_KV_COUNT_; t++) {
+      const attngen_kv_dtype dt = (attngen_kv_dtype)t;
+      for (int s = 0; s < (int)(sizeof tshapes / sizeof tshapes[0]); s++) {
+        const int *sp = tshapes[s];
+        if (!kvt_fits(dt, sp[2]) || (s >= 2 && subset == CASES_QEMU)) continue;
+        if ((s == 5 && dt != ATTNGEN_KV_INT8_G32) || (s == 6 && dt != ATTNGEN_KV_INT8_G64)) continue;
+        for (int isa = 0; isa < ATTNGEN_ISA_COUNT_; isa++) {
+          if (!((isas >> isa) & 1u)) continue;
+          for (int p = 0; p < ATTNGEN_PHASE_COUNT_; p++)
+            for (int m = 0; m < ATTNGEN_MASK_COUNT_; m++) {
+              if ((s >= 2 || subset == CASES_QEMU) && m > ATTNGEN_MASK_PADDING) continue;
+              test_case b;
+              memset(&b, 0, sizeof b);
+              b.model = "generic";
+              b.shape = (attngen_shape){sp[0], sp[1], sp[2], (attngen_mask)m, (attngen_phase)p, dt};
+              b.isa = (attngen_isa)isa;
+              add_numeric(&v, b, subset, 0);
+            }
+        }
+      }
+    }
+  }
+  /* generic threads/errors: best ISA, two shapes; per storage type, threads on GQA 4 d128 and errors on h4 kv2 d64 */
   {
     attngen_isa best = ATTNGEN_ISA_SCALAR;
     for (int i = 0; i < ATTNGEN_ISA_COUNT_; i++)
@@ -1487,20 +1877,28 @@ int cases_build(case_subset subset, test_case **out) {
         test_case b;
         memset(&b, 0, sizeof b);
         b.model = "generic";
-        b.shape = (attngen_shape){6, 3, 17, p ? ATTNGEN_MASK_CROSS : ATTNGEN_MASK_CAUSAL, (attngen_phase)p};
+        b.shape = (attngen_shape){6, 3, 17, p ? ATTNGEN_MASK_CROSS : ATTNGEN_MASK_CAUSAL, (attngen_phase)p, ATTNGEN_KV_F32};
         b.isa = (attngen_isa)i;
         add_errors(&v, b);
         if (i == (int)best) {
           if (p == ATTNGEN_PHASE_DECODE) { /* attngen_alloc, and the generic MHA decode kernel on its memory */
             test_case m = b;
             m.kind = CK_ALLOC;
-            m.shape = (attngen_shape){8, 8, 128, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE};
+            m.shape = (attngen_shape){8, 8, 128, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_DECODE, ATTNGEN_KV_F32};
             m.seed = 77;
             push(&v, m);
           }
           add_threads(&v, b, subset);
-          b.shape = (attngen_shape){4, 1, 80, p ? ATTNGEN_MASK_NONE : ATTNGEN_MASK_CAUSAL_PADDING, (attngen_phase)p};
+          b.shape = (attngen_shape){4, 1, 80, p ? ATTNGEN_MASK_NONE : ATTNGEN_MASK_CAUSAL_PADDING, (attngen_phase)p, ATTNGEN_KV_F32};
           add_threads(&v, b, subset);
+          for (int t = 1; t < ATTNGEN_KV_COUNT_; t++) {
+            b.shape = (attngen_shape){8, 2, 128, p ? ATTNGEN_MASK_PADDING : ATTNGEN_MASK_CAUSAL_PADDING, (attngen_phase)p,
+                                      (attngen_kv_dtype)t};
+            add_threads(&v, b, subset);
+            b.shape = (attngen_shape){4, 2, 64, p ? ATTNGEN_MASK_CROSS : ATTNGEN_MASK_CAUSAL, (attngen_phase)p,
+                                      (attngen_kv_dtype)t};
+            add_errors(&v, b);
+          }
         }
       }
     }

@@ -24,7 +24,8 @@ typedef enum {
   CK_TABLE,   /* a generated table agrees with its header's X-macro kernel list */
   CK_STEP,    /* KV cache + RoPE: token-by-token / chunked steps with append == full causal prefill == float64 */
   CK_APPEND,  /* KV cache append: rotation precision (positions to 2^31 - 1), argument errors, capacity refusal */
-  CK_ALLOC    /* attngen_alloc / attngen_free: alignment, the whole size usable, errors; a decode kernel on such K/V */
+  CK_ALLOC,   /* attngen_alloc / attngen_free: alignment, the whole size usable, errors; a decode kernel on such K/V */
+  CK_CONVERT  /* the storage types' conversions (f16, bf16, int8) against float64 references, bit for bit */
 } case_kind;
 
 typedef enum {
@@ -66,7 +67,7 @@ typedef struct {
   int want_lse;
   int via_select; /* get the kernel through attngen_select(table, shape), fallback included (table params apply) */
   case_pos pos;   /* query positions of RoPE tables (ignored by others) */
-  int variant;    /* CK_STEP: the scenario (tests/rope_cases.c) */
+  int variant;    /* CK_STEP: the scenario (tests/rope_cases.c); CK_CONVERT: the type (tests/kv_types.h) */
   uint32_t seed;
 } test_case;
 

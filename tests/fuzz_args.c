@@ -103,7 +103,7 @@ static int mask_reads_lens(attngen_mask m) {
 
 /* A message no call under test can produce: set before each call, so a refused call must replace it. */
 static const char *set_sentinel_error(void) {
-  attngen_shape s = {2, 1, ATTNGEN_MAX_HEAD_DIM + 7, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL};
+  attngen_shape s = {2, 1, ATTNGEN_MAX_HEAD_DIM + 7, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32};
   attngen_kernel k;
   (void)attngen_select_generic(&s, ATTNGEN_ISA_SCALAR, &k);
   return attngen_last_error();
@@ -317,7 +317,9 @@ static int oracle(const attngen_kernel *kern, const attngen_args *a, int plan, i
 #endif
   if ((unsigned)s->mask >= ATTNGEN_MASK_COUNT_ || (unsigned)s->phase >= ATTNGEN_PHASE_COUNT_)
     return refuse(o, "mask or phase out of range");
+  if ((unsigned)s->kv_dtype >= ATTNGEN_KV_COUNT_) return refuse(o, "kv_dtype out of range");
   if (info->phase != s->phase) return refuse(o, "kernel phase differs from the bound shape");
+  if (info->kv_dtype != s->kv_dtype) return refuse(o, "kernel storage type differs from the bound shape");
   if (info->heads && (info->heads != s->heads || info->kv_heads != s->kv_heads || info->head_dim != s->head_dim ||
                       info->mask != s->mask))
     return refuse(o, "specialized kernel differs from the bound shape");
@@ -325,6 +327,9 @@ static int oracle(const attngen_kernel *kern, const attngen_args *a, int plan, i
       (a->head_dim && a->head_dim != s->head_dim))
     return refuse(o, "optional shape fields disagree");
   if (!a->q || !a->k || !a->v || !a->o) return refuse(o, "NULL tensor");
+  /* the loop's kernels read fp32 caches: any field of another storage type set is refused (ATTNGEN_ERR_DTYPE) */
+  if (a->k_f16 || a->v_f16 || a->k_bf16 || a->v_bf16 || a->k_i8 || a->v_i8 || a->k_scale || a->v_scale)
+    return refuse(o, "a K/V field of another storage type set");
   if (a->batch <= 0 || a->q_len <= 0 || a->kv_len <= 0 || a->kv_capacity < 0) return refuse(o, "non-positive size");
   if (a->q_len > ATTNGEN_MAX_LEN || a->kv_len > ATTNGEN_MAX_LEN || a->kv_capacity > ATTNGEN_MAX_LEN)
     return refuse(o, "length above ATTNGEN_MAX_LEN");
@@ -575,7 +580,7 @@ static int pick_kernel(rng *r, kpick *kp) {
   memset(kp, 0, sizeof *kp);
   if (g_nspec > 0 && pct(r, 50)) {
     const attngen_kernel_info *ki = g_spec[rnd(r) % (uint64_t)g_nspec];
-    attngen_shape s = {ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase};
+    attngen_shape s = {ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype};
     int st = attngen_select_specialized(table_of(ki), &s, ki->isa, &kp->k);
     if (st != ATTNGEN_OK || kp->k.info != ki) {
       failf("attngen_select_specialized(%s): %s (%s)", ki->name, attngen_status_name(st), attngen_last_error());
@@ -587,6 +592,7 @@ static int pick_kernel(rng *r, kpick *kp) {
   }
   static const int dims[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 48, 63, 64, 65, 72, 96, 128};
   attngen_shape s;
+  memset(&s, 0, sizeof s); /* kv_dtype 0: an fp32 cache */
   s.kv_heads = rint_(r, 1, 3);
   s.heads = s.kv_heads * rint_(r, 1, 4);
   s.head_dim = pct(r, 3) ? PICK(r, ((const int[]){200, 256, 320, 512})) : PICK(r, dims);
@@ -668,6 +674,23 @@ static const char *mutate(rng *r, const kpick *kp, attngen_args *a, attngen_kern
   const int m = rint_(r, 0, 21);
   switch (m) {
   case 0: {
+    if (pct(r, 25)) { /* a field of another storage type set as well (an fp32 kernel): refused, never read */
+      static const char *names[8] = {"k_f16", "v_f16", "k_bf16", "v_bf16", "k_i8", "v_i8", "k_scale", "v_scale"};
+      const int w = rint_(r, 0, 7);
+      const void *p = pct(r, 50) ? (const void *)orig->k : (const void *)orig->q;
+      switch (w) {
+      case 0: a->k_f16 = (const attngen_f16 *)p; break;
+      case 1: a->v_f16 = (const attngen_f16 *)p; break;
+      case 2: a->k_bf16 = (const attngen_bf16 *)p; break;
+      case 3: a->v_bf16 = (const attngen_bf16 *)p; break;
+      case 4: a->k_i8 = (const int8_t *)p; break;
+      case 5: a->v_i8 = (const int8_t *)p; break;
+      case 6: a->k_scale = (const float *)p; break;
+      default: a->v_scale = (const float *)p; break;
+      }
+      snprintf(what, sizeof what, "%s set (an fp32 kernel)", names[w]);
+      break;
+    }
     int w = rint_(r, 0, pad ? 4 : 3);
     if (w == 0) a->q = NULL;
     else if (w == 1) a->k = NULL;
@@ -798,7 +821,12 @@ static const char *mutate(rng *r, const kpick *kp, attngen_args *a, attngen_kern
   }
   case 17: {
     static const int vals[] = {0, -1, INT_MIN, ATTNGEN_MAX_HEAD_DIM + 1, INT_MAX};
-    const int w = rint_(r, 0, 5);
+    const int w = rint_(r, 0, 6);
+    if (w == 6) { /* a storage type the kernel does not read, or none at all */
+      k->shape.kv_dtype = (attngen_kv_dtype)PICK(r, ((const int[]){ATTNGEN_KV_F16, ATTNGEN_KV_INT8_G32, ATTNGEN_KV_COUNT_, -1}));
+      snprintf(what, sizeof what, "bound shape kv_dtype %d (an fp32 kernel)", (int)k->shape.kv_dtype);
+      break;
+    }
     if (w == 0) k->shape.heads = PICK(r, vals);
     else if (w == 1) k->shape.kv_heads = PICK(r, vals);
     else if (w == 2) k->shape.head_dim = PICK(r, vals);
@@ -1086,22 +1114,27 @@ static void fuzz_selection(rng *r) {
   static const int isas[] = {INT_MIN, -1, 0, 1, 2, ATTNGEN_ISA_COUNT_, ATTNGEN_ISA_COUNT_ + 1, 31, 32, 33, 40, 64, INT_MAX};
   static const int sizes[] = {INT_MIN, -1, 0, 1, 2, 3, 4, 8, 17, 40, 512, 513, INT_MAX};
   attngen_shape s;
+  memset(&s, 0, sizeof s);
   s.heads = PICK(r, sizes);
   s.kv_heads = PICK(r, sizes);
   s.head_dim = PICK(r, sizes);
   s.mask = (attngen_mask)(pct(r, 80) ? rint_(r, 0, ATTNGEN_MASK_COUNT_ - 1) : PICK(r, isas));
   s.phase = (attngen_phase)(pct(r, 80) ? rint_(r, 0, ATTNGEN_PHASE_COUNT_ - 1) : PICK(r, isas));
+  /* the storage type: mostly valid (int8_g64 / int8_g32 need head_dim in whole groups), sometimes out of range */
+  s.kv_dtype = (attngen_kv_dtype)(pct(r, 90) ? rint_(r, 0, ATTNGEN_KV_COUNT_ - 1) : PICK(r, isas));
+  const int group = s.kv_dtype == ATTNGEN_KV_INT8_G64 ? 64 : s.kv_dtype == ATTNGEN_KV_INT8_G32 ? 32 : 1;
   const int isa = PICK(r, isas);
   const int shape_ok = s.heads > 0 && s.kv_heads > 0 && s.head_dim > 0 && s.heads % s.kv_heads == 0 &&
                        s.head_dim <= ATTNGEN_MAX_HEAD_DIM &&
 #ifdef ATTNGEN_MAX_HEADS
                        s.heads <= ATTNGEN_MAX_HEADS &&
 #endif
-                       (unsigned)s.mask < ATTNGEN_MASK_COUNT_ && (unsigned)s.phase < ATTNGEN_PHASE_COUNT_;
+                       (unsigned)s.mask < ATTNGEN_MASK_COUNT_ && (unsigned)s.phase < ATTNGEN_PHASE_COUNT_ &&
+                       (unsigned)s.kv_dtype < ATTNGEN_KV_COUNT_ && s.head_dim % group == 0;
   const int isa_ok = isa >= 0 && isa < ATTNGEN_ISA_COUNT_ && ((attngen_cpu_isas() >> isa) & 1u);
   attngen_kernel k;
-  snprintf(g_ctx, sizeof g_ctx, "selection h%d kv%d d%d mask %d phase %d isa %d", s.heads, s.kv_heads, s.head_dim,
-           (int)s.mask, (int)s.phase, isa);
+  snprintf(g_ctx, sizeof g_ctx, "selection h%d kv%d d%d mask %d phase %d kv_dtype %d isa %d", s.heads, s.kv_heads,
+           s.head_dim, (int)s.mask, (int)s.phase, (int)s.kv_dtype, isa);
   set_sentinel_error();
   int st = attngen_select_generic(&s, (attngen_isa)isa, &k);
   if (shape_ok && isa_ok) {
@@ -1113,7 +1146,7 @@ static void fuzz_selection(rng *r) {
     for (int i = 0; i < g_tables[t]->count; i++) {
       const attngen_kernel_info *ki = &g_tables[t]->kernels[i];
       have |= (int)ki->isa == isa && ki->heads == s.heads && ki->kv_heads == s.kv_heads && ki->head_dim == s.head_dim &&
-              ki->mask == s.mask && ki->phase == s.phase;
+              ki->mask == s.mask && ki->phase == s.phase && ki->kv_dtype == s.kv_dtype;
     }
     set_sentinel_error();
     st = attngen_select_specialized(g_tables[t], &s, (attngen_isa)isa, &k);
@@ -1139,7 +1172,7 @@ typedef struct {
 /* h4 kv2 d8 on the scalar generic kernel: batch 2, q_len 3 (prefill) or 2 (decode), kv_len 5, cap 6 */
 static void small_init(small *s, attngen_phase phase, attngen_mask mask) {
   memset(s, 0, sizeof *s);
-  attngen_shape sh = {4, 2, 8, mask, phase};
+  attngen_shape sh = {4, 2, 8, mask, phase, ATTNGEN_KV_F32};
   if (attngen_select_generic(&sh, ATTNGEN_ISA_SCALAR, &s->k) != ATTNGEN_OK) {
     failf("select_generic for the regression fixture: %s", attngen_last_error());
     exit(1);
@@ -1251,7 +1284,7 @@ static int isa_env_body(const void *arg) {
   setenv("ATTNGEN_ISA", e->value, 1);
   if (e->verbose) setenv("ATTNGEN_VERBOSE", "1", 1);
   else unsetenv("ATTNGEN_VERBOSE");
-  attngen_shape s = {4, 2, 8, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL};
+  attngen_shape s = {4, 2, 8, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32};
   attngen_kernel k;
   for (int i = 0; i < 3; i++) {
     (void)attngen_select(g_tables[0], &s, &k);
