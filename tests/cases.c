@@ -928,6 +928,17 @@ static void kv_type_errors(err_ctx *x, const test_case *c, const attngen_kernel 
   fixture *f = x->f;
   attngen_args a;
   char what[200];
+  if (t == ATTNGEN_KV_F32) { /* a zero-initialized shape means an fp32 cache */
+    attngen_shape z;
+    attngen_kernel kz;
+    memset(&z, 0, sizeof z);
+    z.heads = c->shape.heads, z.kv_heads = c->shape.kv_heads, z.head_dim = c->shape.head_dim;
+    z.mask = c->shape.mask, z.phase = c->shape.phase;
+    const int st = c->table ? attngen_select(c->table, &z, &kz) : attngen_select_generic(&z, c->isa, &kz);
+    if (!x->fail && (st != ATTNGEN_OK || kz.info->kv_dtype != ATTNGEN_KV_F32 || kz.shape.kv_dtype != ATTNGEN_KV_F32))
+      x->fail = case_failf(x->r, "a zero-initialized attngen_shape: %s, kernel %s (want an fp32 one)",
+                           attngen_status_name(st), st ? attngen_last_error() : kz.info->name);
+  }
   for (int i = 0; i < 10 && !x->fail; i++) {
     a = *base;
     const void **fp = kv_field(&a, i);

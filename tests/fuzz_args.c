@@ -839,7 +839,8 @@ static const char *mutate(rng *r, const kpick *kp, attngen_args *a, attngen_kern
   }
   case 18:
     if (kp->specialized) { /* a specialized kernel bound to another shape */
-      k->shape.head_dim += 1;
+      /* (an earlier mutation may have left INT_MAX there) */
+      k->shape.head_dim = k->shape.head_dim == INT_MAX ? 1 : k->shape.head_dim + 1;
       snprintf(what, sizeof what, "specialized kernel bound to head_dim %d", k->shape.head_dim);
     } else {
       /* an earlier mutation may have left an invalid phase (INT_MIN: 1 - it overflowed, seed 66): it stays */
