@@ -109,6 +109,9 @@ function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
   if phase == "decode" then
     local choice = plan.decode_choice(isa, G)
     b.rb, b.kb, b.pr, b.pvv, b.keys = choice.rb, choice.kb, choice.pr, choice.pvv, blk.keys
+    -- the group's entry may block a storage type otherwise (by_dtype, keyed like kv_load: f32, f16, bf16, i8)
+    local field = spec.kv_dtype[dtype or "f32"].field or "f32"
+    local by = choice.by_dtype and choice.by_dtype[field]
     if blk.keys_long_rows then
       -- a token's K row in elements of the cache's type
       local row_floats = blk.long_row_bytes / spec.kv_dtype[dtype or "f32"].bytes
@@ -118,6 +121,11 @@ function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
         -- the generic kernel chooses at run time by the same rule (it was 32 keys for every shape: 1.1-1.7x
         -- slower beyond the cache for token rows of 2 KiB and more, alternating runs)
         b.keys = E.ge(E.mul("kvh", "d"), row_floats, blk.keys_long_rows, blk.keys)
+      end
+    end
+    if by then
+      for _, knob in ipairs({ "rb", "kb", "pr", "pvv", "keys" }) do
+        if by[knob] then b[knob] = by[knob] end
       end
     end
   else
