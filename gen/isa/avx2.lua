@@ -40,7 +40,9 @@ return {
     -- 512-2048), interleaved with an A/A copy: h12/kv12/d64 1.08-1.11x, h16/kv8/d64 1.12-1.16x, h32/kv32/d128
     -- 1.03-1.05x; beyond the cache 1.00-1.02x, the memory's pace)
     by_group = { { min_g = 7, rb = 2, kb = 4, pr = 4, pvv = 3, columns = true },
-                 { min_g = 4, rb = 1, kb = 8, pr = 4, pvv = 3, columns = true },
+                 -- int8: as AVX-512's (gen/isa/avx512.lua), 4 rows x one key, 8-key tiles: h32/kv8/d128 at kv_len
+                 -- 16384, token-major, interleaved A/B: 7.0-7.2 ms against 10.6-10.8
+                 { min_g = 4, rb = 1, kb = 8, pr = 4, pvv = 3, columns = true, by_dtype = { i8 = { rb = 4, kb = 1, keys = 8 } } },
                  { min_g = 2, rb = 2, kb = 4, pr = 2, pvv = 4, columns = true },   -- 8 + 8 ymm accumulators
                  -- MHA: one row, 8 keys in flight; on rows contiguous per head one key per block (kb_contiguous,
                  -- gen/plan.lua): h32/d128 head-major, kv_len 16384, 17.5-18.5 GB/s against 16.0-16.3 with 8

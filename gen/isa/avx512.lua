@@ -20,7 +20,8 @@ return {
   -- is short (< 2 KiB, e.g. kv2/d64): 1.31x over 32 at h14/kv2/d64, where a tile of 32 keys holds 16 KiB each of K and V
   decode = { split = { max = 8, min_keys = 512, align = 256, below_batch = 8 }, keys_long_rows = 8, long_row_bytes = 2048,
     keys = 128, -- also the tile on rows contiguous per head (keys_contiguous, gen/isa/avx2.lua): 256 measured the same
-    by_group = { { min_g = 7, rb = 2, kb = 8, pr = 4, pvv = 4, columns = true },
+    by_group = { -- int8 on groups of 7+: the same blocking as below, h64/kv8/d128 at kv_len 16384 10.2-10.3 ms against 13.0-13.3
+                 { min_g = 7, rb = 2, kb = 8, pr = 4, pvv = 4, columns = true, by_dtype = { i8 = { rb = 4, kb = 1, keys = 8 } } },
                  -- int8 (by_dtype.i8): all 4 rows of a group x one key per block, tiles of 8 keys, so each tile's
                  -- token rows are read in address order (key after key, head after head): h32/kv8/d128 at kv_len
                  -- 16384, token-major, interleaved A/B in one process, 6.0-6.7 ms against 8.2-8.9 with 2 x 8 and

@@ -5353,364 +5353,93 @@ static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_pv_d128_4x24_t256_bf16_
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys: vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys: vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x1_t256_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
-  const int8_t *restrict k1 = krow[1];
-  const float *restrict ks1 = ksrow[1];
-  const int8_t *restrict k2 = krow[2];
-  const float *restrict ks2 = ksrow[2];
-  const int8_t *restrict k3 = krow[3];
-  const float *restrict ks3 = ksrow[3];
-  const int8_t *restrict k4 = krow[4];
-  const float *restrict ks4 = ksrow[4];
-  const int8_t *restrict k5 = krow[5];
-  const float *restrict ks5 = ksrow[5];
-  const int8_t *restrict k6 = krow[6];
-  const float *restrict ks6 = ksrow[6];
-  const int8_t *restrict k7 = krow[7];
-  const float *restrict ks7 = ksrow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { const __m256 qv0 = _mm256_loadu_ps(q0);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 8), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 8), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 8), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 8), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 8), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 8), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 8), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 8), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 16), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 16), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 16), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 16), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 16), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 16), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 16), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 16), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 24), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 24), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 24), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 24), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 24), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 24), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 24), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 24), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 32), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 32), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 32), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 32), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 32), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 32), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 32), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 32), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 40), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 40), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 40), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 40), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 40), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 40), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 40), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 40), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 48), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 48), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 48), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 48), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 48), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 48), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 48), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 48), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 56), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 56), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 56), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 56), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 56), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 56), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 56), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 56), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 64), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 64), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 64), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 64), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 64), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 64), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 64), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 64), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 72), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 72), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 72), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 72), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 72), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 72), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 72), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 72), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 80), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 80), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 80), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 80), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 80), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 80), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 80), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 80), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 88), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 88), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 88), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 88), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 88), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 88), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 88), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 88), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 96), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 96), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 96), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 96), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 96), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 96), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 96), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 96), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 104), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 104), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 104), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 104), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 104), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 104), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 104), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 104), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 112), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 112), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 112), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 112), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 112), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 112), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 112), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 112), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120);
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 120), _mm256_set1_ps(ks0[0])); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 120), _mm256_set1_ps(ks1[0])); acc0_1 = _mm256_fmadd_ps(qv0, kv, acc0_1); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 120), _mm256_set1_ps(ks2[0])); acc0_2 = _mm256_fmadd_ps(qv0, kv, acc0_2); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 120), _mm256_set1_ps(ks3[0])); acc0_3 = _mm256_fmadd_ps(qv0, kv, acc0_3); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 120), _mm256_set1_ps(ks4[0])); acc0_4 = _mm256_fmadd_ps(qv0, kv, acc0_4); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 120), _mm256_set1_ps(ks5[0])); acc0_5 = _mm256_fmadd_ps(qv0, kv, acc0_5); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 120), _mm256_set1_ps(ks6[0])); acc0_6 = _mm256_fmadd_ps(qv0, kv, acc0_6); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 120), _mm256_set1_ps(ks7[0])); acc0_7 = _mm256_fmadd_ps(qv0, kv, acc0_7); } }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps();
+    { const __m256 qv0 = _mm256_loadu_ps(q0); const __m256 qv1 = _mm256_loadu_ps(q1); const __m256 qv2 = _mm256_loadu_ps(q2); const __m256 qv3 = _mm256_loadu_ps(q3);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 8); const __m256 qv1 = _mm256_loadu_ps(q1 + 8); const __m256 qv2 = _mm256_loadu_ps(q2 + 8); const __m256 qv3 = _mm256_loadu_ps(q3 + 8);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 8), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 16); const __m256 qv1 = _mm256_loadu_ps(q1 + 16); const __m256 qv2 = _mm256_loadu_ps(q2 + 16); const __m256 qv3 = _mm256_loadu_ps(q3 + 16);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 16), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 24); const __m256 qv1 = _mm256_loadu_ps(q1 + 24); const __m256 qv2 = _mm256_loadu_ps(q2 + 24); const __m256 qv3 = _mm256_loadu_ps(q3 + 24);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 24), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 32); const __m256 qv1 = _mm256_loadu_ps(q1 + 32); const __m256 qv2 = _mm256_loadu_ps(q2 + 32); const __m256 qv3 = _mm256_loadu_ps(q3 + 32);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 32), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 40); const __m256 qv1 = _mm256_loadu_ps(q1 + 40); const __m256 qv2 = _mm256_loadu_ps(q2 + 40); const __m256 qv3 = _mm256_loadu_ps(q3 + 40);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 40), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 48); const __m256 qv1 = _mm256_loadu_ps(q1 + 48); const __m256 qv2 = _mm256_loadu_ps(q2 + 48); const __m256 qv3 = _mm256_loadu_ps(q3 + 48);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 48), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 56); const __m256 qv1 = _mm256_loadu_ps(q1 + 56); const __m256 qv2 = _mm256_loadu_ps(q2 + 56); const __m256 qv3 = _mm256_loadu_ps(q3 + 56);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 56), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 64); const __m256 qv1 = _mm256_loadu_ps(q1 + 64); const __m256 qv2 = _mm256_loadu_ps(q2 + 64); const __m256 qv3 = _mm256_loadu_ps(q3 + 64);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 64), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 72); const __m256 qv1 = _mm256_loadu_ps(q1 + 72); const __m256 qv2 = _mm256_loadu_ps(q2 + 72); const __m256 qv3 = _mm256_loadu_ps(q3 + 72);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 72), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 80); const __m256 qv1 = _mm256_loadu_ps(q1 + 80); const __m256 qv2 = _mm256_loadu_ps(q2 + 80); const __m256 qv3 = _mm256_loadu_ps(q3 + 80);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 80), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 88); const __m256 qv1 = _mm256_loadu_ps(q1 + 88); const __m256 qv2 = _mm256_loadu_ps(q2 + 88); const __m256 qv3 = _mm256_loadu_ps(q3 + 88);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 88), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 96); const __m256 qv1 = _mm256_loadu_ps(q1 + 96); const __m256 qv2 = _mm256_loadu_ps(q2 + 96); const __m256 qv3 = _mm256_loadu_ps(q3 + 96);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 96), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 104); const __m256 qv1 = _mm256_loadu_ps(q1 + 104); const __m256 qv2 = _mm256_loadu_ps(q2 + 104); const __m256 qv3 = _mm256_loadu_ps(q3 + 104);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 104), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 112); const __m256 qv1 = _mm256_loadu_ps(q1 + 112); const __m256 qv2 = _mm256_loadu_ps(q2 + 112); const __m256 qv3 = _mm256_loadu_ps(q3 + 112);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 112), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    { const __m256 qv0 = _mm256_loadu_ps(q0 + 120); const __m256 qv1 = _mm256_loadu_ps(q1 + 120); const __m256 qv2 = _mm256_loadu_ps(q2 + 120); const __m256 qv3 = _mm256_loadu_ps(q3 + 120);
+      { __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 120), _mm256_set1_ps(ks0[0])); ATTNGEN_PIN_AVX2(kv); acc0_0 = _mm256_fmadd_ps(qv0, kv, acc0_0); acc1_0 = _mm256_fmadd_ps(qv1, kv, acc1_0); acc2_0 = _mm256_fmadd_ps(qv2, kv, acc2_0); acc3_0 = _mm256_fmadd_ps(qv3, kv, acc3_0); } }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
   }
 }
 
-/* S[r][j] = Q_r · K_j for 1 query rows and KB=8 keys, key after key (each K row read whole): vector dot products along head_dim, then one
+/* S[r][j] = Q_r · K_j for 4 query rows and KB=1 keys, key after key (each K row read whole): vector dot products along head_dim, then one
  * horizontal sum each, stored transposed (S[r][j] at s[j * 256 + r]). Q is packed row-major (scaled). No row loop in here: the compiler would hoist the K loads
  * out of it and spill them. */
-static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_1x8_t256_rowwise_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
+static ATTNGEN_NOINLINE ATTNGEN_TARGET_AVX2 void attngen_qkdot_d128_4x1_t256_rowwise_int8__avx2(const float *restrict qp, const int8_t *const *restrict krow, const float *const *restrict ksrow, float *restrict s)
 {
   const int8_t *restrict k0 = krow[0];
   const float *restrict ks0 = ksrow[0];
-  const int8_t *restrict k1 = krow[1];
-  const float *restrict ks1 = ksrow[1];
-  const int8_t *restrict k2 = krow[2];
-  const float *restrict ks2 = ksrow[2];
-  const int8_t *restrict k3 = krow[3];
-  const float *restrict ks3 = ksrow[3];
-  const int8_t *restrict k4 = krow[4];
-  const float *restrict ks4 = ksrow[4];
-  const int8_t *restrict k5 = krow[5];
-  const float *restrict ks5 = ksrow[5];
-  const int8_t *restrict k6 = krow[6];
-  const float *restrict ks6 = ksrow[6];
-  const int8_t *restrict k7 = krow[7];
-  const float *restrict ks7 = ksrow[7];
   {
     const float *restrict q0 = qp + 0;
-    __m256 acc0_0 = _mm256_setzero_ps(), acc0_1 = _mm256_setzero_ps(), acc0_2 = _mm256_setzero_ps(), acc0_3 = _mm256_setzero_ps(), acc0_4 = _mm256_setzero_ps(), acc0_5 = _mm256_setzero_ps(), acc0_6 = _mm256_setzero_ps(), acc0_7 = _mm256_setzero_ps();
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 8), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 16), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 24), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 32), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 40), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 48), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 56), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 64), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 72), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 80), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 88), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 96), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 104), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 112), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 120), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_0 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 8), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 16), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 24), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 32), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 40), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 48), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 56), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 64), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 72), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 80), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 88), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 96), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 104), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 112), _mm256_set1_ps(ks1[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k1 + 120), _mm256_set1_ps(ks1[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_1 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 8), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 16), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 24), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 32), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 40), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 48), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 56), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 64), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 72), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 80), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 88), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 96), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 104), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 112), _mm256_set1_ps(ks2[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k2 + 120), _mm256_set1_ps(ks2[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_2 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 8), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 16), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 24), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 32), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 40), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 48), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 56), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 64), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 72), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 80), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 88), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 96), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 104), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 112), _mm256_set1_ps(ks3[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k3 + 120), _mm256_set1_ps(ks3[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_3 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 8), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 16), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 24), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 32), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 40), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 48), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 56), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 64), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 72), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 80), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 88), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 96), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 104), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 112), _mm256_set1_ps(ks4[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k4 + 120), _mm256_set1_ps(ks4[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_4 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 8), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 16), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 24), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 32), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 40), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 48), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 56), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 64), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 72), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 80), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 88), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 96), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 104), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 112), _mm256_set1_ps(ks5[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k5 + 120), _mm256_set1_ps(ks5[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_5 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 8), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 16), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 24), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 32), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 40), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 48), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 56), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 64), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 72), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 80), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 88), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 96), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 104), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 112), _mm256_set1_ps(ks6[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k6 + 120), _mm256_set1_ps(ks6[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_6 = _mm256_add_ps(ka0, kb0); }
-    ATTNGEN_RELOAD(); /* the next key loads Q again (L1) rather than keep it live */
-    { __m256 ka0 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps();
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 8), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 16), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 24), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 32), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 40), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 48), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 56), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 64), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 72), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 80), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 88), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 96), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 104), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 112), _mm256_set1_ps(ks7[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); }
-      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k7 + 120), _mm256_set1_ps(ks7[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); }
-      acc0_7 = _mm256_add_ps(ka0, kb0); }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_0, acc0_1, acc0_2, acc0_3);
-      s[0] = t4[0]; s[256] = t4[1]; s[512] = t4[2]; s[768] = t4[3]; }
-    { float t4[4]; /* four sums in one reduction, then to their columns */
-      attngen_hsum4_avx2(t4, acc0_4, acc0_5, acc0_6, acc0_7);
-      s[1024] = t4[0]; s[1280] = t4[1]; s[1536] = t4[2]; s[1792] = t4[3]; }
+    const float *restrict q1 = qp + 128;
+    const float *restrict q2 = qp + 2 * 128;
+    const float *restrict q3 = qp + 3 * 128;
+    __m256 acc0_0 = _mm256_setzero_ps();
+    __m256 acc1_0 = _mm256_setzero_ps();
+    __m256 acc2_0 = _mm256_setzero_ps();
+    __m256 acc3_0 = _mm256_setzero_ps();
+    { __m256 ka0 = _mm256_setzero_ps(), ka1 = _mm256_setzero_ps(), ka2 = _mm256_setzero_ps(), ka3 = _mm256_setzero_ps(), kb0 = _mm256_setzero_ps(), kb1 = _mm256_setzero_ps(), kb2 = _mm256_setzero_ps(), kb3 = _mm256_setzero_ps();
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3), kv, ka3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 8), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 8), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 8), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 8), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 8), kv, kb3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 16), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 16), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 16), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 16), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 16), kv, ka3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 24), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 24), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 24), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 24), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 24), kv, kb3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 32), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 32), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 32), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 32), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 32), kv, ka3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 40), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 40), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 40), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 40), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 40), kv, kb3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 48), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 48), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 48), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 48), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 48), kv, ka3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 56), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 56), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 56), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 56), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 56), kv, kb3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 64), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 64), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 64), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 64), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 64), kv, ka3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 72), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 72), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 72), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 72), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 72), kv, kb3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 80), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 80), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 80), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 80), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 80), kv, ka3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 88), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 88), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 88), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 88), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 88), kv, kb3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 96), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 96), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 96), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 96), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 96), kv, ka3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 104), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 104), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 104), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 104), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 104), kv, kb3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 112), _mm256_set1_ps(ks0[0])); ka0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 112), kv, ka0); ka1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 112), kv, ka1); ka2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 112), kv, ka2); ka3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 112), kv, ka3); }
+      { const __m256 kv = _mm256_mul_ps(attngen_i8_load_avx2(k0 + 120), _mm256_set1_ps(ks0[0])); kb0 = _mm256_fmadd_ps(_mm256_loadu_ps(q0 + 120), kv, kb0); kb1 = _mm256_fmadd_ps(_mm256_loadu_ps(q1 + 120), kv, kb1); kb2 = _mm256_fmadd_ps(_mm256_loadu_ps(q2 + 120), kv, kb2); kb3 = _mm256_fmadd_ps(_mm256_loadu_ps(q3 + 120), kv, kb3); }
+      acc0_0 = _mm256_add_ps(ka0, kb0); acc1_0 = _mm256_add_ps(ka1, kb1); acc2_0 = _mm256_add_ps(ka2, kb2); acc3_0 = _mm256_add_ps(ka3, kb3); }
+    attngen_hsum4_avx2(s + 0, acc0_0, acc1_0, acc2_0, acc3_0);
   }
 }
 
@@ -6837,7 +6566,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
   }
 }
 
-/* attn_h32_kv8_d128_causal_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x1 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -6917,7 +6646,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -6932,9 +6661,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 32, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
-  const int nk = contig ? 128 : 32;
+  const int nk = contig ? 128 : 8;
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -6944,7 +6673,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 1, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -6954,33 +6683,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const int8_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[8];
-          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 1) {
+          const int8_t *krow[1];
+          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[1];
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+      for (int j0 = 0; j0 < n; j0 += 1) {
+        ptrdiff_t koff[1]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          const int8_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          const int8_t *krow[1];
+          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j] * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[8];
-          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          const float *ksrow[1];
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x1_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -7673,7 +7402,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
   }
 }
 
-/* attn_h32_kv8_d128_causal_padding_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 1x8 dot products, softmax down the columns of Sᵀ, P·V 4x24, 32 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
+/* attn_h32_kv8_d128_causal_padding_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 4x1 dot products, softmax down the columns of Sᵀ, P·V 4x24, 8 (128 on rows contiguous per head) keys per tile, fully unrolled over head_dim */
 static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__avx2(const attngen_kernel *kernel, const attngen_args *a, const attngen_item *it, float *scratch)
 {
   (void)kernel; /* everything about the shape is a constant here */
@@ -7753,7 +7482,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
   /* The softmax reads every row of S (whole vectors of rows): the rows no Q·Kᵀ block computes (each
    * head's rows past its last block, the lanes past rows_all) must hold numbers */
   {
-    const int rows_dot = (int)attngen_round_up((size_t)rows, 1);
+    const int rows_dot = (int)attngen_round_up((size_t)rows, 4);
     for (int j = 0; j < 128; ++j) {
       for (int R0 = 0; R0 < rows_all; R0 += rows_pv)
         for (int r = rows_dot; r < rows_pv; ++r) st[j * ms + R0 + r] = 0.0f;
@@ -7769,9 +7498,9 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
 
   /* K and V rows contiguous per kv head (seq strides = head_dim: a head-major cache, or one kv head): tiles of
    * 128 keys, each head's K rows read in address order (row-wise Q·Kᵀ). Token-major rows of several heads:
-   * tiles of 32, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
+   * tiles of 8, read a vector of each key in turn (head-major cache, MHA h32/d128, kv_len 4096: 2x faster) */
   const int contig = ks == 128 && vs == 128;
-  const int nk = contig ? 128 : 32;
+  const int nk = contig ? 128 : 8;
   for (int kt = it->k0; kt < kend; kt += nk) {
     const int n = kend - kt < nk ? kend - kt : nk;
     const int masked = kt + n > diag_first; /* only tiles crossing the diagonal need a mask */
@@ -7781,7 +7510,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
         lim[r] = (float)(vis < 0 ? 0 : vis > n ? n : vis);
       }
     /* S = Q·Kᵀ of every kv head, by blocks of keys; a short last block repeats its last key (masked below).
-     * Contiguous rows: head after head, each head's blocks of 8 in order. Else: blocks of 8, block after
+     * Contiguous rows: head after head, each head's blocks of 1 in order. Else: blocks of 1, block after
      * block, each block's token rows head after head. */
     const int8_t *kbase = (const int8_t *)a->k_i8 + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
@@ -7791,33 +7520,33 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
         const float *restrict qt = state + hh * state_floats;
         const int8_t *kh = kbase + hh * a->k_stride.head;
         const float *ksh = ksbase + hh * a->k_scale_stride.head;
-        for (int j0 = 0; j0 < n; j0 += 8) {
-          const int8_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
-          const float *ksrow[8];
-          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+        for (int j0 = 0; j0 < n; j0 += 1) {
+          const int8_t *krow[1];
+          for (int j = 0; j < 1; ++j) krow[j] = kh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+          const float *ksrow[1];
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x1_t256_rowwise_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     } else {
-      for (int j0 = 0; j0 < n; j0 += 8) {
-        ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+      for (int j0 = 0; j0 < n; j0 += 1) {
+        ptrdiff_t koff[1]; /* the block's rows from a head's base (a short block repeats its last key) */
+        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
-          const int8_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          const int8_t *krow[1];
+          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j] * ks;
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
-          const float *ksrow[8];
-          for (int j = 0; j < 8; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          const float *ksrow[1];
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
           int r0 = 0;
-          for (; r0 + 1 <= rows; r0 += 1)
-            attngen_qkdot_d128_1x8_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
+          for (; r0 + 4 <= rows; r0 += 4)
+            attngen_qkdot_d128_4x1_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
         }
       }
     }
@@ -14862,7 +14591,7 @@ static const attngen_kernel_info attngen_table_llama_3_8b_kernels[] = {
   { "attn_h32_kv8_d128_causal_decode_bf16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_bf16__avx2 },
   { "attn_h32_kv8_d128_causal_decode_int8__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 8, 0, 32, 32, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_int8__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_decode_int8__avx2 },
   { "attn_h32_kv8_d128_causal_padding_decode__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode__avx2 },
   { "attn_h32_kv8_d128_causal_padding_decode_f16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
@@ -14870,7 +14599,7 @@ static const attngen_kernel_info attngen_table_llama_3_8b_kernels[] = {
   { "attn_h32_kv8_d128_causal_padding_decode_bf16__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
     ATTNGEN_ISA_AVX2, ATTNGEN_KV_BF16, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_bf16__avx2 },
   { "attn_h32_kv8_d128_causal_padding_decode_int8__avx2", 32, 8, 128, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 8, 0, 32, 32, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_int8__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_INT8, { 8, 0, 32, 8, 99584, 8, 512, 256, 8, 0 }, NULL, attn_h32_kv8_d128_causal_padding_decode_int8__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h32_kv8_d128_causal_prefill__neon", 32, 8, 128, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
