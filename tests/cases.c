@@ -1493,7 +1493,8 @@ static void mk(vec *v, test_case base, int batch, int q, int kv, int cap, case_k
 /* The numeric cases of a kernel reading a cache of another storage type than fp32 (specialized or generic): prefill,
  * chunked prefill (q_len < kv_len) and q_len > kv_len; decode with q_len 1, 4 and 8; padded and head-major strides
  * (the int8 scales with their own), a sequence with no key, large and wide scores, split-KV decode (one sequence,
- * 1030 and 1500 keys, head-major too). The qemu subset keeps one of each kind. */
+ * 1030 and 1500 keys, head-major too). The qemu subset keeps one of each kind (and serves the fp32 kernels of a
+ * table of several types there: their code is every fp32 table's). */
 static void add_numeric_typed(vec *v, test_case b, case_subset subset) {
   const int q = subset == CASES_QEMU;
   b.kind = CK_NUMERIC;
@@ -1761,6 +1762,8 @@ int cases_build(case_subset subset, test_case **out) {
       b.model = tab->model;
       push(&v, b);
     }
+    int mixed = 0; /* a table of several storage types */
+    for (int i = 1; i < tab->count; i++) mixed |= tab->kernels[i].kv_dtype != tab->kernels[0].kv_dtype;
     int best[ATTNGEN_KV_COUNT_][ATTNGEN_PHASE_COUNT_][ATTNGEN_MASK_COUNT_]; /* per storage type */
     for (int d = 0; d < ATTNGEN_KV_COUNT_; d++)
       for (int p = 0; p < ATTNGEN_PHASE_COUNT_; p++)
@@ -1775,7 +1778,8 @@ int cases_build(case_subset subset, test_case **out) {
       b.kernel_index = i;
       b.shape = (attngen_shape){ki->heads, ki->kv_heads, ki->head_dim, ki->mask, ki->phase, ki->kv_dtype};
       b.isa = ki->isa;
-      add_numeric(&v, b, subset, 2);
+      if (subset == CASES_QEMU && mixed) add_numeric_typed(&v, b, subset); /* its fp32 kernels: as any other table's */
+      else add_numeric(&v, b, subset, 2);
       if (rope_of(tab, &b.shape)) { /* explicit positions up to 2^20, different per sequence */
         b.kind = CK_NUMERIC;
         b.pos = POS_RANDOM;
