@@ -11,8 +11,9 @@
  *   included) and of the special values (+-0, +-Inf, NaNs of any payload: a quiet NaN, never Inf).
  *   int8 (attngen_int8_quantize): an all-zero row (also -0.0) gives scale 0 and zeros; every row of random lengths
  *   1 .. 512 and magnitudes 2^-100 .. 2^120 gives the scale max|x| / 127 and the elements the reference computes,
- *   its largest element +-127 with its sign, every element read back within scale / 2 (+ rounding) of x; a row
- *   holding +-Inf or NaN anywhere gives scale NaN. */
+ *   its largest element +-127 with its sign, every element read back within scale / 2 (+ rounding) of x; a row of
+ *   subnormals so small that max|x| / 127 underflows reads back within 2^-142 of x, never NaN; a row holding +-Inf or
+ *   NaN anywhere gives scale NaN. */
 #include "kv_types.h"
 
 #include <float.h>

@@ -14,6 +14,13 @@
  *   sequence's length never written (still NaN).
  * STEP_DECODE3 gives explicit positions ending at 2^20: the angle pos * inv_freq is float64 in the runtime, so
  * the error stays at the fp32 rotation's (an fp32 angle would be off by up to 2^20 * 2^-24 = 0.06 rad there).
+ * Every scenario also runs attngen_run's causal prefill over the cache the steps wrote: the same outputs at CASE_TOL.
+ * A cache of another storage type (test_case.shape.kv_dtype; kv_types.h) is checked the same way against the float64
+ * reference on the values it stores (dequantized as the kernels read them), V as the conversion of the raw rows bit
+ * for bit, K within the type's rounding of the float64 rotation. The full prefill (one step) may store a row that
+ * differs in a rounding or quantization step from the steps' (the RoPE cos/sin of a position depend on the run of
+ * positions it was appended with, near 2^20 in the last bit): its outputs are then checked against the reference on
+ * its own cache, and compared with the steps' only where both wrote the same cache (fp32: always).
  *
  * CK_APPEND, per test table: rotation of single tokens at positions 0 .. 2^31 - 1 against float64 (bound
  * 8 * 2^-24 * max(|x0|, |x1|) per element, see check_rows), the table's inv_freq against an independent float64
