@@ -601,10 +601,7 @@ static int check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT],
                              const char *const names[KVP_COUNT])
 {
   int f[4], n = kv_fields(t, f), i, j, wanted;
-  for (i = 0; i < n; ++i)
-    if (!p[f[i]])
-      return fail(ATTNGEN_ERR_NULL, "attngen: kernel %s reads a K/V cache of type %s: %s must not be NULL", kernel_name,
-                  kv_types[t].name, names[f[i]]);
+  /* another type's field first: a cache of the wrong type is ATTNGEN_ERR_DTYPE, whatever else is missing */
   for (i = 0; i < KVP_COUNT; ++i) {
     for (wanted = 0, j = 0; j < n; ++j) wanted |= f[j] == i;
     if (!wanted && p[i])
@@ -612,6 +609,10 @@ static int check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT],
                   "type %s; the fields of other types must be NULL)", kernel_name, kv_types[t].name, names[i],
                   i < KVP_I8_K ? kv_types[i / 2].name : "int8");
   }
+  for (i = 0; i < n; ++i)
+    if (!p[f[i]])
+      return fail(ATTNGEN_ERR_NULL, "attngen: kernel %s reads a K/V cache of type %s: %s must not be NULL", kernel_name,
+                  kv_types[t].name, names[f[i]]);
   return ATTNGEN_OK;
 }
 
@@ -2051,6 +2052,10 @@ float attngen_int8_quantize(const float *x, int n, int8_t *q)
     return bad ? NAN : 0.0f;
   }
   scale = amax / 127.0f;
+  if (scale == 0.0f) { /* max|x| below 127 x the smallest subnormal: the row reads back as zeros */
+    for (i = 0; i < n; ++i) q[i] = 0;
+    return 0.0f;
+  }
   for (i = 0; i < n; ++i) {
     float r = rintf(x[i] / scale);
     r = r > 127.0f ? 127.0f : r < -127.0f ? -127.0f : r;
