@@ -1,0 +1,2 @@
+-- expect: field 'kv_dtype': "f16" is listed twice
+return { name = "x", heads = 8, kv_heads = 2, head_dim = 64, masks = { "causal" }, phases = { "decode" }, isas = { "scalar" }, kv_dtype = { "f16", "f16" } }
