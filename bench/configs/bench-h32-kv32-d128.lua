@@ -10,6 +10,8 @@ return {
   masks    = { "causal" },
   phases   = { "decode" },
   isas     = { "avx512", "avx2", "neon", "scalar" },
+  -- every storage type the bench's storage-type table times, so its MHA row runs specialized kernels
+  kv_dtype = { "f32", "f16", "bf16", "int8", "int8_g32" },
   -- attngen tune: begin
   -- avx512: tuned on AMD EPYC (2 CPUs), 2026-11-24, attngen 0.2.0 --tune (24 s); speed vs the default plan: decode default kept (best candidate 1.00x)
   -- avx512: medians of the thread's CPU time in interleaved rounds, 1 thread: decode causal, q_len 1, kv_len 4096, K/V from memory (2 copies of 128.0 MiB cycled; LLC 32 MiB)
