@@ -790,9 +790,8 @@ typedef struct {
 static int kv_cache_fill(attngen_kv_dtype t, const attngen_kernel *kern, const attngen_shape *sh, int batch, int kv,
                          const float *kf, const float *vf, kv_cache_buf *c, attngen_args *a) {
   const size_t n = (size_t)batch * kv * sh->kv_heads * sh->head_dim;
-  const int bytes = t == ATTNGEN_KV_F32 ? 4 : t == ATTNGEN_KV_F16 || t == ATTNGEN_KV_BF16 ? 2 : 1;
-  const int group = t == ATTNGEN_KV_INT8 ? sh->head_dim : t == ATTNGEN_KV_INT8_G64 ? 64 : t == ATTNGEN_KV_INT8_G32 ? 32 : 0;
-  const size_t ns = group ? n / (size_t)group : 0;
+  const size_t bytes = (size_t)attngen_kv_dtype_bytes(t);
+  const size_t ns = n / (size_t)sh->head_dim * (size_t)attngen_kv_scales_per_row(t, sh->head_dim);
   int32_t *len = calloc((size_t)batch, sizeof *len);
   attngen_append_args ap;
   memset(c, 0, sizeof *c);

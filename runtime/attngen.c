@@ -154,6 +154,7 @@ const char *attngen_kv_dtype_name(attngen_kv_dtype t)
 /* Elements per scale of type t for head_dim d (0: no scales). */
 static int kv_group(attngen_kv_dtype t, int d) { return kv_types[t].group < 0 ? d : kv_types[t].group; }
 
+
 const char *attngen_isa_name(attngen_isa isa)
 {
   return (unsigned)isa < ATTNGEN_ISA_COUNT_ ? isa_names[isa] : "?";
@@ -172,13 +173,14 @@ const char *attngen_phase_name(attngen_phase p)
 /* One check per ISA of the spec (its `detect` name); each is defined on every architecture, so the list can
  * name them all. */
 #if defined(ATTNGEN_X86)
-/* What the x86 checks read: cpuid leaf 7's ebx (AVX2 bit 5, AVX-512F bit 16) and xcr0 (the register state the
- * OS saves), once AVX, FMA and OSXSAVE are present; 0 when they are not. */
-static int attngen_x86_features(unsigned *leaf7_ebx, unsigned *xcr0)
+/* What the x86 checks read: cpuid leaf 1's ecx (F16C bit 29), leaf 7's ebx (AVX2 bit 5, AVX-512F bit 16) and xcr0
+ * (the register state the OS saves), once AVX, FMA and OSXSAVE are present; 0 when they are not. */
+static int attngen_x86_features(unsigned *leaf1_ecx, unsigned *leaf7_ebx, unsigned *xcr0)
 {
   unsigned a, b, c, d, xcr0_hi;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
   if (!((c >> 12) & 1) || !((c >> 27) & 1) || !((c >> 28) & 1)) return 0; /* FMA, OSXSAVE, AVX */
+  *leaf1_ecx = c;
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
   __asm__ volatile("xgetbv" : "=a"(*xcr0), "=d"(xcr0_hi) : "c"(0));
   (void)xcr0_hi;
@@ -191,8 +193,8 @@ static int attngen_x86_features(unsigned *leaf7_ebx, unsigned *xcr0)
 static int attngen_cpu_has_avx2(void)
 {
 #if defined(ATTNGEN_X86)
-  unsigned b, xcr0;
-  return attngen_x86_features(&b, &xcr0) && ((b >> 5) & 1) && (xcr0 & 6u) == 6u;
+  unsigned c, b, xcr0;
+  return attngen_x86_features(&c, &b, &xcr0) && ((b >> 5) & 1) && (xcr0 & 6u) == 6u;
 #else
   return 0;
 #endif
@@ -203,19 +205,19 @@ static int attngen_cpu_has_avx2(void)
 static int attngen_cpu_has_avx512(void)
 {
 #if defined(ATTNGEN_X86)
-  unsigned b, xcr0;
-  return attngen_x86_features(&b, &xcr0) && ((b >> 5) & 1) && ((b >> 16) & 1) && (xcr0 & 0xE6u) == 0xE6u;
+  unsigned c, b, xcr0;
+  return attngen_x86_features(&c, &b, &xcr0) && ((b >> 5) & 1) && ((b >> 16) & 1) && (xcr0 & 0xE6u) == 0xE6u;
 #else
   return 0;
 #endif
 }
 
-/* F16C (cpuid leaf 1, ecx bit 29): only the AVX2 kernels that read an f16 cache convert with it. */
+/* F16C: only the AVX2 kernels that read an f16 cache convert with it. */
 static int attngen_cpu_has_f16c(void)
 {
 #if defined(ATTNGEN_X86)
-  unsigned a, b, c, d;
-  return __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1);
+  unsigned c, b, xcr0;
+  return attngen_x86_features(&c, &b, &xcr0) && ((c >> 29) & 1);
 #else
   return 0;
 #endif
@@ -487,8 +489,8 @@ void attngen_args_default_strides(const attngen_shape *s, attngen_args *a)
   fill_default_strides(&a->o_stride, s->heads, s->head_dim, a->q_len);
   fill_default_strides(&a->k_stride, s->kv_heads, s->head_dim, cap);
   fill_default_strides(&a->v_stride, s->kv_heads, s->head_dim, cap);
-  if ((unsigned)s->kv_dtype < ATTNGEN_KV_COUNT_ && kv_types[s->kv_dtype].group && s->head_dim > 0) {
-    const int groups = s->head_dim / kv_group(s->kv_dtype, s->head_dim);
+  if ((unsigned)s->kv_dtype < ATTNGEN_KV_COUNT_ && s->head_dim > 0 && attngen_kv_scales_per_row(s->kv_dtype, s->head_dim)) {
+    const int groups = attngen_kv_scales_per_row(s->kv_dtype, s->head_dim);
     fill_default_strides(&a->k_scale_stride, s->kv_heads, groups, cap);
     fill_default_strides(&a->v_scale_stride, s->kv_heads, groups, cap);
   }
@@ -629,7 +631,7 @@ static int check_extents(const attngen_shape *s, const attngen_args *a, int read
 {
   size_t eq = 0, ek = 0, ev = 0, eo = 0, el = 0; /* (initialized: gcc -O3 cannot see tensor_extent set them) */
   const size_t kv_bytes = (size_t)kv_types[s->kv_dtype].bytes;
-  const int group = kv_types[s->kv_dtype].group ? kv_group(s->kv_dtype, s->head_dim) : 0;
+  const int groups = attngen_kv_scales_per_row(s->kv_dtype, s->head_dim);
   const void *kvp[KVP_COUNT];
   addr_range out[2], in[6];
   int nout = 0, nin = 0, i, j, st;
@@ -654,12 +656,12 @@ static int check_extents(const attngen_shape *s, const attngen_args *a, int read
         (st = make_range(kvp_names[f[1]], kvp[f[1]], ev, kv_bytes, &in[nin++])))
       return st;
   }
-  if (group) { /* int8 scales: [batch][kv rows][kv_heads][head_dim / group] through their own strides */
+  if (groups) { /* int8 scales: [batch][kv rows][kv_heads][head_dim / group] through their own strides */
     size_t eks = 0, evs = 0;
-    if ((st = tensor_extent("k_scale", "kv_len", &a->k_scale_stride, a->batch, a->kv_len, s->kv_heads,
-                            s->head_dim / group, &eks)) ||
-        (st = tensor_extent("v_scale", "kv_len", &a->v_scale_stride, a->batch, a->kv_len, s->kv_heads,
-                            s->head_dim / group, &evs)) ||
+    if ((st = tensor_extent("k_scale", "kv_len", &a->k_scale_stride, a->batch, a->kv_len, s->kv_heads, groups,
+                            &eks)) ||
+        (st = tensor_extent("v_scale", "kv_len", &a->v_scale_stride, a->batch, a->kv_len, s->kv_heads, groups,
+                            &evs)) ||
         (st = make_range("k_scale", a->k_scale, eks, sizeof(float), &in[nin++])) ||
         (st = make_range("v_scale", a->v_scale, evs, sizeof(float), &in[nin++])))
       return st;
@@ -1740,8 +1742,8 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   fill_default_strides(&a->v_new_stride, s->kv_heads, s->head_dim, a->n_new);
   fill_default_strides(&a->k_cache_stride, s->kv_heads, s->head_dim, a->kv_capacity);
   fill_default_strides(&a->v_cache_stride, s->kv_heads, s->head_dim, a->kv_capacity);
-  if (kv_types[s->kv_dtype].group) {
-    const int groups = s->head_dim / kv_group(s->kv_dtype, s->head_dim);
+  if (attngen_kv_scales_per_row(s->kv_dtype, s->head_dim)) {
+    const int groups = attngen_kv_scales_per_row(s->kv_dtype, s->head_dim);
     size_t eks, evs;
     addr_range ks, vs;
     if ((st = check_strides("k_cache_scale", &a->k_cache_scale_stride)) ||
@@ -1782,23 +1784,20 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   if ((st = make_range("k_new", a->k_new, ekn, sizeof(float), &inr[0])) ||
       (st = make_range("v_new", a->v_new, evn, sizeof(float), &inr[1])))
     return st;
-  if (j->k_cache.lo < j->v_cache.hi && j->v_cache.lo < j->k_cache.hi)
-    return fail(ATTNGEN_ERR_ALIAS, "attngen: k_cache and v_cache overlap (the caches are written: they must not overlap "
-                "each other or the new rows)");
   {
-    /* every written range (caches, and int8 scales) against every other one and the new rows */
+    /* every written range (caches, and int8 scales) against every other one, then against the new rows */
     const addr_range *w[4] = { &j->k_cache, &j->v_cache, &j->k_scale, &j->v_scale };
     const int nw = kv_types[s->kv_dtype].group ? 4 : 2;
-    for (i = 0; i < nw; ++i) {
-      for (b = 0; b < 2; ++b)
-        if (w[i]->lo < inr[b].hi && inr[b].lo < w[i]->hi)
-          return fail(ATTNGEN_ERR_ALIAS, "attngen: %s overlaps %s (the caches are written: they must not overlap each "
-                      "other or the new rows)", w[i]->name, inr[b].name);
+    for (i = 0; i < nw; ++i)
       for (b = i + 1; b < nw; ++b)
         if (w[i]->lo < w[b]->hi && w[b]->lo < w[i]->hi)
           return fail(ATTNGEN_ERR_ALIAS, "attngen: %s and %s overlap (the caches are written: they must not overlap "
                       "each other or the new rows)", w[i]->name, w[b]->name);
-    }
+    for (i = 0; i < nw; ++i)
+      for (b = 0; b < 2; ++b)
+        if (w[i]->lo < inr[b].hi && inr[b].lo < w[i]->hi)
+          return fail(ATTNGEN_ERR_ALIAS, "attngen: %s overlaps %s (the caches are written: they must not overlap each "
+                      "other or the new rows)", w[i]->name, inr[b].name);
   }
   /* lengths and positions: copied first, then checked; every sequence must fit before any is appended */
   j->len = (int32_t *)malloc((size_t)a->batch * sizeof(int32_t));
@@ -1835,9 +1834,6 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   return ATTNGEN_OK;
 }
 
-/* Writes the checked append: for each new token its K row, rotated by its position (RoPE kernels), and its V
- * row. cs_all: the tokens' cos/sin [batch][n_new][rotary_dim] when the caller has them (the step shares its
- * plan's), else NULL and cs_tmp [n_new][rotary_dim] plus w (rope_cos_sin's scratch) to compute them. */
 /* One fp32 row x of d elements into row `row` of sequence b, kv head h of the K (v = 0) or V (v = 1) cache, in the
  * cache's type: copied (f32), rounded to nearest even (f16, bf16), or quantized per scale group (int8). */
 static void kv_row_store(const attngen_append_args *a, attngen_kv_dtype t, int d, int v, int b, ptrdiff_t row, int h,
@@ -1869,6 +1865,9 @@ static void kv_row_store(const attngen_append_args *a, attngen_kv_dtype t, int d
   }
 }
 
+/* Writes the checked append: for each new token its K row, rotated by its position (RoPE kernels), and its V
+ * row. cs_all: the tokens' cos/sin [batch][n_new][rotary_dim] when the caller has them (the step shares its
+ * plan's), else NULL and cs_tmp [n_new][rotary_dim] plus w (rope_cos_sin's scratch) to compute them. */
 static void append_write(const attngen_kernel *kernel, const append_job *j, const float *cs_all, float *cs_tmp,
                          double *w, float *krow)
 {

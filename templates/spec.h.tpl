@@ -117,6 +117,29 @@ typedef enum {
 @ end
   /* end */
 
+/* Bytes of one stored element of type t (0: not a type). */
+static inline int attngen_kv_dtype_bytes(attngen_kv_dtype t)
+{
+  switch (t) {
+@ for _, t in ipairs(spec.kv_dtypes) do
+  case ATTNGEN_KV_$(t.name:upper()): return $(I(t.bytes));
+@ end
+  default: return 0;
+  }
+}
+
+/* The fp32 scales of one (token, kv head) row of type t at head_dim d: the last dimension of its scale arrays
+ * (0: the type has none, or is not a type). Element c of the row uses scale c / (d / that). */
+static inline int attngen_kv_scales_per_row(attngen_kv_dtype t, int d)
+{
+  switch (t) {
+@ for _, t in ipairs(spec.kv_dtypes) do
+  case ATTNGEN_KV_$(t.name:upper()): return $(t.group == "row" and "1" or t.group and ("d / " .. I(t.group)) or "0");
+@ end
+  default: return 0;
+  }
+}
+
 /* ---- RoPE, rotary position embedding (the config's `rope`): X(STYLE, name) and X(SCALING, name, parameters) */
 typedef enum {
   ATTNGEN_ROPE_NONE = 0, /* the model has no RoPE */

@@ -92,22 +92,6 @@ static const attngen_kernel *kernel_for(int heads, int kv_heads, int head_dim, i
   return &cache[cached++].kernel;
 }
 
-/* Per storage type: bytes of an element and elements per int8 scale (0: no scales, -1: one per row). */
-static const struct {
-  int bytes, group;
-} kv_types[] = {
-#define PEERS_KV_TYPE(NAME, name, ctype, bytes, group) {bytes, group},
-    ATTNGEN_KV_DTYPE_LIST(PEERS_KV_TYPE)
-#undef PEERS_KV_TYPE
-};
-
-/* Scales per (token, kv head) row of the type: 0 for fp32/f16/bf16. */
-static int scales_per_row(int kv_dtype, int head_dim)
-{
-  const int g = kv_types[kv_dtype].group;
-  return g == 0 ? 0 : g < 0 ? 1 : head_dim / g;
-}
-
 /* Name of the kernel attngen picks for the shape ("attn_..._avx2" or a generic one), NULL on error. */
 const char *peers_kernel_name(int heads, int kv_heads, int head_dim, int causal, int decode)
 {
@@ -126,12 +110,12 @@ const char *peers_kernel_name_kv(int heads, int kv_heads, int head_dim, int caus
  * sizes its buffers with these. -1 for a type the runtime does not have. */
 int peers_kv_elem_bytes(int kv_dtype)
 {
-  return kv_dtype < 0 || kv_dtype >= ATTNGEN_KV_COUNT_ ? -1 : kv_types[kv_dtype].bytes;
+  return kv_dtype < 0 || kv_dtype >= ATTNGEN_KV_COUNT_ ? -1 : attngen_kv_dtype_bytes((attngen_kv_dtype)kv_dtype);
 }
 
 int peers_kv_scales_per_row(int kv_dtype, int head_dim)
 {
-  return kv_dtype < 0 || kv_dtype >= ATTNGEN_KV_COUNT_ ? -1 : scales_per_row(kv_dtype, head_dim);
+  return kv_dtype < 0 || kv_dtype >= ATTNGEN_KV_COUNT_ ? -1 : attngen_kv_scales_per_row((attngen_kv_dtype)kv_dtype, head_dim);
 }
 
 /* The K/V fields of storage type t in attngen_args / attngen_append_args. */
@@ -206,7 +190,7 @@ static int attend(int heads, int kv_heads, int head_dim, int causal, int decode,
   a.o = o;
   set_kv_args(&a, kv_dtype, k, v, ks, vs);
   if (head_major) {
-    const int ns = scales_per_row(kv_dtype, head_dim);
+    const int ns = attngen_kv_scales_per_row((attngen_kv_dtype)kv_dtype, head_dim);
     a.k_stride.seq = a.v_stride.seq = head_dim;
     a.k_stride.head = a.v_stride.head = (ptrdiff_t)kv_len * head_dim;
     a.k_stride.batch = a.v_stride.batch = (ptrdiff_t)kv_heads * kv_len * head_dim;

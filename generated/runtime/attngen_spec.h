@@ -120,6 +120,35 @@ typedef enum {
   X(INT8_G32, int8_g32, int8_t, 1, 32) \
   /* end */
 
+/* Bytes of one stored element of type t (0: not a type). */
+static inline int attngen_kv_dtype_bytes(attngen_kv_dtype t)
+{
+  switch (t) {
+  case ATTNGEN_KV_F32: return 4;
+  case ATTNGEN_KV_F16: return 2;
+  case ATTNGEN_KV_BF16: return 2;
+  case ATTNGEN_KV_INT8: return 1;
+  case ATTNGEN_KV_INT8_G64: return 1;
+  case ATTNGEN_KV_INT8_G32: return 1;
+  default: return 0;
+  }
+}
+
+/* The fp32 scales of one (token, kv head) row of type t at head_dim d: the last dimension of its scale arrays
+ * (0: the type has none, or is not a type). Element c of the row uses scale c / (d / that). */
+static inline int attngen_kv_scales_per_row(attngen_kv_dtype t, int d)
+{
+  switch (t) {
+  case ATTNGEN_KV_F32: return 0;
+  case ATTNGEN_KV_F16: return 0;
+  case ATTNGEN_KV_BF16: return 0;
+  case ATTNGEN_KV_INT8: return 1;
+  case ATTNGEN_KV_INT8_G64: return d / 64;
+  case ATTNGEN_KV_INT8_G32: return d / 32;
+  default: return 0;
+  }
+}
+
 /* ---- RoPE, rotary position embedding (the config's `rope`): X(STYLE, name) and X(SCALING, name, parameters) */
 typedef enum {
   ATTNGEN_ROPE_NONE = 0, /* the model has no RoPE */
