@@ -23,8 +23,10 @@ function M.words(isa, dtype, D)
   local t = spec.kv_dtype[dtype or "f32"]
   local field = t.field or "f32"
   local w = { name = t.name, ctype = t.ctype, f32 = t.name == "f32", scaled = t.group ~= nil }
-  w.k_field = t.field and ("k_" .. t.field) or "k"
-  w.v_field = t.field and ("v_" .. t.field) or "v"
+  -- the cache's K and V fields of attngen_args as pointers to `ctype` (the 16-bit struct types as their bits)
+  local cast = w.f32 and "" or ("(const " .. t.ctype .. " *)")
+  w.k_ptr = cast .. "a->" .. (t.field and ("k_" .. t.field) or "k")
+  w.v_ptr = cast .. "a->" .. (t.field and ("v_" .. t.field) or "v")
   -- elements per scale: a constant, or head_dim at run time for a per-row scale in a generic kernel
   if w.scaled then w.group = spec.kv_group(t.name, D) or "d" end
   local vload = isa.kv_load and isa.kv_load[field]

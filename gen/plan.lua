@@ -124,8 +124,8 @@ function plan.blocking(isa, phase, D, G, tuned, kvh, dtype)
       end
     end
     if by then
-      for _, knob in ipairs({ "rb", "kb", "pr", "pvv", "keys" }) do
-        if by[knob] then b[knob] = by[knob] end
+      for _, knob in ipairs(spec.tunables.decode) do
+        if by[knob.name] then b[knob.name] = by[knob.name] end
       end
     end
   else

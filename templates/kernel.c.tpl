@@ -359,7 +359,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * block, each block's token rows head after head. */
 @   local s_at = columns and "st + j0 * ms + hh * rows_pv + r0" or "st + (hh * rows_pv + r0) * ss + j0"
 @   local qk_args = "(qt + r0 * dp, krow, " .. (kv.scaled and "ksrow, " or "") .. s_at .. (kern.D and "" or ", d, dp") .. qs_arg .. ");"
-    const $(kv.ctype) *kbase = $(kv.f32 and "" or ("(const " .. kv.ctype .. " *)"))a->$(kv.k_field) + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
+    const $(kv.ctype) *kbase = $(kv.k_ptr) + b * a->k_stride.batch + it->kvh0 * a->k_stride.head + (ptrdiff_t)kt * ks;
 @   if kv.scaled then
     /* the K rows' scales: int8 elements are converted and scaled as they are loaded */
     const float *ksbase = a->k_scale + b * a->k_scale_stride.batch + it->kvh0 * a->k_scale_stride.head + (ptrdiff_t)kt * a->k_scale_stride.seq;
@@ -384,18 +384,22 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
     } else {
       for (int j0 = 0; j0 < n; j0 += $(I(plan.kb))) {
         ptrdiff_t koff[$(I(plan.kb))]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < $(I(plan.kb)); ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+@   if kv.scaled then
+        ptrdiff_t ksoff[$(I(plan.kb))]; /* and their scales' */
+        for (int j = 0; j < $(I(plan.kb)); ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
+@   end
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const $(kv.ctype) *kh = kbase + hh * a->k_stride.head;
           const $(kv.ctype) *krow[$(I(plan.kb))];
-          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < $(I(plan.kb)); ++j) krow[j] = kh + koff[j];
 @   if kv.scaled then
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[$(I(plan.kb))];
-          for (int j = 0; j < $(I(plan.kb)); ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < $(I(plan.kb)); ++j) ksrow[j] = ksh + ksoff[j];
 @   end
 @   row_blocks("          ", plan.rb, mk.qk_name, mk.qk_edges, qk_args)
         }
@@ -410,7 +414,7 @@ static $(attr)void $(kern.name)(const attngen_kernel *kernel, const attngen_args
      * 1.08-1.15x slower for groups 4 and 8 and 1.28-1.36x for MHA; group 7 1.00-1.03x) */
     for (int hh = 0; hh < nh; ++hh) {
       float *restrict ot = state + hh * state_floats + q_floats;
-      const $(kv.ctype) *vbase = $(kv.f32 and "" or ("(const " .. kv.ctype .. " *)"))a->$(kv.v_field) + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
+      const $(kv.ctype) *vbase = $(kv.v_ptr) + b * a->v_stride.batch + (it->kvh0 + hh) * a->v_stride.head + (ptrdiff_t)kt * vs;
 @   if kv.scaled then
       const float *vsbase = a->v_scale + b * a->v_scale_stride.batch + (it->kvh0 + hh) * a->v_scale_stride.head + (ptrdiff_t)kt * a->v_scale_stride.seq;
 @   end

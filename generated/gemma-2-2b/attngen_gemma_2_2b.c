@@ -1281,14 +1281,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_decode__avx512(const a
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d256_2x4_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1488,14 +1488,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv4_d256_causal_padding_decode__avx512
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d256_2x4_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2886,14 +2886,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_decode__avx2(const attng
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d256_2x4_t64__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -3093,14 +3093,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv4_d256_causal_padding_decode__avx2(con
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d256_2x4_t64__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -5119,14 +5119,14 @@ static void attn_h8_kv4_d256_causal_decode__neon(const attngen_kernel *kernel, c
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -5320,14 +5320,14 @@ static void attn_h8_kv4_d256_causal_padding_decode__neon(const attngen_kernel *k
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d256_2x8_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -6040,14 +6040,14 @@ static void attn_h8_kv4_d256_causal_decode__scalar(const attngen_kernel *kernel,
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -6241,14 +6241,14 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d256_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);

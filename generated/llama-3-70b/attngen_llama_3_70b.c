@@ -1289,14 +1289,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d128_causal_decode__avx512(const 
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t512__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1496,14 +1496,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d128_causal_padding_decode__avx51
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t512__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2758,14 +2758,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_decode__avx2(const attn
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x4_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2965,14 +2965,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_decode__avx2(co
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x4_t512__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4229,14 +4229,14 @@ static void attn_h64_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t512__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -4436,14 +4436,14 @@ static void attn_h64_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t512__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -5193,14 +5193,14 @@ static void attn_h64_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -5394,14 +5394,14 @@ static void attn_h64_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);

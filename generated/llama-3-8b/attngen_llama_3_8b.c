@@ -2033,14 +2033,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode__avx512(const 
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2239,14 +2239,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_f16__avx512(co
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t256_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2445,14 +2445,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_bf16__avx512(c
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t256_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2656,17 +2656,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_decode_int8__avx512(c
     } else {
       for (int j0 = 0; j0 < n; j0 += 1) {
         ptrdiff_t koff[1]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[1]; /* and their scales' */
+        for (int j = 0; j < 1; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x1_t256_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
@@ -2867,14 +2869,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode__avx51
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t256__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -3074,14 +3076,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_f16__a
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t256_f16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -3281,14 +3283,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_bf16__
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_d128_2x8_t256_bf16__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -3493,17 +3495,19 @@ static ATTNGEN_TARGET_AVX512 void attn_h32_kv8_d128_causal_padding_decode_int8__
     } else {
       for (int j0 = 0; j0 < n; j0 += 1) {
         ptrdiff_t koff[1]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[1]; /* and their scales' */
+        for (int j = 0; j < 1; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x1_t256_int8__avx512(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
@@ -6073,14 +6077,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode__avx2(const attn
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d128_1x8_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -6279,14 +6283,14 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_decode_f16__avx2(c
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d128_1x8_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -6485,14 +6489,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_bf16__avx2(const
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d128_1x8_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -6696,17 +6700,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_decode_int8__avx2(const
     } else {
       for (int j0 = 0; j0 < n; j0 += 1) {
         ptrdiff_t koff[1]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[1]; /* and their scales' */
+        for (int j = 0; j < 1; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x1_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
@@ -6907,14 +6913,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode__avx2(co
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d128_1x8_t256__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -7114,14 +7120,14 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_h32_kv8_d128_causal_padding_decode_f16
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d128_1x8_t256_f16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -7321,14 +7327,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_bf16__av
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d128_1x8_t256_bf16__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -7533,17 +7539,19 @@ static ATTNGEN_TARGET_AVX2 void attn_h32_kv8_d128_causal_padding_decode_int8__av
     } else {
       for (int j0 = 0; j0 < n; j0 += 1) {
         ptrdiff_t koff[1]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 1; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[1]; /* and their scales' */
+        for (int j = 0; j < 1; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[1];
-          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 1; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[1];
-          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 1; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x1_t256_int8__avx2(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
@@ -10344,14 +10352,14 @@ static void attn_h32_kv8_d128_causal_decode__neon(const attngen_kernel *kernel, 
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -10550,14 +10558,14 @@ static void attn_h32_kv8_d128_causal_decode_f16__neon(const attngen_kernel *kern
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_f16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -10756,14 +10764,14 @@ static void attn_h32_kv8_d128_causal_decode_bf16__neon(const attngen_kernel *ker
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_bf16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -10967,17 +10975,19 @@ static void attn_h32_kv8_d128_causal_decode_int8__neon(const attngen_kernel *ker
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_int8__neon(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
@@ -11178,14 +11188,14 @@ static void attn_h32_kv8_d128_causal_padding_decode__neon(const attngen_kernel *
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -11385,14 +11395,14 @@ static void attn_h32_kv8_d128_causal_padding_decode_f16__neon(const attngen_kern
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_f16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -11592,14 +11602,14 @@ static void attn_h32_kv8_d128_causal_padding_decode_bf16__neon(const attngen_ker
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_bf16__neon(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -11804,17 +11814,19 @@ static void attn_h32_kv8_d128_causal_padding_decode_int8__neon(const attngen_ker
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_t256_int8__neon(qt + r0 * dp, krow, ksrow, st + j0 * ms + hh * rows_pv + r0);
@@ -13031,14 +13043,14 @@ static void attn_h32_kv8_d128_causal_decode__scalar(const attngen_kernel *kernel
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -13231,14 +13243,14 @@ static void attn_h32_kv8_d128_causal_decode_f16__scalar(const attngen_kernel *ke
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -13431,14 +13443,14 @@ static void attn_h32_kv8_d128_causal_decode_bf16__scalar(const attngen_kernel *k
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -13636,17 +13648,19 @@ static void attn_h32_kv8_d128_causal_decode_int8__scalar(const attngen_kernel *k
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0);
@@ -13841,14 +13855,14 @@ static void attn_h32_kv8_d128_causal_padding_decode__scalar(const attngen_kernel
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -14042,14 +14056,14 @@ static void attn_h32_kv8_d128_causal_padding_decode_f16__scalar(const attngen_ke
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -14243,14 +14257,14 @@ static void attn_h32_kv8_d128_causal_padding_decode_bf16__scalar(const attngen_k
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -14449,17 +14463,19 @@ static void attn_h32_kv8_d128_causal_padding_decode_int8__scalar(const attngen_k
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 4 <= rows; r0 += 4)
             attngen_qkdot_d128_4x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0);

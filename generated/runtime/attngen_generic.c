@@ -2053,14 +2053,14 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode__avx512(const attngen_kern
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -2288,14 +2288,14 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_f16__avx512(const attngen_
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_f16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -2523,14 +2523,14 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_bf16__avx512(const attngen
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_bf16__avx512(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -2763,17 +2763,19 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8__avx512(const attngen
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -3007,17 +3009,19 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g64__avx512(const att
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g64__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -3251,17 +3255,19 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_decode_int8_g32__avx512(const att
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g32__avx512(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -5331,14 +5337,14 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode__avx2(const attngen_kernel *
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -5566,14 +5572,14 @@ static ATTNGEN_TARGET_AVX2_F16C void attn_generic_decode_f16__avx2(const attngen
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_f16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -5801,14 +5807,14 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_bf16__avx2(const attngen_ker
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_bf16__avx2(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -6041,17 +6047,19 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8__avx2(const attngen_ker
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -6285,17 +6293,19 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g64__avx2(const attngen
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g64__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -6529,17 +6539,19 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_decode_int8_g32__avx2(const attngen
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s128_int8_g32__avx2(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -8589,14 +8601,14 @@ static void attn_generic_decode__neon(const attngen_kernel *kernel, const attnge
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -8824,14 +8836,14 @@ static void attn_generic_decode_f16__neon(const attngen_kernel *kernel, const at
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_f16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -9059,14 +9071,14 @@ static void attn_generic_decode_bf16__neon(const attngen_kernel *kernel, const a
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_bf16__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -9299,17 +9311,19 @@ static void attn_generic_decode_int8__neon(const attngen_kernel *kernel, const a
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -9543,17 +9557,19 @@ static void attn_generic_decode_int8_g64__neon(const attngen_kernel *kernel, con
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g64__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -9787,17 +9803,19 @@ static void attn_generic_decode_int8_g32__neon(const attngen_kernel *kernel, con
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g32__neon(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -11700,14 +11718,14 @@ static void attn_generic_decode__scalar(const attngen_kernel *kernel, const attn
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -11935,14 +11953,14 @@ static void attn_generic_decode_f16__scalar(const attngen_kernel *kernel, const 
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_f16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -12170,14 +12188,14 @@ static void attn_generic_decode_bf16__scalar(const attngen_kernel *kernel, const
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const uint16_t *kh = kbase + hh * a->k_stride.head;
           const uint16_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_bf16__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -12410,17 +12428,19 @@ static void attn_generic_decode_int8__scalar(const attngen_kernel *kernel, const
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -12654,17 +12674,19 @@ static void attn_generic_decode_int8_g64__scalar(const attngen_kernel *kernel, c
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g64__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);
@@ -12898,17 +12920,19 @@ static void attn_generic_decode_int8_g32__scalar(const attngen_kernel *kernel, c
     } else {
       for (int j0 = 0; j0 < n; j0 += 4) {
         ptrdiff_t koff[4]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 4; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
+        ptrdiff_t ksoff[4]; /* and their scales' */
+        for (int j = 0; j < 4; ++j) ksoff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * a->k_scale_stride.seq;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const int8_t *kh = kbase + hh * a->k_stride.head;
           const int8_t *krow[4];
-          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 4; ++j) krow[j] = kh + koff[j];
           const float *ksh = ksbase + hh * a->k_scale_stride.head;
           const float *ksrow[4];
-          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + koff[j] * a->k_scale_stride.seq;
+          for (int j = 0; j < 4; ++j) ksrow[j] = ksh + ksoff[j];
           int r0 = 0;
           for (; r0 + 2 <= rows; r0 += 2)
             attngen_qkdot_dany_2x4_s64_int8_g32__scalar(qt + r0 * dp, krow, ksrow, st + (hh * rows_pv + r0) * ss + j0, d, dp);

@@ -853,14 +853,14 @@ static ATTNGEN_TARGET_AVX512 void attn_h8_kv8_d64_cross_decode__avx512(const att
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d64_1x8_t64__avx512(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -1661,14 +1661,14 @@ static ATTNGEN_TARGET_AVX2 void attn_h8_kv8_d64_cross_decode__avx2(const attngen
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d64_1x8_t64__avx2(qt + r0 * dp, krow, st + j0 * ms + hh * rows_pv + r0);
@@ -2666,14 +2666,14 @@ static void attn_h8_kv8_d64_cross_decode__neon(const attngen_kernel *kernel, con
     } else {
       for (int j0 = 0; j0 < n; j0 += 12) {
         ptrdiff_t koff[12]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 12; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 12; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[12];
-          for (int j = 0; j < 12; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 12; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d64_1x12_s72__neon(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
@@ -3174,14 +3174,14 @@ static void attn_h8_kv8_d64_cross_decode__scalar(const attngen_kernel *kernel, c
     } else {
       for (int j0 = 0; j0 < n; j0 += 8) {
         ptrdiff_t koff[8]; /* the block's rows from a head's base (a short block repeats its last key) */
-        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1);
+        for (int j = 0; j < 8; ++j) koff[j] = (ptrdiff_t)(j0 + j < n ? j0 + j : n - 1) * ks;
         for (int hh = 0; hh < nh; ++hh) {
           const float *restrict qt = state + hh * state_floats;
           /* each head's row pointers from its own base: stepping one past the last head could overflow with the
            * largest strides the runtime accepts (UBSan, make test-fuzz) */
           const float *kh = kbase + hh * a->k_stride.head;
           const float *krow[8];
-          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j] * ks;
+          for (int j = 0; j < 8; ++j) krow[j] = kh + koff[j];
           int r0 = 0;
           for (; r0 + 1 <= rows; r0 += 1)
             attngen_qkdot_d64_1x8_s64__scalar(qt + r0 * dp, krow, st + (hh * rows_pv + r0) * ss + j0);
