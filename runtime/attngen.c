@@ -136,12 +136,13 @@ static const char *const mask_names[ATTNGEN_MASK_COUNT_] = { ATTNGEN_MASK_LIST(N
 static const char *const phase_names[ATTNGEN_PHASE_COUNT_] = { ATTNGEN_PHASE_LIST(NAME_AT) };
 #undef NAME_AT
 
-/* Each storage type: its name, bytes per element and scale group (0: none, -1: one per row). */
+/* Each storage type: its name and scale group (0: none, -1: one per row); its bytes per element and scales per row
+ * are attngen_spec.h's attngen_kv_dtype_bytes and attngen_kv_scales_per_row. */
 static const struct {
   const char *name;
-  int bytes, group;
+  int group;
 } kv_types[ATTNGEN_KV_COUNT_] = {
-#define KV_TYPE_AT(E, name, api, bytes, group) [ATTNGEN_KV_##E] = { #name, bytes, group },
+#define KV_TYPE_AT(E, name, api, bytes, group) [ATTNGEN_KV_##E] = { #name, group },
   ATTNGEN_KV_DTYPE_LIST(KV_TYPE_AT)
 #undef KV_TYPE_AT
 };
@@ -630,7 +631,7 @@ static void args_kv_pointers(const attngen_args *a, const void *p[KVP_COUNT])
 static int check_extents(const attngen_shape *s, const attngen_args *a, int reads_lens)
 {
   size_t eq = 0, ek = 0, ev = 0, eo = 0, el = 0; /* (initialized: gcc -O3 cannot see tensor_extent set them) */
-  const size_t kv_bytes = (size_t)kv_types[s->kv_dtype].bytes;
+  const size_t kv_bytes = (size_t)attngen_kv_dtype_bytes(s->kv_dtype);
   const int groups = attngen_kv_scales_per_row(s->kv_dtype, s->head_dim);
   const void *kvp[KVP_COUNT];
   addr_range out[2], in[6];
@@ -1775,7 +1776,7 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   /* the caches are written: they must not overlap each other or the rows being appended (whole ranges) */
   {
     int f[4];
-    const size_t kv_bytes = (size_t)kv_types[s->kv_dtype].bytes;
+    const size_t kv_bytes = (size_t)attngen_kv_dtype_bytes(s->kv_dtype);
     kv_fields(s->kv_dtype, f);
     if ((st = make_range(kvp_cache_names[f[0]], kvp[f[0]], ekc, kv_bytes, &j->k_cache)) ||
         (st = make_range(kvp_cache_names[f[1]], kvp[f[1]], evc, kv_bytes, &j->v_cache)))
@@ -1787,7 +1788,7 @@ static int append_check(const attngen_kernel *kernel, const attngen_append_args 
   {
     /* every written range (caches, and int8 scales) against every other one, then against the new rows */
     const addr_range *w[4] = { &j->k_cache, &j->v_cache, &j->k_scale, &j->v_scale };
-    const int nw = kv_types[s->kv_dtype].group ? 4 : 2;
+    const int nw = attngen_kv_scales_per_row(s->kv_dtype, s->head_dim) ? 4 : 2;
     for (i = 0; i < nw; ++i)
       for (b = i + 1; b < nw; ++b)
         if (w[i]->lo < w[b]->hi && w[b]->lo < w[i]->hi)
