@@ -18,4 +18,4 @@ $(PYTHON_LIB): $(RUNTIME_SRC) $(RUNTIME_HDR) python/python.mk
 
 test-python: $(PYTHON_LIB)
 	@$(PYTHON) -c 'import numpy' 2>/dev/null || { echo "test-python: $(PYTHON) has no NumPy (make deps-test, or PYTHON=...)"; exit 1; }
-	ATTNGEN_LIBRARY=$(abspath $(PYTHON_LIB)) PYTHONPATH=python $(PYTHON) -m unittest discover -s python/tests -t python $(if $(V),-v)
+	ATTNGEN_LIBRARY=$(abspath $(PYTHON_LIB)) PYTHONPATH=python $(PYTHON) -m unittest discover -s python/tests $(if $(V),-v)
