@@ -35,6 +35,7 @@ _PROTOTYPES = {
 _lock = threading.Lock()
 _loaded = {}  # resolved path -> CDLL
 _default = None
+_default_path = None
 
 
 def candidates(path=None):
@@ -59,8 +60,9 @@ def _open(path):
 
 def load(path=None):
     """The runtime library: the first of candidates(path) that exists (an explicit path or $ATTNGEN_LIBRARY that does
-    not exist is an error, not skipped). Loaded once per file."""
-    global _default
+    not exist is an error, not skipped). Loaded once per file. The first library loaded is the package's default,
+    the one every call without library= uses: call load(path) before anything else to choose it."""
+    global _default, _default_path
     from .errors import LibraryNotFound
     with _lock:
         if path is None and _default is not None:
@@ -75,8 +77,8 @@ def load(path=None):
                         _loaded[key] = _open(p)
                     except OSError as e:
                         raise LibraryNotFound(f"attngen: cannot load {p} ({where}): {e}") from None
-                if path is None:
-                    _default = _loaded[key]
+                if _default is None:
+                    _default, _default_path = _loaded[key], key
                 return _loaded[key]
             tried.append(f"{where}: {p or 'not found'}")
             if explicit:
@@ -92,7 +94,9 @@ def loaded():
 
 
 def default_library_path():
-    """The file the default library was loaded from (for compiling against the matching headers)."""
+    """The file the default library was (or would be) loaded from: where to look for the matching headers."""
+    if _default_path:
+        return _default_path
     for where, p in candidates():
         if p and os.path.exists(p):
             return os.path.realpath(p)
