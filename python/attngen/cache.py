@@ -10,7 +10,7 @@ import numpy as np
 from . import _abi, dtypes
 from ._tensors import as_array, check_dtype, check_shape, four_d, int32_vector, pointer, strides
 from .errors import check
-from .kernel import KV_LAYOUT, Q_LAYOUT, result, scale_arrays, set_kv
+from .kernel import KV_LAYOUT, Q_LAYOUT, c_int, outputs, result, scale_arrays, set_kv
 
 NEW_LAYOUT = "[batch, n_new, kv_heads, head_dim]"
 
@@ -91,17 +91,13 @@ def step(kernel, cache, q, k_new, v_new, *, pos=None, scale=None, out=None, retu
     """One decode or chunked-prefill step: append k_new/v_new, then attention of the n_new queries q (fp32
     [batch, n_new, heads, head_dim]) of each sequence against its cache, query i seeing keys j <= length + i.
     Returns out [batch, n_new, heads, head_dim], or (out, lse) with lse [batch, heads, n_new]."""
-    from .kernel import c_int
     c = _abi.StepArgs()
     c.kv, keep = _append_args(cache, k_new, v_new, pos)
     qa = as_array(q, "q")
     shape = (cache.batch, c.kv.n_new, kernel.heads, cache.head_dim)
     check_shape(qa, "q", shape, Q_LAYOUT + " (n_new of k_new)")
     check_dtype(qa, "q", np.float32)
-    oa = np.empty(shape, np.float32) if out is None else as_array(out, "out", writable=True)
-    check_shape(oa, "out", shape, Q_LAYOUT + " (as q)")
-    check_dtype(oa, "out", np.float32)
-    lse = np.empty((cache.batch, kernel.heads, c.kv.n_new), np.float32) if return_lse else None
+    oa, lse = outputs(shape, out, return_lse)
     c.q, c.q_stride, c.o, c.o_stride = pointer(qa), strides(qa, "q"), pointer(oa), strides(oa, "out")
     c.scale = 0.0 if scale is None else float(scale)
     c.lse = None if lse is None else pointer(lse)

@@ -84,9 +84,20 @@ class Kernel:
         return step(self, cache, q, k_new, v_new, **options)
 
 
+def outputs(shape, out, return_lse):
+    """The output [batch, rows, heads, head_dim] (new, or the caller's, checked) and lse [batch, heads, rows] if asked."""
+    oa = np.empty(shape, np.float32) if out is None else as_array(out, "out", writable=True)
+    check_shape(oa, "out", shape, Q_LAYOUT + " (as q)")
+    check_dtype(oa, "out", np.float32)
+    return oa, np.empty((shape[0], shape[2], shape[1]), np.float32) if return_lse else None
+
+
 def result(q, out_given, out, lse):
     """What a call returns: the caller's out, or a new array (a torch tensor when q was one), and lse if asked."""
-    wrap = (lambda a: a) if not is_torch(q) else __import__("torch").from_numpy
+    wrap = lambda a: a  # noqa: E731
+    if is_torch(q):
+        import torch
+        wrap = torch.from_numpy
     o = out_given if out_given is not None else wrap(out)
     return o if lse is None else (o, wrap(lse))
 
@@ -105,10 +116,7 @@ class _AttentionTensors:
             raise refuse("ATTNGEN_ERR_DTYPE", f"attngen: k is {ka.dtype.name} but v is {va.dtype.name}")
         kv_dtype = cache_type_of(ka, k_scale, head_dim, kernel.kv_dtype)
         scales = scale_arrays(kv_dtype, k_scale, v_scale, ka.shape)
-        oa = np.empty(qa.shape, np.float32) if out is None else as_array(out, "out", writable=True)
-        check_shape(oa, "out", qa.shape, Q_LAYOUT + " (as q)")
-        check_dtype(oa, "out", np.float32)
-        lse = np.empty((batch, heads, q_len), np.float32) if return_lse else None
+        oa, lse = outputs(qa.shape, out, return_lse)
         lens = None if kv_lens is None else int32_vector(kv_lens, "kv_lens", batch)
 
         a = self.args = _abi.Args()
