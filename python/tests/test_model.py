@@ -88,5 +88,34 @@ class Build(Case):
         self.assertIn("kv_heads", str(caught.exception))
 
 
+class GeneratorLookup(unittest.TestCase):
+    """Outside the source tree the installed `attngen` command generates; with neither, the error says so."""
+
+    def setUp(self):
+        from attngen import model
+        self.model, self.saved = model, (model.SOURCE_GENERATOR, os.environ["PATH"])
+        self.dir = tempfile.mkdtemp(prefix="attngen-generator-")
+        model.SOURCE_GENERATOR = os.path.join(self.dir, "no-source-tree", "attngen.lua")
+
+    def tearDown(self):
+        self.model.SOURCE_GENERATOR, os.environ["PATH"] = self.saved
+        shutil.rmtree(self.dir)
+
+    def test_installed_command_then_none(self):
+        source = self.saved[0]
+        command = os.path.join(self.dir, "attngen")
+        with open(command, "w") as f:
+            f.write(f'#!/bin/sh\nexec {os.environ.get("LUA", "lua5.4")} {source} "$@"\n')
+        os.chmod(command, 0o755)
+        os.environ["PATH"] = self.dir + os.pathsep + self.saved[1]
+        self.assertEqual(self.model.generator_command(), [command])
+        c_file = attngen.generate(CONFIG, os.path.join(self.dir, "out"))
+        self.assertTrue(c_file.endswith("attngen_py_gqa_h4_kv2_d32.c") and os.path.exists(c_file))
+        os.environ["PATH"] = os.path.join(self.dir, "empty")
+        with self.assertRaises(attngen.BuildError) as caught:
+            attngen.generate(CONFIG, os.path.join(self.dir, "out"))
+        self.assertIn("no generator", str(caught.exception))
+
+
 if __name__ == "__main__":
     unittest.main()
