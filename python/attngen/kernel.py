@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Kernel: what attngen_select chose for a shape; bind() checks a call's tensors once, the returned Call runs it."""
+import collections
 import ctypes
 import math
 
@@ -24,6 +25,18 @@ def make_shape(heads, kv_heads, head_dim, mask, phase, kv_dtype):
     return _abi.Shape(c_int(heads, "heads"), c_int(kv_heads, "kv_heads"), c_int(head_dim, "head_dim"),
                       dtypes.check_name("mask", mask, _abi.MASKS), dtypes.check_name("phase", phase, _abi.PHASES),
                       dtypes.check_name("kv_dtype", kv_dtype, _abi.KV_DTYPES))
+
+
+# A table's rotary position embedding: style "none", "half" (rotate_half) or "interleaved"; the first rotary_dim dims
+# of each head turn, pair p by position * inv_freq[p] (theta: the config's base, inv_freq with any scaling applied).
+Rope = collections.namedtuple("Rope", "style rotary_dim theta inv_freq")
+
+
+def rope_of(params):
+    r = params.rope
+    inv_freq = ctypes.cast(r.inv_freq, ctypes.POINTER(ctypes.c_double)) if r.inv_freq else None
+    return Rope(_abi.ROPE_STYLES[r.style], r.rotary_dim, r.theta,
+                np.array(inv_freq[:r.rotary_dim // 2]) if inv_freq else np.zeros(0))
 
 
 def select(heads, kv_heads=None, head_dim=None, mask="none", phase="prefill", kv_dtype="f32", isa=None, library=None):
@@ -54,20 +67,22 @@ class Kernel:
         self.heads, self.kv_heads, self.head_dim = s.heads, s.kv_heads, s.head_dim
         self.mask, self.phase, self.kv_dtype = _abi.MASKS[s.mask], _abi.PHASES[s.phase], _abi.KV_DTYPES[s.kv_dtype]
         self.scale = c_kernel.params.scale or 1 / math.sqrt(self.head_dim)
+        self.rope = rope_of(c_kernel.params)  # a RoPE kernel rotates Q by its position and expects K rotated
 
     def __repr__(self):
         return (f"<attngen.Kernel {self.name} heads={self.heads} kv_heads={self.kv_heads} head_dim={self.head_dim} "
                 f"mask={self.mask} phase={self.phase} kv_dtype={self.kv_dtype}>")
 
     def bind(self, q, k, v, *, kv_len=None, kv_lens=None, scale=None, k_scale=None, v_scale=None, out=None,
-             return_lse=False, threads=1):
+             return_lse=False, threads=1, q_pos=None):
         """A Call of attention with these tensors, checked once: Q/O fp32 [batch, q_len, heads, head_dim], K/V
         [batch, kv_capacity, kv_heads, head_dim] of the kernel's storage type (int8: with fp32 scales
         [batch, kv_capacity, kv_heads, head_dim / group]), any strides with a contiguous last dimension.
         kv_len: rows in use (default kv_capacity); kv_lens: [batch] valid keys per sequence (padding, cross masks);
-        scale: None for the kernel's; threads: 1 runs on the calling thread, n > 1 on n threads, 0 on every CPU."""
-        return Call(self, _AttentionTensors(self, q, k, v, kv_len, kv_lens, scale, k_scale, v_scale, out, return_lse),
-                    threads)
+        scale: None for the kernel's; threads: 1 runs on the calling thread, n > 1 on n threads, 0 on every CPU;
+        q_pos: RoPE kernels, [batch, q_len] position of each query (default kv_len - q_len + i)."""
+        tensors = _AttentionTensors(self, q, k, v, kv_len, kv_lens, scale, k_scale, v_scale, out, return_lse, q_pos)
+        return Call(self, tensors, threads)
 
     def __call__(self, q, k, v, **options):
         """Attention: bind(q, k, v, **options)(). Returns out, or (out, lse) with return_lse (lse [batch, heads, q_len])."""
@@ -105,7 +120,7 @@ def result(q, out_given, out, lse):
 class _AttentionTensors:
     """attngen_args filled from the caller's tensors, and the arrays it points into (kept alive with it)."""
 
-    def __init__(self, kernel, q, k, v, kv_len, kv_lens, scale, k_scale, v_scale, out, return_lse):
+    def __init__(self, kernel, q, k, v, kv_len, kv_lens, scale, k_scale, v_scale, out, return_lse, q_pos):
         qa, ka, va = as_array(q, "q"), as_array(k, "k"), as_array(v, "v")
         batch, q_len, heads, head_dim = four_d(qa, "q", Q_LAYOUT)
         check_dtype(qa, "q", np.float32)
@@ -118,6 +133,7 @@ class _AttentionTensors:
         scales = scale_arrays(kv_dtype, k_scale, v_scale, ka.shape)
         oa, lse = outputs(qa.shape, out, return_lse)
         lens = None if kv_lens is None else int32_vector(kv_lens, "kv_lens", batch)
+        positions = None if q_pos is None else int32_vector(q_pos, "q_pos", batch * q_len)
 
         a = self.args = _abi.Args()
         a.heads, a.kv_heads, a.head_dim, a.batch, a.q_len = heads, kv_heads, head_dim, batch, q_len
@@ -129,7 +145,8 @@ class _AttentionTensors:
         a.kv_lens = None if lens is None else pointer(lens)
         a.scale = 0.0 if scale is None else float(scale)
         a.lse = None if lse is None else pointer(lse)
-        self.keep = (qa, ka, va, oa, lse, lens, scales)
+        a.q_pos = None if positions is None else pointer(positions)
+        self.keep = (qa, ka, va, oa, lse, lens, positions, scales)
         self.returns = (q, out, oa, lse)
 
 

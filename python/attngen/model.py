@@ -14,7 +14,7 @@ import tempfile
 
 from . import _abi, _library, dtypes
 from .errors import BuildError, check, refuse
-from .kernel import Kernel, make_shape
+from .kernel import Kernel, make_shape, rope_of
 
 SOURCE_GENERATOR = os.path.join(_library.SOURCE_TREE, "gen", "attngen.lua")
 
@@ -118,6 +118,7 @@ class Model:
                                                     f"{_abi.CONSTANTS['ATTNGEN_ABI']}: regenerate and rebuild it")
         self.name, self.generator_version = t.model.decode(), t.generator_version.decode()
         self.heads, self.kv_heads, self.head_dim = t.heads, t.kv_heads, t.head_dim
+        self.rope = rope_of(t.params)
         self.kernels = [KernelInfo(k.name.decode(), k.heads, k.kv_heads, k.head_dim, _abi.MASKS[k.mask],
                                     _abi.PHASES[k.phase], _abi.ISAS[k.isa], _abi.KV_DTYPES[k.kv_dtype])
                         for k in t.kernels[:t.count]]

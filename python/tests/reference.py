@@ -44,6 +44,18 @@ def sdpa64(q, k, v, causal=False, kv_lens=None, scale=None, kv_len=None):
     return out, lse
 
 
+def rope64(x, positions, rope):
+    """x [B, S, H, D] rotated in float64 by positions [B, S], with rope's style and rotary_dim and inv_freq recomputed
+    from its theta (theta^(-2p / rotary_dim): the configs here have no scaling), not read from the table."""
+    x = np.array(x, np.float64)
+    p = np.arange(rope.rotary_dim // 2)
+    i0, i1 = (2 * p, 2 * p + 1) if rope.style == "interleaved" else (p, p + rope.rotary_dim // 2)
+    angle = np.asarray(positions, np.float64)[:, :, None, None] * rope.theta ** (-2.0 * p / rope.rotary_dim)
+    x0, x1 = x[..., i0], x[..., i1]
+    x[..., i0], x[..., i1] = x0 * np.cos(angle) - x1 * np.sin(angle), x1 * np.cos(angle) + x0 * np.sin(angle)
+    return x
+
+
 def uniform(rng, *shape):
     return rng.uniform(-1, 1, shape).astype(np.float32)
 

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- python/tests: a small GQA model the Python tests generate, compile and load (attngen.build).
+-- python/tests: a small GQA model with RoPE that the Python tests generate, compile and load (attngen.build).
 return {
   name     = "py-gqa-h4-kv2-d32",
   source   = "python/tests/test_model.py",
@@ -10,4 +10,5 @@ return {
   phases   = { "prefill", "decode" },
   isas     = { "avx512", "avx2", "neon", "scalar" },
   kv_dtype = { "f32", "f16" },
+  rope     = { style = "half", theta = 10000 },
 }
