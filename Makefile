@@ -42,6 +42,7 @@ help:
 	@echo "    test-neon          the case list cross-built for aarch64, run under qemu-aarch64"
 	@echo "    test-downstream    examples/downstream: -gcc, -clang, -aarch64, -cmake (each also a target)"
 	@echo "    test-install       install into a temporary prefix, build with CMake and pkg-config, uninstall"
+	@echo "    test-python        the Python package (python/tests) against float64 NumPy; PYTHON=$(PYTHON)"
 	@echo "  make test-cases      the native case runner, no Criterion (TEST_FILTER=substring)"
 	@echo "  make test-sanitize   the case list under ASan + UBSan (slow; not part of make test)"
 	@echo "  make test-gen, test-build   only generate / build the test suites"
@@ -52,6 +53,7 @@ help:
 	@if [ -f bench/peers/peers.mk ]; then \
 	  echo "  make bench-peers     attngen vs PyTorch, ONNX Runtime, OpenVINO (needs PyPI; bench-peers-plot redraws)"; fi
 	@echo "  make size-table      docs/size_table.md and the README table: lines, bytes, compile time, .text"
+	@echo "  make $(BUILD)/python/libattngen.so   the runtime as a shared library, for the Python package (python/)"
 	@echo "  make install         generator command, libattngen.a, headers, attngen.pc, CMake package (install.mk)"
 	@echo "  make uninstall       remove exactly what make install installed (its manifest)"
 	@echo "  make clean           remove $(BUILD)/"
@@ -116,7 +118,7 @@ demo: $(BUILD)/demo
 test-generator:
 	@sh tests/test_generator.sh
 
-test: deps-test test-generator check-generated test-native test-fuzz test-neon test-downstream test-install
+test: deps-test test-generator check-generated test-native test-fuzz test-neon test-downstream test-install test-python
 	@echo "make test: all test groups passed"
 
 -include tests/tests.mk
@@ -125,6 +127,7 @@ test: deps-test test-generator check-generated test-native test-fuzz test-neon t
 -include bench/neon_model.mk
 -include examples/downstream/downstream.mk
 -include install.mk
+-include python/python.mk
 
 # docs/size_table.md, also spliced into README.md between the size-table markers
 size-table: generate

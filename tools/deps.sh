@@ -6,7 +6,7 @@
 #
 #   build  generator and library: lua5.4, luajit, penlight (+lfs), argparse, gcc (+libc headers), clang,
 #          make, binutils
-#   test   build + Criterion, the aarch64 cross compiler and libc, qemu-user, cmake, pkg-config
+#   test   build + Criterion, the aarch64 cross compiler and libc, qemu-user, cmake, pkg-config, python3-numpy
 #   bench  build + gnuplot (no X)
 #   neon-model  build + python3, the aarch64 cross compiler, llvm-19 (llvm-mca with Neoverse models)
 #   all    everything above
@@ -66,6 +66,7 @@ check_test() {
   cmd qemu-aarch64 qemu-user
   cmd cmake cmake
   cmd pkg-config pkg-config # make test-install builds a project with `pkg-config --cflags --libs attngen`
+  path /usr/lib/python3/dist-packages/numpy/__init__.py python3-numpy # make test-python: /usr/bin/python3 with NumPy
 }
 check_bench() {
   cmd gnuplot gnuplot-nox

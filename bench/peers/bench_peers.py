@@ -3,9 +3,10 @@
 """bench/peers/bench_peers.py: attngen side by side with PyTorch, ONNX Runtime and OpenVINO.
 
 Run by `make bench-peers` (bench/peers/peers.mk), which builds the venv and the library first:
-    build/peers-venv/bin/python bench/peers/bench_peers.py --lib build/peers/libattngen_peers.so --out build/peers
+    PYTHONPATH=python build/peers-venv/bin/python bench/peers/bench_peers.py --lib build/python/libattngen.so \
+        --configs bench/peers/configs/*.lua --out build/peers
 
-One process, one run: every case goes through attngen (ctypes on bench/peers/shim.c) and each peer, at 1 and 2
+One process, one run: every case goes through attngen (its Python package, python/attngen) and each peer, at 1 and 2
 threads, so a slow spell of the shared machine hits them all alike.
 
 Peers (families; a family may have several variants, the fastest is its column):
@@ -24,7 +25,7 @@ On fp32 K/V every peer runs fp32 (OpenVINO: INFERENCE_PRECISION_HINT f32 and an 
 
 Reduced-precision caches (the cases labelled "kv <types>", Llama-3-8B decode h32/kv8/d128 at kv_len 16384 and
 32768): each peer's cache type against attngen on a cache of the same or fewer bytes (KV_PAIRS), attngen's cache
-written by attngen_kv_append from the same fp32 rows (shim.c: peers_kv_fill), so both sides round the same data:
+written by attngen_kv_append from the same fp32 rows (fill_cache: KVCache and Kernel.append), so both sides round the same data:
   kv f16      attngen on an f16 cache (attngen_kv_dtype f16) against
                 ov-kv with KV_CACHE_PRECISION f16 (fp32 arithmetic, as above), and
                 ort GroupQueryAttention in float16 (Q, new row, cache and output float16, the operator's type T;
@@ -87,7 +88,6 @@ K/V for the reduced-precision cases), ratios_<n>t.dat (attngen ÷ each peer per 
 import argparse
 import contextlib
 import csv
-import ctypes
 import datetime
 import math
 import os
@@ -101,15 +101,16 @@ import traceback
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
+import attngen  # noqa: E402  (python/, on PYTHONPATH)
+
 TOL = 1e-4
 TOL_F16_OUT = 1e-3  # a variant whose output is float16 (ONNX Runtime's float16 GroupQueryAttention): see the header
 DROP = 1.5  # a variant whose warm-up time is over DROP x its family's fastest is not timed
 FAMILIES = ["torch", "ort", "ov", "ov-kv"]
 
-# K/V storage types. attngen's are attngen_kv_dtype values (their ids never change, gen/spec.lua); "u8" is OpenVINO's
+# K/V storage types: attngen's by their attngen_kv_dtype names (attngen.KV_DTYPES); "u8" is OpenVINO's
 # CPU cache: asymmetric, one fp32 scale and one fp32 zero point per (token, kv head) row (KEY/VALUE_CACHE_GROUP_SIZE
 # 0, its default). Bytes of one (token, kv head) row of head_dim d, for the cache-bytes columns.
-KV_DTYPE_ID = {"f32": 0, "f16": 1, "bf16": 2, "int8": 3, "int8_g64": 4, "int8_g32": 5}
 KV_ROW_BYTES = {"f32": lambda d: 4 * d, "f16": lambda d: 2 * d, "bf16": lambda d: 2 * d,
                 "int8": lambda d: d + 4, "int8_g64": lambda d: d + 4 * (d // 64),
                 "int8_g32": lambda d: d + 4 * (d // 32),
@@ -237,43 +238,30 @@ class Runner:
 
 class AttngenRunner(Runner):
     """attngen on the token-major K/V its KV-cache API writes, or (head_major) on a [B,KV,L,D] copy: the layout
-    ONNX Runtime's GroupQueryAttention and HF caches hold (decode cases). The attngen column is the faster of the
-    two, as each other library's column is its fastest variant; the table marks a head-major win. With `cache`
-    (typed cases, from fill_cache) K/V are that cache of another storage type instead of the fp32 k and v."""
+    ONNX Runtime's GroupQueryAttention and HF caches hold (decode cases), passed as a [B,L,KV,D] view through its
+    strides. The attngen column is the faster of the two, as each other library's column is its fastest variant; the
+    table marks a head-major win. With `cache` (typed cases, from fill_cache) K/V are that cache of another storage
+    type instead of the fp32 k and v. The call is bound once (attngen.Kernel.bind): call() is the C call alone."""
     family = "attngen"
 
     def __init__(self, lib, case, q, k, v, threads, head_major=False, cache=None):
-        self.lib, self.case, self.threads = lib, case, threads
-        c = case
+        self.case, self.threads = case, threads
         self.o = np.zeros_like(q)
-        if cache is None:
-            if head_major:
-                k, v = (np.ascontiguousarray(x.transpose(0, 2, 1, 3)) for x in (k, v))
-            self.q, self.k, self.v = q, k, v
-            name = lib.peers_kernel_name(c.heads, c.kv_heads, c.head_dim, int(c.causal), int(c.decode))
-            self.fn = lib.peers_attn_head_major if head_major else lib.peers_attn
-            self.args = (c.heads, c.kv_heads, c.head_dim, int(c.causal), int(c.decode), c.batch, c.q_len, c.kv_len,
-                         q.ctypes.data, k.ctypes.data, v.ctypes.data, self.o.ctypes.data, threads)
-        else:
+        # the same cache, head-major: [B,L,KV,*] stored as [B,KV,L,*], for the elements and int8's scales alike
+        hm = (lambda x: np.ascontiguousarray(x.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)) if head_major else \
+            (lambda x: x)
+        kv, scales = (k, v), (None, None)
+        if cache is not None:
             self.cache_type, self.cache = cache["type"], cache
-            t = KV_DTYPE_ID[self.cache_type]
-            # the same cache, head-major: [B,L,KV,*] -> [B,KV,L,*] for the elements and for int8's scales alike
-            hm = (lambda x: np.ascontiguousarray(x.transpose(0, 2, 1, 3))) if head_major else (lambda x: x)
-            self.q, self.k, self.v = q, hm(cache["k"]), hm(cache["v"])
-            self.ks, self.vs = (None, None) if cache["ks"] is None else (hm(cache["ks"]), hm(cache["vs"]))
-            ptr = lambda x: None if x is None else x.ctypes.data
-            name = lib.peers_kernel_name_kv(c.heads, c.kv_heads, c.head_dim, int(c.causal), int(c.decode), t)
-            self.fn = lib.peers_attn_kv
-            self.args = (c.heads, c.kv_heads, c.head_dim, int(c.causal), int(c.decode), t, c.batch, c.q_len,
-                         c.kv_len, q.ctypes.data, self.k.ctypes.data, self.v.ctypes.data, ptr(self.ks), ptr(self.vs),
-                         self.o.ctypes.data, threads, int(head_major))
-        if not name:
-            raise RuntimeError(lib.peers_last_error().decode())
-        self.variant = name.decode() + (" (head-major K/V)" if head_major else "")
+            kv, scales = (cache["k"], cache["v"]), (cache["ks"], cache["vs"])
+        self.q, (self.k, self.v) = q, (hm(x) for x in kv)
+        self.ks, self.vs = (None if x is None else hm(x) for x in scales)
+        kernel = lib.kernel(case, self.cache_type)
+        self.run = kernel.bind(q, self.k, self.v, k_scale=self.ks, v_scale=self.vs, out=self.o, threads=threads)
+        self.variant = kernel.name + (" (head-major K/V)" if head_major else "")
 
     def call(self):
-        if self.fn(*self.args) != 0:
-            raise RuntimeError(self.lib.peers_last_error().decode())
+        self.run()
 
     def output(self):
         return self.o
@@ -282,56 +270,38 @@ class AttngenRunner(Runner):
         return self.q, self.cache["k32"], self.cache["v32"]
 
 
-def load_attngen(path):
-    lib = ctypes.CDLL(os.path.abspath(path))
-    I, P = ctypes.c_int, ctypes.c_void_p
-    lib.peers_attn.argtypes = [I] * 8 + [P] * 4 + [I]
-    lib.peers_attn.restype = I
-    lib.peers_attn_head_major.argtypes = [I] * 8 + [P] * 4 + [I]
-    lib.peers_attn_head_major.restype = I
-    lib.peers_attn_kv.argtypes = [I] * 9 + [P] * 6 + [I] * 2
-    lib.peers_attn_kv.restype = I
-    lib.peers_kv_fill.argtypes = [I] * 6 + [P] * 6
-    lib.peers_kv_fill.restype = I
-    lib.peers_kv_elem_bytes.argtypes = [I]
-    lib.peers_kv_elem_bytes.restype = I
-    lib.peers_kv_scales_per_row.argtypes = [I, I]
-    lib.peers_kv_scales_per_row.restype = I
-    lib.peers_kernel_name.argtypes = [I] * 5
-    lib.peers_kernel_name.restype = ctypes.c_char_p
-    lib.peers_kernel_name_kv.argtypes = [I] * 6
-    lib.peers_kernel_name_kv.restype = ctypes.c_char_p
-    lib.peers_last_error.argtypes = []
-    lib.peers_last_error.restype = ctypes.c_char_p
-    return lib
+class Attngen:
+    """attngen through its Python package (python/attngen): the runtime library, and the models built from `configs`
+    (bench-only shapes, catalog models) into models_dir. A case runs the specialized kernel of the first model
+    whose table has its shape, else the generic kernel, which the results name."""
+
+    def __init__(self, library, configs, models_dir, log):
+        attngen.load_library(library)
+        self.models = []
+        for config in configs:
+            name = os.path.splitext(os.path.basename(config))[0]
+            log(f"attngen: building {config}")
+            self.models.append(attngen.build(config, os.path.join(models_dir, name)))
+
+    def kernel(self, case, kv_type="f32"):
+        shape = dict(heads=case.heads, kv_heads=case.kv_heads, head_dim=case.head_dim,
+                     mask="causal" if case.causal else "none", phase="decode" if case.decode else "prefill",
+                     kv_dtype=kv_type)
+        model = next((m for m in self.models if m.has(**shape)), None)
+        return model.select(**shape) if model else attngen.select(**shape)
 
 
 def fill_cache(lib, case, k, v, kv_type):
     """attngen's token-major cache of storage type kv_type, written by attngen_kv_append from the fp32 rows (as a
     model fills it), and its dequantized values (k32, v32: what the kernel reads, element * scale in fp32)."""
-    c, t = case, KV_DTYPE_ID[kv_type]
-    B, L, KV, D = c.batch, c.kv_len, c.kv_heads, c.head_dim
-    elem, ns = lib.peers_kv_elem_bytes(t), lib.peers_kv_scales_per_row(t, D)
-    dtype = {4: np.float32, 2: np.float16 if kv_type == "f16" else np.uint16, 1: np.int8}[elem]
-    kc, vc = np.empty((B, L, KV, D), dtype), np.empty((B, L, KV, D), dtype)
-    ks, vs = (np.empty((B, L, KV, ns), np.float32) for _ in range(2)) if ns else (None, None)
-    ptr = lambda x: None if x is None else x.ctypes.data
-    if lib.peers_kv_fill(c.heads, KV, D, t, B, L, k.ctypes.data, v.ctypes.data, kc.ctypes.data, vc.ctypes.data,
-                         ptr(ks), ptr(vs)) != 0:
-        raise RuntimeError(lib.peers_last_error().decode())
-
-    def widen(x, s):
-        if kv_type == "f16":
-            return x.astype(np.float32)
-        if kv_type == "bf16":
-            return (x.astype(np.uint32) << 16).view(np.float32)
-        if s is not None:
-            return (x.reshape(B, L, KV, ns, D // ns).astype(np.float32) * s[..., None]).reshape(B, L, KV, D)
-        return x
-    cache = {"type": kv_type, "k": kc, "v": vc, "ks": ks, "vs": vs, "k32": widen(kc, ks), "v32": widen(vc, vs)}
-    cache["bytes"] = sum(x.nbytes for x in (kc, vc, ks, vs) if x is not None)
-    assert cache["bytes"] == case.kv_bytes(kv_type), (cache["bytes"], case.kv_bytes(kv_type))
-    return cache
+    c = case
+    cache = attngen.KVCache.allocate(c.batch, c.kv_len, c.kv_heads, c.head_dim, kv_type)
+    lib.kernel(case, kv_type).append(cache, k, v)
+    k32, v32 = cache.dequantized(np.float32)
+    filled = {"type": kv_type, "k": cache.k, "v": cache.v, "ks": cache.k_scale, "vs": cache.v_scale, "k32": k32,
+              "v32": v32, "bytes": cache.nbytes}
+    assert filled["bytes"] == case.kv_bytes(kv_type), (filled["bytes"], case.kv_bytes(kv_type))
+    return filled
 
 
 class TorchRunner(Runner):
@@ -941,12 +911,13 @@ class Config:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lib", required=True, help="libattngen_peers.so built from bench/peers/shim.c")
+    ap.add_argument("--lib", required=True, help="the runtime's shared library (make build/python/libattngen.so)")
+    ap.add_argument("--configs", nargs="*", default=[], help="configs whose tables attngen uses, built into OUT/models")
     ap.add_argument("--out", required=True, help="output directory")
     a = ap.parse_args()
     cfg = Config()
     os.makedirs(a.out, exist_ok=True)
-    lib = load_attngen(a.lib)
+    lib = Attngen(a.lib, a.configs, os.path.join(a.out, "models"), lambda msg: print(msg, file=sys.stderr, flush=True))
     rng = np.random.default_rng(cfg.seed)
     cases = [c for c in make_cases(cfg.quick) if cfg.filter in c.label.lower()]
     if not cases:

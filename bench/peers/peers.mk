@@ -12,63 +12,27 @@
 # More knobs (PEERS_SECONDS, PEERS_THREADS, PEERS_GAP_MS, PEERS_QUIESCE_MS, PEERS_MIN_SAMPLE_MS) are in bench/peers/bench_peers.py's header.
 #
 # Steps: (1) a virtual environment in $(BUILD)/peers-venv with bench/peers/requirements.txt, installed once
-# (stamp file; delete the venv to reinstall); (2) attngen as a shared library, $(BUILD)/peers/libattngen_peers.so:
-# bench/peers/shim.c + the runtime + generated tables (committed catalog models, and bench-only shapes from
-# bench/peers/configs/*.lua generated into $(BUILD)/peers/gen); (3) bench/peers/bench_peers.py, which writes
-# results.txt, results.csv and ratios_*.dat into $(BUILD)/peers, then gnuplot draws ratios_1t.png, ratios_2t.png
-# (installed first if missing, by the top-level Makefile's deps-bench, as for make bench).
+# (stamp file; delete the venv to reinstall); (2) the runtime as a shared library, $(BUILD)/python/libattngen.so
+# (python/python.mk); (3) bench/peers/bench_peers.py, which uses it through the Python package (python/attngen):
+# attngen.build generates and compiles the bench-only shapes of bench/peers/configs/*.lua (and any PEERS_MODELS)
+# into $(BUILD)/peers/models, recompiling only what changed; it writes results.txt, results.csv and ratios_*.dat
+# into $(BUILD)/peers, then gnuplot draws ratios_1t.png, ratios_2t.png (installed first if missing, by the top-level
+# Makefile's deps-bench, as for make bench).
 
 PEERS_DIR   := $(BUILD)/peers
 PEERS_VENV  := $(BUILD)/peers-venv
 PEERS_PY    := $(PEERS_VENV)/bin/python
 PEERS_STAMP := $(PEERS_VENV)/.peers-installed
-PEERS_LIB   := $(PEERS_DIR)/libattngen_peers.so
-
-peers_cname = $(subst -,_,$(1))
+PEERS_LIB   := $(BUILD)/python/libattngen.so
 
 # The cases' shapes come from bench/peers/configs (llama-3-8b, gemma-2-2b and qwen2-5-0-5b's attention WITHOUT
 # RoPE: their catalog tables rotate Q, the peers compute attention alone; peers-h32-kv8-d128-kv adds the f16 and
-# int8 cache types of the reduced-precision decode cases). PEERS_MODELS may add catalog tables; a
-# shape no table has runs attngen's generic kernel, which the results name.
+# int8 cache types of the reduced-precision decode cases). PEERS_MODELS may add catalog models (configs/<model>.lua);
+# a shape no table has runs attngen's generic kernel, which the results name.
 PEERS_MODELS  :=
-PEERS_XNAMES  := $(basename $(notdir $(wildcard bench/peers/configs/*.lua)))
-PEERS_GEN_C   := $(foreach m,$(PEERS_MODELS),$(wildcard generated/$(m)/attngen_$(call peers_cname,$(m)).c)) \
-                 $(foreach m,$(PEERS_XNAMES),$(PEERS_DIR)/gen/$(m)/attngen_$(call peers_cname,$(m)).c)
-PEERS_GEN_DEPS := $(or $(GEN_SRC),$(wildcard gen/*.lua gen/isa/*.lua templates/*.tpl templates/isa/*.c))
-# The runtime's include paths: the top-level Makefile's RUNTIME_INC when it has one (the generated part of the
-# runtime moves out of runtime/), else runtime/ plus generated/generic/ if that exists.
-PEERS_RUNTIME_INC := $(or $(RUNTIME_INC),-Iruntime $(if $(wildcard generated/generic),-Igenerated/generic))
-PEERS_CFLAGS  := -O2 -std=c99 -Wall -Wextra -fPIC -pthread $(PEERS_RUNTIME_INC) \
-                 -I$(PEERS_DIR) $(addprefix -I,$(sort $(dir $(PEERS_GEN_C))))
+PEERS_CONFIGS := $(wildcard bench/peers/configs/*.lua) $(foreach m,$(PEERS_MODELS),configs/$(m).lua)
 
-.PHONY: bench-peers bench-peers-plot bench-peers-venv bench-peers-lib .peers-force
-
-define peers_gen_rule
-$(PEERS_DIR)/gen/$(1)/attngen_$(call peers_cname,$(1)).c $(PEERS_DIR)/gen/$(1)/attngen_$(call peers_cname,$(1)).h &: bench/peers/configs/$(1).lua $(PEERS_GEN_DEPS)
-	$$(LUA) gen/attngen.lua $$< -o $(PEERS_DIR)/gen/$(1)
-endef
-$(foreach m,$(PEERS_XNAMES),$(eval $(call peers_gen_rule,$(m))))
-
-# The table list for shim.c. Rewritten on every run but replaced only when its text changes, so the library is
-# rebuilt when a catalog model appears or disappears and not otherwise.
-$(PEERS_DIR)/peers_tables.h: .peers-force $(filter $(PEERS_DIR)/%,$(PEERS_GEN_C:.c=.h))
-	@mkdir -p $(PEERS_DIR)
-	@{ echo '/* Written by bench/peers/peers.mk: the generated tables compiled into libattngen_peers.so. */'; \
-	  for f in $(notdir $(PEERS_GEN_C:.c=.h)); do echo "#include \"$$f\""; done; \
-	  printf '#define PEERS_TABLES(X)'; \
-	  for f in $(basename $(notdir $(PEERS_GEN_C))); do printf ' X(attngen_table_%s)' "$${f#attngen_}"; done; \
-	  echo; } > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
-
-# Sources outside $(BUILD) (the runtime, committed catalog tables) are compared by age in the recipe instead of
-# being prerequisites: the top-level Makefile has rules that regenerate them from gen/, and building this
-# optional bench must never rewrite files that other work owns.
-PEERS_OWN_DEPS := bench/peers/shim.c $(PEERS_DIR)/peers_tables.h $(filter $(PEERS_DIR)/%,$(PEERS_GEN_C)) bench/peers/peers.mk
-PEERS_EXT_DEPS := $(RUNTIME_SRC) $(RUNTIME_HDR) $(filter-out $(PEERS_DIR)/%,$(PEERS_GEN_C) $(PEERS_GEN_C:.c=.h))
-$(PEERS_LIB): $(PEERS_OWN_DEPS) .peers-force
-	@if [ -f $@ ] && [ -z "$$(find $(PEERS_OWN_DEPS) $(PEERS_EXT_DEPS) -newer $@ 2>/dev/null)" ]; then :; else \
-	  echo "$(CC) $(PEERS_CFLAGS) -shared bench/peers/shim.c $(RUNTIME_SRC) $(PEERS_GEN_C) -o $@.tmp -lm && mv $@.tmp $@"; \
-	  $(CC) $(PEERS_CFLAGS) -shared bench/peers/shim.c $(RUNTIME_SRC) $(PEERS_GEN_C) -o $@.tmp -lm && mv $@.tmp $@; fi
+.PHONY: bench-peers bench-peers-plot bench-peers-venv bench-peers-lib
 
 # python3 -m venv needs Debian's python3-venv (ensurepip) when python3 is the system one: install it as root,
 # else say which command to run. pip then only ever talks to PyPI.
@@ -100,9 +64,11 @@ PEERS_PLOT_SH = \
 	  echo "bench-peers: plot  $${f%.dat}.png"; done
 
 # The run's exit status (non-zero when attngen failed or any output disagreed) is kept, after the plots are drawn.
+PEERS_RUN := PYTHONPATH=python $(PEERS_PY) bench/peers/bench_peers.py --lib $(PEERS_LIB) --configs $(PEERS_CONFIGS) \
+             --out $(PEERS_DIR)
 bench-peers: deps-bench $(PEERS_STAMP) $(PEERS_LIB)
-	@echo "bench-peers: $(PEERS_PY) bench/peers/bench_peers.py --lib $(PEERS_LIB) --out $(PEERS_DIR)"
-	@st=0; $(PEERS_PY) bench/peers/bench_peers.py --lib $(PEERS_LIB) --out $(PEERS_DIR) || st=$$?; \
+	@echo "bench-peers: $(PEERS_RUN)"
+	@st=0; $(PEERS_RUN) || st=$$?; \
 	  ( $(PEERS_PLOT_SH) ) || st=1; exit $$st
 
 bench-peers-plot:

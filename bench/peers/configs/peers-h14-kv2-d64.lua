@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: MIT
 -- Peers-bench-only shape: Qwen2.5-0.5B's attention (group 7) without RoPE (the catalog table rotates Q; the peers compare attention
--- alone). Built into build/peers/gen by bench/peers/peers.mk, never committed.
+-- alone). Built into build/peers/models by make bench-peers (attngen.build), never committed.
 return {
   name     = "peers-h14-kv2-d64",
   source   = "https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json",

@@ -3,7 +3,7 @@
 -- on the K/V storage types the peers' reduced-precision caches are compared with: f16 (OpenVINO's f16 cache, ONNX
 -- Runtime's float16 GroupQueryAttention) and int8 with one fp32 scale per row (OpenVINO's u8 cache, its default). f32
 -- is listed too (the same kernel as peers-h32-kv8-d128's): a table without it leaves some fp32 dot microkernels unused
--- (gcc -Wunused-function). Built into build/peers/gen by bench/peers/peers.mk, never committed.
+-- (gcc -Wunused-function). Built into build/peers/models by make bench-peers (attngen.build), never committed.
 return {
   name     = "peers-h32-kv8-d128-kv",
   source   = "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json",

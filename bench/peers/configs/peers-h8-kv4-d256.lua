@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: MIT
 -- Peers-bench-only shape: Gemma-2-2B's attention without RoPE (the catalog table rotates Q; the peers compare attention
--- alone). Built into build/peers/gen by bench/peers/peers.mk, never committed.
+-- alone). Built into build/peers/models by make bench-peers (attngen.build), never committed.
 return {
   name     = "peers-h8-kv4-d256",
   source   = "https://huggingface.co/google/gemma-2-2b/blob/main/config.json",

@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: MIT
+"""ctypes mirrors of runtime/attngen.h and generated/runtime/attngen_spec.h: the one place Python lays out C memory.
+
+python/tests/test_abi.py compiles a C program printing sizeof/offsetof of every structure and field listed in
+STRUCTS, and every constant in CONSTANTS, and compares them with these: a change of the C API fails that test
+instead of mis-laying memory here. Pointer fields are c_void_p (same size and alignment as any object pointer);
+C enums are c_int (their size is checked by the same test).
+"""
+import ctypes
+
+c_int, c_float, c_double, c_void_p, c_char_p = ctypes.c_int, ctypes.c_float, ctypes.c_double, ctypes.c_void_p, ctypes.c_char_p
+c_ptrdiff = ctypes.c_ssize_t
+c_enum = ctypes.c_int
+
+# Enum values are positions in these tuples (gen/spec.lua never renumbers them).
+ISAS = ("scalar", "avx2", "neon", "avx512")
+PHASES = ("prefill", "decode")
+MASKS = ("none", "causal", "padding", "causal_padding", "cross")
+KV_DTYPES = ("f32", "f16", "bf16", "int8", "int8_g64", "int8_g32")
+ROPE_STYLES = ("none", "half", "interleaved")
+STATUS_CODES = {0: "ATTNGEN_OK", -1: "ATTNGEN_ERR_NULL", -2: "ATTNGEN_ERR_SIZE", -3: "ATTNGEN_ERR_CAPACITY",
+                -4: "ATTNGEN_ERR_LENGTHS", -5: "ATTNGEN_ERR_SHAPE", -6: "ATTNGEN_ERR_UNSUPPORTED",
+                -7: "ATTNGEN_ERR_NOMEM", -8: "ATTNGEN_ERR_STRIDE", -9: "ATTNGEN_ERR_ALIAS", -10: "ATTNGEN_ERR_DTYPE"}
+
+# C constants the package relies on, by their C names.
+CONSTANTS = {"ATTNGEN_ABI": 5, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
+             "ATTNGEN_MAX_THREADS": 1024}
+CONSTANTS.update({"ATTNGEN_ISA_" + n.upper(): i for i, n in enumerate(ISAS)})
+CONSTANTS.update({"ATTNGEN_PHASE_" + n.upper(): i for i, n in enumerate(PHASES)})
+CONSTANTS.update({"ATTNGEN_MASK_" + n.upper(): i for i, n in enumerate(MASKS)})
+CONSTANTS.update({"ATTNGEN_KV_" + n.upper(): i for i, n in enumerate(KV_DTYPES)})
+CONSTANTS.update({"ATTNGEN_ROPE_" + n.upper(): i for i, n in enumerate(ROPE_STYLES)})
+CONSTANTS.update({code: status for status, code in STATUS_CODES.items()})
+
+
+class Shape(ctypes.Structure):
+    _c_name = "attngen_shape"
+    _fields_ = [("heads", c_int), ("kv_heads", c_int), ("head_dim", c_int),
+                ("mask", c_enum), ("phase", c_enum), ("kv_dtype", c_enum)]
+
+
+class Strides(ctypes.Structure):
+    _c_name = "attngen_strides"
+    _fields_ = [("batch", c_ptrdiff), ("seq", c_ptrdiff), ("head", c_ptrdiff)]
+
+
+class Args(ctypes.Structure):
+    _c_name = "attngen_args"
+    _fields_ = [("heads", c_int), ("kv_heads", c_int), ("head_dim", c_int),
+                ("batch", c_int), ("q_len", c_int), ("kv_len", c_int), ("kv_capacity", c_int),
+                ("q", c_void_p), ("k", c_void_p), ("v", c_void_p), ("o", c_void_p),
+                ("q_stride", Strides), ("k_stride", Strides), ("v_stride", Strides), ("o_stride", Strides),
+                ("kv_lens", c_void_p), ("scale", c_float), ("lse", c_void_p), ("q_pos", c_void_p),
+                ("k_f16", c_void_p), ("v_f16", c_void_p), ("k_bf16", c_void_p), ("v_bf16", c_void_p),
+                ("k_i8", c_void_p), ("v_i8", c_void_p), ("k_scale", c_void_p), ("v_scale", c_void_p),
+                ("k_scale_stride", Strides), ("v_scale_stride", Strides)]
+
+
+class Work(ctypes.Structure):
+    _c_name = "attngen_work"
+    _fields_ = [("q_tile", c_int), ("kv_heads_per_item", c_int), ("row_stride", c_int), ("keys_per_tile", c_int),
+                ("scratch_floats", ctypes.c_size_t), ("split_max", c_int), ("split_min_keys", c_int),
+                ("split_align", c_int), ("split_below_batch", c_int), ("pack_kv_min_q", c_int)]
+
+
+class Rope(ctypes.Structure):
+    _c_name = "attngen_rope"
+    _fields_ = [("style", c_enum), ("rotary_dim", c_int), ("inv_freq", c_void_p), ("theta", c_double),
+                ("scaling", c_enum), ("factor", c_double), ("low_freq_factor", c_double),
+                ("high_freq_factor", c_double), ("original_max_position_embeddings", c_double)]
+
+
+class Params(ctypes.Structure):
+    _c_name = "attngen_params"
+    _fields_ = [("scale", c_float), ("rope", Rope)]
+
+
+class KernelInfo(ctypes.Structure):
+    _c_name = "attngen_kernel_info"
+    _fields_ = [("name", c_char_p), ("heads", c_int), ("kv_heads", c_int), ("head_dim", c_int),
+                ("mask", c_enum), ("phase", c_enum), ("isa", c_enum), ("kv_dtype", c_enum),
+                ("work", Work), ("work_fn", c_void_p), ("fn", c_void_p)]
+
+
+class Kernel(ctypes.Structure):
+    _c_name = "attngen_kernel"
+    _fields_ = [("info", ctypes.POINTER(KernelInfo)), ("shape", Shape), ("work", Work), ("params", Params)]
+
+
+class Table(ctypes.Structure):
+    _c_name = "attngen_table"
+    _fields_ = [("abi", c_int), ("model", c_char_p), ("generator_version", c_char_p),
+                ("heads", c_int), ("kv_heads", c_int), ("head_dim", c_int), ("params", Params),
+                ("kernels", ctypes.POINTER(KernelInfo)), ("count", c_int)]
+
+
+class AppendArgs(ctypes.Structure):
+    _c_name = "attngen_append_args"
+    _fields_ = [("batch", c_int), ("n_new", c_int), ("kv_capacity", c_int),
+                ("cache_len", c_void_p), ("pos", c_void_p), ("k_new", c_void_p), ("v_new", c_void_p),
+                ("k_new_stride", Strides), ("v_new_stride", Strides),
+                ("k_cache", c_void_p), ("v_cache", c_void_p), ("k_cache_stride", Strides), ("v_cache_stride", Strides),
+                ("k_cache_f16", c_void_p), ("v_cache_f16", c_void_p),
+                ("k_cache_bf16", c_void_p), ("v_cache_bf16", c_void_p),
+                ("k_cache_i8", c_void_p), ("v_cache_i8", c_void_p),
+                ("k_cache_scale", c_void_p), ("v_cache_scale", c_void_p),
+                ("k_cache_scale_stride", Strides), ("v_cache_scale_stride", Strides)]
+
+
+class StepArgs(ctypes.Structure):
+    _c_name = "attngen_step_args"
+    _fields_ = [("kv", AppendArgs), ("q", c_void_p), ("o", c_void_p), ("q_stride", Strides), ("o_stride", Strides),
+                ("scale", c_float), ("lse", c_void_p)]
+
+
+STRUCTS = (Shape, Strides, Args, Work, Rope, Params, KernelInfo, Kernel, Table, AppendArgs, StepArgs)
+
+# The K/V pointer fields of each storage type, in Args (attention) and AppendArgs (append / step): (k, v, k scale,
+# v scale); the float types have no scales.
+def _kv_fields(prefix):
+    return {"f32": (prefix[0], prefix[1], None, None),
+            "f16": (prefix[0] + "_f16", prefix[1] + "_f16", None, None),
+            "bf16": (prefix[0] + "_bf16", prefix[1] + "_bf16", None, None),
+            **{t: (prefix[0] + "_i8", prefix[1] + "_i8", prefix[0] + "_scale", prefix[1] + "_scale")
+               for t in ("int8", "int8_g64", "int8_g32")}}
+
+
+ARGS_KV_FIELDS = _kv_fields(("k", "v"))
+CACHE_KV_FIELDS = _kv_fields(("k_cache", "v_cache"))

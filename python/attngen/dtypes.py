@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: MIT
+"""K/V storage types as NumPy sees them, and their conversions to and from fp32.
+
+  f32   numpy.float32
+  f16   numpy.float16 (the attngen_f16 bits are IEEE binary16, numpy's own encoding)
+  bf16  numpy.uint16 holding bfloat16 bits (NumPy has no bfloat16; a torch.bfloat16 tensor is taken as its bits)
+  int8, int8_g64, int8_g32   numpy.int8 with fp32 scales [..., head_dim / group] (group: head_dim, 64, 32)
+"""
+import numpy as np
+
+from . import _abi
+from .errors import refuse
+
+NUMPY_DTYPE = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16,
+               "int8": np.int8, "int8_g64": np.int8, "int8_g32": np.int8}
+GROUP = {"int8_g64": 64, "int8_g32": 32}  # int8: the whole row
+
+
+def scales_per_row(kv_dtype, head_dim):
+    """The last dimension of a storage type's scale arrays (0: the type has none)."""
+    if not kv_dtype.startswith("int8"):
+        return 0
+    return head_dim // GROUP[kv_dtype] if kv_dtype in GROUP else 1
+
+
+def check_name(kind, name, names):
+    if name not in names:
+        raise refuse("ATTNGEN_ERR_UNSUPPORTED", f"attngen: unknown {kind} {name!r} (one of {', '.join(names)})")
+    return names.index(name)
+
+
+def infer(k, k_scale, head_dim, kv_dtype=None):
+    """The storage type of a cache whose elements are k (an ndarray) and scales k_scale (or None)."""
+    if kv_dtype is not None:
+        check_name("kv_dtype", kv_dtype, _abi.KV_DTYPES)
+        if np.dtype(NUMPY_DTYPE[kv_dtype]) != k.dtype:
+            raise refuse("ATTNGEN_ERR_DTYPE", f"attngen: a {kv_dtype} cache has {np.dtype(NUMPY_DTYPE[kv_dtype]).name} "
+                                              f"elements, got {k.dtype.name}")
+        return kv_dtype
+    if k.dtype == np.int8:
+        if k_scale is None:
+            raise refuse("ATTNGEN_ERR_NULL", "attngen: an int8 cache needs k_scale and v_scale (fp32)")
+        per_row = k_scale.shape[-1] if k_scale.ndim else 0
+        for name in ("int8", "int8_g64", "int8_g32"):  # per row first: at head_dim 64 one scale is both int8 and g64
+            if head_dim % GROUP.get(name, head_dim or 1) == 0 and per_row == scales_per_row(name, head_dim):
+                return name
+        raise refuse("ATTNGEN_ERR_SHAPE", f"attngen: {per_row} scales per row fit no int8 type at head_dim {head_dim} "
+                                          "(1: int8, head_dim/64: int8_g64, head_dim/32: int8_g32)")
+    for name in ("f32", "f16", "bf16"):
+        if k.dtype == NUMPY_DTYPE[name]:
+            return name
+    raise refuse("ATTNGEN_ERR_DTYPE", f"attngen: K/V elements of type {k.dtype.name} are no storage type (float32, "
+                                      "float16, uint16 bfloat16 bits, int8 with fp32 scales)")
+
+
+def bf16_to_float32(bits):
+    """bfloat16 bits (uint16) -> float32, exactly."""
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def bf16_from_float32(x):
+    """float32 -> bfloat16 bits, rounded to nearest even; NaN stays a quiet NaN (as attngen_bf16_from_float)."""
+    bits = np.asarray(x, np.float32).view(np.uint32)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = (bits & 0x7FFFFFFF) > 0x7F800000
+    return np.where(nan, ((bits >> 16) | 0x40).astype(np.uint16), rounded)
+
+
+def dequantize(x, scale=None, kv_dtype=None, dtype=np.float32):
+    """The values a cache holds, as `dtype`: f16 and bf16 widened, int8 elements times their group's scale (computed
+    in `dtype`: float32 is what the kernels read, float64 the exact product)."""
+    x = np.asarray(x)
+    kv_dtype = kv_dtype or infer(x, scale, x.shape[-1])
+    if kv_dtype == "bf16":
+        return bf16_to_float32(x).astype(dtype)
+    if not kv_dtype.startswith("int8"):
+        return x.astype(dtype)
+    per_row = scale.shape[-1]
+    grouped = x.reshape(x.shape[:-1] + (per_row, x.shape[-1] // per_row)).astype(dtype)
+    return (grouped * np.asarray(scale, dtype)[..., None]).reshape(x.shape)
