@@ -251,8 +251,9 @@ void attngen_plan_destroy(attngen_plan *plan);
  *
  * A KV cache holds, for each sequence b, cache_len[b] valid rows of K and of V in a buffer of kv_capacity rows:
  * k_cache and v_cache are [batch][kv_capacity][kv_heads][head_dim], with strides like attngen_args (in elements
- * of the stored type, 0 = dense: head = head_dim, seq = kv_heads * head_dim, batch = kv_capacity * seq). The lengths belong to the
- * caller: these calls read cache_len and never change it; after a successful call, add n_new to each.
+ * of the stored type, 0 = dense: head = head_dim, seq = kv_heads * head_dim, batch = kv_capacity * seq). The
+ * lengths belong to the caller: these calls read cache_len and never change it; after a successful call, add
+ * n_new to each.
  * With a RoPE kernel (kernel->params.rope, from its table) the cache holds K ALREADY ROTATED: the append rotates
  * each new K row by its token's position as it writes it (V is copied as is), so attention never rotates K.
  * Positions: pos[b * n_new + i] when pos is given (any int32; packed or shifted positions), else
