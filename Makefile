@@ -52,7 +52,7 @@ help:
 	@echo "  make bench-plot      redraw the plots from $(BUILD)/bench/results.csv"
 	@if [ -f bench/peers/peers.mk ]; then \
 	  echo "  make bench-peers     attngen vs PyTorch, ONNX Runtime, OpenVINO (needs PyPI; bench-peers-plot redraws)"; fi
-	@echo "  make size-table      docs/size_table.md and the README table: lines, bytes, compile time, .text"
+	@echo "  make size-table      docs/size_table.md: kernels, lines, bytes, compile time, .text per model"
 	@echo "  make $(BUILD)/python/libattngen.so   the runtime as a shared library, for the Python package (python/)"
 	@echo "  make install         generator command, libattngen.a, headers, attngen.pc, CMake package (install.mk)"
 	@echo "  make uninstall       remove exactly what make install installed (its manifest)"
@@ -129,13 +129,10 @@ test: deps-test test-generator check-generated test-native test-fuzz test-neon t
 -include install.mk
 -include python/python.mk
 
-# docs/size_table.md, also spliced into README.md between the size-table markers
+# docs/size_table.md (linked from README.md and docs/performance.md)
 size-table: generate
 	@sh tools/size_table.sh
-	@awk 'BEGIN { while ((getline l < "docs/size_table.md") > 0) t = t l "\n" } \
-	  /<!-- size-table:begin -->/ { print; printf "%s", t; skip = 1; next } \
-	  /<!-- size-table:end -->/ { skip = 0 } !skip' README.md > README.md.tmp && mv README.md.tmp README.md
-	@echo "size-table: docs/size_table.md and README.md updated"
+	@echo "size-table: docs/size_table.md updated"
 
 clean:
 	rm -rf $(BUILD)

@@ -250,9 +250,10 @@ void attngen_plan_destroy(attngen_plan *plan);
 /* ---- KV cache: append with RoPE, and the fused decode / chunked-prefill step ----
  *
  * A KV cache holds, for each sequence b, cache_len[b] valid rows of K and of V in a buffer of kv_capacity rows:
- * k_cache and v_cache are [batch][kv_capacity][kv_heads][head_dim], with strides like attngen_args (in floats,
- * 0 = dense: head = head_dim, seq = kv_heads * head_dim, batch = kv_capacity * seq). The lengths belong to the
- * caller: these calls read cache_len and never change it; after a successful call, add n_new to each.
+ * k_cache and v_cache are [batch][kv_capacity][kv_heads][head_dim], with strides like attngen_args (in elements
+ * of the stored type, 0 = dense: head = head_dim, seq = kv_heads * head_dim, batch = kv_capacity * seq). The
+ * lengths belong to the caller: these calls read cache_len and never change it; after a successful call, add
+ * n_new to each.
  * With a RoPE kernel (kernel->params.rope, from its table) the cache holds K ALREADY ROTATED: the append rotates
  * each new K row by its token's position as it writes it (V is copied as is), so attention never rotates K.
  * Positions: pos[b * n_new + i] when pos is given (any int32; packed or shifted positions), else
@@ -293,7 +294,7 @@ int attngen_kv_append(const attngen_kernel *kernel, const attngen_append_args *a
  * n_new new queries of each sequence against its cache, the new rows included. Query i of sequence b is the token
  * at cache row cache_len[b] + i: it sees keys j <= cache_len[b] + i (causal, per sequence, so a ragged batch is
  * exact), and RoPE rotates it by the same position as its K row. The result equals a full causal prefill of the
- * sequence (and the seeds' cat-the-cache-then-attend loop) to the usual fp32 tolerance.
+ * sequence (and a loop that concatenates the cache and attends) to the usual fp32 tolerance.
  * The kernel: PREFILL (any n_new: a prompt or a chunk of it) or DECODE (n_new <= ATTNGEN_DECODE_MAX_Q); its mask
  * needs the causal feature (causal, causal_padding), except that n_new == 1 also works with a kv_lens mask
  * (padding: kv_lens[b] = cache_len[b] + 1) and, when every cache_len[b] is equal, with none; anything else is
@@ -316,9 +317,9 @@ int attngen_step_parallel(const attngen_kernel *kernel, const attngen_step_args 
  * attngen_alloc returns `bytes` of uninitialized memory, 64-byte aligned; from 2 MiB up it is 2 MiB aligned and,
  * on Linux, marked for transparent huge pages (madvise MADV_HUGEPAGE: the kernel may still use 4 KiB pages, e.g.
  * with THP "never"; ATTNGEN_HUGEPAGES=0 turns the mark off). Why: decode reads K and V once per step, and the
- * hardware prefetchers stop at each page boundary. On the Zen 4 development machine (THP "madvise", so plain
- * malloc got 4 KiB pages) the same decode kernels on the same K/V ran 1.02-1.18x faster on huge pages (geometric
- * mean 1.09x; a head-major MHA cache 1.10-1.22x in two runs; make bench prints the ratio per case). Any caller memory works with every call: this is optional.
+ * hardware prefetchers stop at each page boundary. How much this gains depends on the machine and its THP mode:
+ * `make bench` times every decode case beyond the last-level cache on both page sizes and prints the ratio per
+ * case (docs/performance.md has a measured run). Any caller memory works with every call: this is optional.
  * Returns NULL when bytes is 0 or memory runs out (message in attngen_last_error()). Free it with attngen_free,
  * not free(); attngen_free(NULL) does nothing. */
 void *attngen_alloc(size_t bytes);
