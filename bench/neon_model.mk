@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # bench/neon_model.mk: `make bench-neon-model`, a static throughput estimate of the NEON microkernels with llvm-mca
-# (issue 9, "NEON evidence without ARM hardware"). Included by the top-level Makefile (which defines BUILD).
+# (NEON evidence without ARM hardware). Included by the top-level Makefile (which defines BUILD).
 # Optional: not part of `make test` or `make bench`.
 #
 #   make bench-neon-model                                   the models below, gcc's code, Neoverse N1/V1/V2

@@ -1172,7 +1172,7 @@ static int run_errors(const test_case *c, case_result *r) {
     const char *n = attngen_status_name(ATTNGEN_ERR_STRIDE);
     if (!n || !n[0]) x.fail = case_failf(r, "attngen_status_name(ATTNGEN_ERR_STRIDE) is empty");
   }
-  /* issue 8: sizes whose arithmetic overflowed (defect 2), unbounded thread counts (3), aliasing outputs (5).
+  /* sizes whose arithmetic would overflow, unbounded thread counts, aliasing outputs.
    * Asked through attngen_plan_create, which writes nothing: a wrong acceptance never runs a kernel on them.
    * (tests/fuzz_args.c, make test-fuzz, has these and more under ASan + UBSan.) */
 #define PLAN_WITH(what, mutation, nthreads, want)                                                                    \
@@ -1204,7 +1204,7 @@ static int run_errors(const test_case *c, case_result *r) {
             WANT(ATTNGEN_ERR_ALIAS));
   PLAN_WITH("lse == q", a.lse = (float *)(uintptr_t)base.q, 1, WANT(ATTNGEN_ERR_ALIAS));
 #undef PLAN_WITH
-  { /* defect 4: an ISA value outside the enum is refused (it used to be a shift count) */
+  { /* an ISA value outside the enum is refused (it is used as a shift count) */
     attngen_kernel out;
     expect_status(&x, "attngen_select_specialized(isa = 33)",
                   attngen_select_specialized(c->table, sh, (attngen_isa)33, &out), WANT(ATTNGEN_ERR_UNSUPPORTED));
@@ -1212,7 +1212,7 @@ static int run_errors(const test_case *c, case_result *r) {
       x.fail = case_failf(r, "attngen_select_specialized(isa = 33): message \"%s\" does not name the value",
                      attngen_last_error());
   }
-  /* issue 11: an args shape error shows only the fields the caller set */
+  /* an args shape error shows only the fields the caller set */
   RUN_WITH("args.heads wrong, kv_heads and head_dim unset", (a.heads = sh->heads + sh->kv_heads, a.kv_heads = 0,
                                                               a.head_dim = 0), WANT(ATTNGEN_ERR_SHAPE));
   if (!x.fail && (strstr(attngen_last_error(), "kv0") || strstr(attngen_last_error(), " d0")))

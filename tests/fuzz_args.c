@@ -2,9 +2,9 @@
 /* Argument fuzzer for the attngen runtime (make test-fuzz; built with -fsanitize=address,undefined
  * -fno-sanitize-recover=all, so any overflow, out-of-bounds access or other UB stops the run).
  *
- * 1. Regressions (deterministic, issue 8): sizes whose arithmetic overflowed (defect 2), an unbounded thread
- *    count (3), an out-of-range ISA (4), outputs overlapping inputs or each other (5), ATTNGEN_ISA values that
- *    were ignored silently (12), and the "kv0 d0" message of an args shape error.
+ * 1. Deterministic checks: sizes whose arithmetic would overflow, an unbounded thread count, an out-of-range
+ *    ISA, outputs overlapping inputs or each other, ATTNGEN_ISA values that must not be ignored silently, and
+ *    the message of an args shape error (only the fields the caller set).
  * 2. A bounded random loop. Each iteration builds a small problem (a specialized kernel of the linked test
  *    tables or a generic kernel with a random shape; every mask; prefill, chunked prefill, decode, split-KV
  *    decode; random strides, including default fields, gaps, head-major, overlapping input rows, shared
@@ -1160,7 +1160,7 @@ static void fuzz_selection(rng *r) {
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* regressions (issue 8) */
+/* deterministic checks */
 
 typedef struct {
   attngen_kernel k;
@@ -1344,7 +1344,7 @@ static void regressions(void) {
   small s;
   attngen_args a;
 
-  /* defect 12: ATTNGEN_ISA unknown or unusable -> one stderr line per process, always */
+  /* ATTNGEN_ISA unknown or unusable -> one stderr line per process, always */
   {
     char err[8192];
     typedef struct {
@@ -1420,7 +1420,7 @@ static void regressions(void) {
       failf("the child's 2-thread call failed or differs from the 1-thread result; stderr: \"%s\"", err);
   }
 
-  /* defect 2: sizes and strides whose arithmetic overflowed */
+  /* sizes and strides whose arithmetic would overflow */
   small_init(&s, ATTNGEN_PHASE_DECODE, ATTNGEN_MASK_NONE);
   a = s.a;
   a.kv_len = INT_MAX;
@@ -1460,7 +1460,7 @@ static void regressions(void) {
     if (st != ATTNGEN_OK) failf("refused: %s (%s)", attngen_status_name(st), attngen_last_error());
   }
 
-  /* defect 3: nthreads is validated before anything is allocated */
+  /* nthreads is validated before anything is allocated */
   {
     static const int bad[] = {0, -1, INT_MIN, ATTNGEN_MAX_THREADS + 1, 1 << 20, INT_MAX};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -1494,7 +1494,7 @@ static void regressions(void) {
     if (st != ATTNGEN_OK) failf("refused: %s (%s)", attngen_status_name(st), attngen_last_error());
   }
 
-  /* defect 4: out-of-range ISA values */
+  /* out-of-range ISA values */
   {
     static const int bad[] = {-1, INT_MIN, ATTNGEN_ISA_COUNT_, 31, 32, 33, 40, 64, INT_MAX};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -1513,7 +1513,7 @@ static void regressions(void) {
     }
   }
 
-  /* defect 5: outputs overlapping inputs or each other */
+  /* outputs overlapping inputs or each other */
   small_free(&s);
   small_init(&s, ATTNGEN_PHASE_PREFILL, ATTNGEN_MASK_PADDING);
   {
@@ -1559,7 +1559,7 @@ static void regressions(void) {
     free(big);
   }
 
-  /* issue 11 friction: a shape error names only the fields the caller set */
+  /* a shape error names only the fields the caller set */
   {
     a = s.a;
     a.heads = 5;

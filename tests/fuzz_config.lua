@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- Generator fuzz over malformed configs and command lines (issue 8). Runs under lua5.4 and luajit:
+-- Generator fuzz over malformed configs and command lines. Runs under lua5.4 and luajit:
 --
 --   lua5.4 tests/fuzz_config.lua [INTERP]     (INTERP runs the generator; default: the interpreter running this)
 --

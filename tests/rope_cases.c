@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The KV cache as decoders use it (issue 10): attngen_kv_append (RoPE on the new K rows) and attngen_step
- * (append + attention in one call), checked the way the seeds' "MHA with KV Cache" loop is meant to work:
+/* The KV cache as decoders use it: attngen_kv_append (RoPE on the new K rows) and attngen_step
+ * (append + attention in one call), checked the way a decoder's KV-cache loop is meant to work:
  * attending token by token against a growing cache must give what one causal prefill of the whole sequence
  * gives, and both what a float64 reference gives (q and k rotated in double, from the raw tokens).
  *

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* KV-cache append and the fused step with RoPE (issue 10): the CK_STEP and CK_APPEND cases of the shared case
+/* KV-cache append and the fused step with RoPE: the CK_STEP and CK_APPEND cases of the shared case
  * list (cases.c builds them, these run them). */
 #ifndef ATTNGEN_TEST_ROPE_CASES_H
 #define ATTNGEN_TEST_ROPE_CASES_H

@@ -127,7 +127,7 @@ test-sanitize: $(BUILD)/tests/san/run_cases
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/tests/san/run_cases -j $(TEST_JOBS) $(TEST_RUN_FLAGS) $(TEST_FILTER)
 
 # ---- make test-fuzz (part of `make test`): tests/fuzz_args.c under ASan + UBSan (-fno-sanitize-recover=all):
-# deterministic regressions of issue 8, then a bounded random loop over valid and invalid attngen_args (valid
+# deterministic checks of sizes, threads, ISAs and aliasing, then a bounded random loop over valid and invalid attngen_args (valid
 # calls against the float64 reference, invalid ones must fail with a message and write nothing). Two small test
 # tables keep the sanitizer build short (~30 s on 2 cores). Knobs: FUZZ_SECONDS (default 60), FUZZ_SEED (the
 # default seed is printed), FUZZ_ITERS=N (a fixed count instead of a time; replays a run exactly).
