@@ -7,13 +7,10 @@ local cexpr = require("cexpr")
 local spec = require("spec")
 local kvtype = require("kvtype")
 local version = require("version")
-local config = require("config")
+local rope_frequencies = require("rope_frequencies")
+local user_error = require("errors").raise
 
 local M = {}
-
-local function user_error(fmt, ...)
-  error(setmetatable({ msg = string.format(fmt, ...) }, config.UserError), 0)
-end
 
 local function read(path)
   local f = io.open(path, "rb")
@@ -237,7 +234,7 @@ function M.model(root, c, kernels, vocab, outdir, regen)
   env.table_name = "attngen_table_" .. c.cname
   env.kernels, env.sections = kernels, sections(root, kernels, vocab)
   env.num = num
-  if c.rope then env.inv_freq = spec.rope_inv_freq(c.rope) end
+  if c.rope then env.inv_freq = rope_frequencies.inverse(c.rope) end
   env.isas = {}
   for _, s in ipairs(env.sections) do env.isas[#env.isas + 1] = s.isa end
   return {

@@ -5,7 +5,7 @@ return {
   width = 8,
   vtype = "__m256",
   attr = "ATTNGEN_TARGET_AVX2", -- defined in templates/isa/avx2.c as target("avx2,fma")
-  registers = 16, -- ymm0..15: the register budget of a tuned blocking (spec.tunable_budgets)
+  registers = 16, -- ymm0..15: the register budget of a tuned blocking (gen/register_budget.lua)
   -- register blocking: prefill QK block = rv row-vectors x kb keys (rv*kb accumulators of 16 ymm)
   -- unroll = 32 head_dim steps per Q·Kᵀ loop iteration: on Zen 3 the fully unrolled d128 body (~2,400
   -- instructions) ran 12-16% slower than 32 steps in a loop (interleaved runs, S=1024, none and causal)
