@@ -7,12 +7,13 @@ local spec = {}
 
 -- ISAs, best first (selection tries them in this order). `id` is the C enum value and must never change
 -- (generated tables store it); `module` is the vocabulary in gen/isa/<name>.lua, `prelude` the C helpers in
--- templates/isa/<name>.c; `detect` the runtime's CPU check (a function in runtime/attngen.c's CPU section);
--- `arch` the C condition under which the ISA's code is compiled at all (nil = everywhere).
+-- templates/isa/<name>.c, `shared` C helpers several ISAs use (templates/isa/<shared>.c, emitted once per file,
+-- before the first section that names it); `detect` the runtime's CPU check (a function in runtime/attngen.c's CPU
+-- section); `arch` the C condition under which the ISA's code is compiled at all (nil = everywhere).
 spec.isas = {
-  { name = "avx512", id = 3, doc = "AVX-512F on x86-64", detect = "attngen_cpu_has_avx512",
+  { name = "avx512", id = 3, doc = "AVX-512F on x86-64", detect = "attngen_cpu_has_avx512", shared = "x86",
     arch = "defined(__x86_64__) || defined(_M_X64)" },
-  { name = "avx2", id = 1, doc = "AVX2 + FMA on x86-64", detect = "attngen_cpu_has_avx2",
+  { name = "avx2", id = 1, doc = "AVX2 + FMA on x86-64", detect = "attngen_cpu_has_avx2", shared = "x86",
     arch = "defined(__x86_64__) || defined(_M_X64)" },
   { name = "neon", id = 2, doc = "AdvSIMD on aarch64", detect = "attngen_cpu_has_neon", arch = "defined(__aarch64__)" },
   { name = "scalar", id = 0, doc = "portable C99", detect = "attngen_cpu_always", arch = nil },

@@ -65,9 +65,10 @@ return {
   -- keys along the lanes: lane k (key j0 + k) of v becomes -inf unless j0 + k < lim
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_avx2(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_avx2(" .. x .. ")" end,
-  -- dst[c * ds + i] = src[i][k0 + c] * s for i, c < 8: eight rows of Q into the transposed tile at once
+  -- dst[c * ds + i] = src[i][k0 + c] * s for i, c < 8: eight rows of Q into the transposed tile at once (the
+  -- x86 helper AVX-512 uses too, templates/isa/x86.c)
   transpose_scaled = function(src, k0, s, dst, ds)
-    return string.format("attngen_transpose_scaled_avx2(%s, %s, %s, %s, %s);", src, k0, s, dst, ds)
+    return string.format("attngen_transpose8_scaled_x86(%s, %s, _mm256_set1_ps(%s), %s, %s);", src, k0, s, dst, ds)
   end,
   -- a statement keeping a loaded vector in a register (optional word: gcc folds loads into FMA operands)
   pin = function(v) return "ATTNGEN_PIN_AVX2(" .. v .. ");" end,
