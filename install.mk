@@ -6,6 +6,7 @@
 #       $(PREFIX)/bin/attngen                         the generator command (runs lua5.4, or luajit, on
 #                                                     share/attngen/gen/attngen.lua; works from any directory)
 #       $(PREFIX)/share/attngen/{gen,templates}/      the generator's modules and templates
+#       $(PREFIX)/share/attngen/tools/tune/           the tuning tool behind `attngen --tune`
 #       $(PREFIX)/share/attngen/runtime/              the runtime sources and headers, for vendoring
 #       $(PREFIX)/lib/libattngen.a                    the runtime and the generic kernels
 #       $(PREFIX)/include/attngen/                    $(RUNTIME_HDR) (attngen.h, attngen_kernel.h, attngen_convert.h, ...)

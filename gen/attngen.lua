@@ -9,6 +9,7 @@ package.path = script_dir .. "/?.lua;" .. package.path
 
 local argparse = require("argparse")
 local spec = require("spec")
+local errors = require("errors")
 local config = require("config")
 local enumerate = require("enumerate")
 local plan = require("plan")
@@ -53,7 +54,7 @@ parser:flag("--list", "List the kernels the config produces (name, ISA, phase, m
 parser:flag("--stdout", "Print the generated files instead of writing them.")
 parser:flag("--version", "Print the generator version and exit.")
 parser:flag("--tune", "Time candidate plans (blocking, tiles) of the config's kernels on this machine's best ISA and " ..
-  "print the fastest as a `tuned` block (gen/tune.lua); writes no kernels.")
+  "print the fastest as a `tuned` block (tools/tune/tune.lua); writes no kernels.")
 parser:option("--tune-seconds", "With --tune: the timing budget in seconds (default 40).")
 parser:flag("--write", "With --tune: record the block in the config file (between '-- attngen tune:' markers).")
 
@@ -76,7 +77,7 @@ local function gather()
   end
   local function num(flag, field, v)
     local n = tonumber(v)
-    if not n then config.fail("command line", string.format("flag '%s' (field '%s')", flag, field), "must be a number, got %s", config.show(v)) end
+    if not n then errors.fail("command line", string.format("flag '%s' (field '%s')", flag, field), "must be a number, got %s", errors.show(v)) end
     raw[field], origin[field] = n, flag
   end
   local function set(flag, field, v) raw[field], origin[field] = v, flag end
@@ -93,7 +94,7 @@ local function gather()
     if v then num("--" .. o.name:gsub("_", "-"), o.name, v) end
   end
   if not args.config then -- defaults for a flags-only run
-    local function n(v) return config.show(v) end -- 8.0 prints as 8 under both interpreters
+    local function n(v) return errors.show(v) end -- 8.0 prints as 8 under both interpreters
     raw.name = raw.name or string.format("h%s-kv%s-d%s", n(raw.heads), n(raw.kv_heads),
                                          n(raw.head_dim))
     raw.phases = raw.phases or spec.names(spec.phases)
@@ -124,17 +125,20 @@ local function planned(kernels)
 end
 
 local function run()
-  if args.tune then return require("tune").main(args, root) end
+  if args.tune then -- the tuning tool compiles and runs C: it lives outside the generator's pipeline
+    package.path = root .. "/tools/tune/?.lua;" .. package.path
+    return require("tune").main(args, root)
+  end
   if args.write or args.tune_seconds then
-    config.fail("command line", args.write and "--write" or "--tune-seconds", "only with --tune")
+    errors.fail("command line", args.write and "--write" or "--tune-seconds", "only with --tune")
   end
   if not args.output and not args.stdout and not args.list then
-    config.fail("command line", "-o", "an output directory is required")
+    errors.fail("command line", "-o", "an output directory is required")
   end
   local files
   if args.registry then
     if not args.registry:match("^[a-z][a-z0-9_]*$") then
-      config.fail("command line", "--registry", "must be a C identifier in lowercase, got %s", config.show(args.registry))
+      errors.fail("command line", "--registry", "must be a C identifier in lowercase, got %s", errors.show(args.registry))
     end
     local cs = {}
     for _, path in ipairs(configs) do cs[#cs + 1] = config.validate(config.load(path), path) end
@@ -158,7 +162,7 @@ local function run()
     for _, f in ipairs(files) do io.write(f.text) end
     return
   end
-  if args.output == "" then config.fail("command line", "-o", "the output directory must not be empty") end
+  if args.output == "" then errors.fail("command line", "-o", "the output directory must not be empty") end
   local ok, err = write.mkdir_p(args.output)
   if not ok then die(err) end
   ok, err = write.all(files)
@@ -166,11 +170,11 @@ local function run()
 end
 
 local ok, err = xpcall(run, function(e)
-  if getmetatable(e) == config.UserError then return e end
+  if errors.is(e) then return e end
   return debug.traceback(tostring(e), 2) -- a bug in attngen itself: keep the traceback
 end)
 if not ok then
-  if getmetatable(err) == config.UserError then die(err.msg) end
+  if errors.is(err) then die(err.msg) end
   io.stderr:write("attngen: internal error (please report): " .. tostring(err) .. "\n")
   os.exit(3)
 end

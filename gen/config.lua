@@ -1,41 +1,15 @@
 -- SPDX-License-Identifier: MIT
 -- Step 1-2 of the pipeline: load a config file and validate it against the spec. A user mistake raises a
--- UserError naming the file (or flag), the field and the reason; the CLI prints it on one line, exits 2 and
--- writes nothing.
+-- UserError (gen/errors.lua) naming the file (or flag), the field and the reason.
 local spec = require("spec")
+local errors = require("errors")
+local plan = require("plan")
+local rope_frequencies = require("rope_frequencies")
+local register_budget = require("register_budget")
 
 local M = {}
 
-local UserError = {}
-UserError.__index = UserError
-UserError.__tostring = function(e) return e.msg end
-M.UserError = UserError
-
--- One-line, printable rendering of any value for messages (control characters escaped, long text cut).
-local function show(v)
-  if type(v) == "number" then
-    if v ~= v then return "nan" elseif v == math.huge then return "inf" elseif v == -math.huge then return "-inf" end
-    if v == math.floor(v) and math.abs(v) < 2^53 then return string.format("%d", v) end
-    return string.format("%.9g", v)
-  end
-  if type(v) == "table" then return "a table" end
-  if type(v) ~= "string" then return tostring(v) end
-  local s = v:gsub("[%c\"\\]", function(c)
-    if c == "\n" then return "\\n" elseif c == "\t" then return "\\t" elseif c == "\"" or c == "\\" then return "\\" .. c end
-    return string.format("\\%03d", c:byte())
-  end)
-  if #s > 80 then s = s:sub(1, 77) .. "..." end
-  return "\"" .. s .. "\""
-end
-M.show = show
-
-local function fail(where, field, fmt, ...)
-  local msg = string.format(fmt, ...)
-  if field and field:find("^flag ") then msg = field .. ": " .. msg
-  elseif field then msg = string.format("field '%s': %s", field, msg) end
-  error(setmetatable({ msg = where .. ": " .. msg }, UserError), 0)
-end
-M.fail = fail
+local show, fail = errors.show, errors.fail
 
 local function contains(list, x)
   for _, v in ipairs(list) do if v == x then return true end end
@@ -172,7 +146,7 @@ local function check_rope(where, raw, head_dim)
     end
   end
   -- the frequencies themselves must come out finite and positive (e.g. no theta so large they underflow)
-  for i, f in ipairs(spec.rope_inv_freq(r)) do
+  for i, f in ipairs(rope_frequencies.inverse(r)) do
     if not finite(f) or not (f > 0) then
       fail(where, "rope", "inverse frequency %d is %s: theta or the scaling is out of range", i - 1, show(f))
     end
@@ -221,19 +195,16 @@ local function check_tuned(where, raw, head_dim, group)
             end
           end
           -- the register budget of the blocking the kernels will actually use
-          local plan = require("plan")
           local vocab = plan.isa(isa)
           if vocab.registers then
             local b = plan.blocking(vocab, phase, head_dim, group, norm)
-            for _, budget in ipairs(spec.tunable_budgets) do
-              local need = budget.phase == phase and budget.registers(b)
-              if need and need > vocab.registers then
-                local blame_knob, vals = budget.knobs[1], {}
-                for i = #budget.knobs, 1, -1 do if norm[budget.knobs[i]] then blame_knob = budget.knobs[i] end end
-                for _, kn in ipairs(budget.knobs) do vals[#vals + 1] = string.format("%s %d%s", kn, b[kn], norm[kn] and "" or " (default)") end
-                fail(where, ppath .. "." .. blame_knob, "the %s block needs %s = %d vector registers (%s); %s has %d",
-                  budget.what, budget.formula, need, table.concat(vals, ", "), isa, vocab.registers)
-              end
+            local budget, need = register_budget.exceeded(vocab, phase, b)
+            if budget then
+              local blame_knob, vals = budget.knobs[1], {}
+              for i = #budget.knobs, 1, -1 do if norm[budget.knobs[i]] then blame_knob = budget.knobs[i] end end
+              for _, kn in ipairs(budget.knobs) do vals[#vals + 1] = string.format("%s %d%s", kn, b[kn], norm[kn] and "" or " (default)") end
+              fail(where, ppath .. "." .. blame_knob, "the %s block needs %s = %d vector registers (%s); %s has %d",
+                budget.what, budget.formula, need, table.concat(vals, ", "), isa, vocab.registers)
             end
           end
           if next(norm) then

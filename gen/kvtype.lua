@@ -6,6 +6,7 @@
 -- the microkernels compute on fp32 whatever the cache holds. The algorithm never names a type.
 local spec = require("spec")
 local E = require("cexpr")
+local errors = require("errors")
 
 local M = {}
 
@@ -31,8 +32,7 @@ function M.words(isa, dtype, D)
   if w.scaled then w.group = spec.kv_group(t.name, D) or "d" end
   local vload = isa.kv_load and isa.kv_load[field]
   if not vload then
-    error(setmetatable({ msg = string.format("spec: gen/isa/%s.lua has no kv_load word for storage type '%s'", isa.name,
-      t.name) }, require("config").UserError), 0)
+    errors.raise("spec: gen/isa/%s.lua has no kv_load word for storage type '%s'", isa.name, t.name)
   end
   -- the scale of column c (a number or a C expression) of the row whose scales start at `sp`
   local function scale_at(sp, c)

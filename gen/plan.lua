@@ -7,6 +7,7 @@
 -- expressions of the same formulas, emitted into their work function.
 local spec = require("spec")
 local E = require("cexpr")
+local errors = require("errors")
 
 local plan = {}
 
@@ -24,8 +25,7 @@ function plan.isa(name)
   if vocab_cache[name] then return vocab_cache[name] end
   local ok, v = pcall(require, "isa." .. name)
   if not ok or type(v) ~= "table" then
-    error(setmetatable({ msg = string.format("spec: isa '%s' has no vocabulary (gen/isa/%s.lua): %s", name, name,
-      (tostring(v):match("^[^\n]*"))) }, require("config").UserError), 0)
+    errors.raise("spec: isa '%s' has no vocabulary (gen/isa/%s.lua): %s", name, name, (tostring(v):match("^[^\n]*")))
   end
   -- every word the templates use (hsum4_store, pin and transpose_scaled are optional: hsum serves without the
   -- first, nothing is pinned without the second, Q is packed element by element without the third)
@@ -33,15 +33,14 @@ function plan.isa(name)
                            "add", "sub", "max", "hsum", "hmax", "mask_lanes", "exp", "mask_keys",
                            "select_zero_if_neginf" }) do
     if v[field] == nil then
-      error(setmetatable({ msg = string.format("spec: gen/isa/%s.lua lacks '%s'", name, field) },
-        require("config").UserError), 0)
+      errors.raise("spec: gen/isa/%s.lua lacks '%s'", name, field)
     end
   end
   -- a kv_load word for every storage type of the spec
   for _, t in ipairs(spec.kv_dtypes) do
     if not (type(v.kv_load) == "table" and v.kv_load[t.field or "f32"]) then
-      error(setmetatable({ msg = string.format("spec: gen/isa/%s.lua has no kv_load word for storage type '%s' (kv_load.%s)",
-        name, t.name, t.field or "f32") }, require("config").UserError), 0)
+      errors.raise("spec: gen/isa/%s.lua has no kv_load word for storage type '%s' (kv_load.%s)", name, t.name,
+        t.field or "f32")
     end
   end
   v.name = name

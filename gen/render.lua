@@ -7,13 +7,10 @@ local cexpr = require("cexpr")
 local spec = require("spec")
 local kvtype = require("kvtype")
 local version = require("version")
-local config = require("config")
+local rope_frequencies = require("rope_frequencies")
+local user_error = require("errors").raise
 
 local M = {}
-
-local function user_error(fmt, ...)
-  error(setmetatable({ msg = string.format(fmt, ...) }, config.UserError), 0)
-end
 
 local function read(path)
   local f = io.open(path, "rb")
@@ -158,8 +155,18 @@ local function render_kernel(root, isa, k)
   return text
 end
 
--- One ISA's section: its prelude (exp and helpers), the microkernels the kernels need, the kernels.
-local function section(root, isa, kernels)
+-- A C fragment of templates/isa/ without its own licence line (the generated file's stamp carries it once).
+local function prelude_file(root, name, missing, ...)
+  local path = root .. "/templates/isa/" .. name .. ".c"
+  local h = io.open(path, "rb")
+  if not h then user_error(missing, ...) end
+  h:close()
+  return (read(path):gsub("^/%* SPDX%-License%-Identifier: [^\n]*\n", ""))
+end
+
+-- One ISA's section: its prelude (exp and helpers), the microkernels the kernels need, the kernels. `shared` holds
+-- the helpers several ISAs use that the file already has (under the same arch condition), so each comes once.
+local function section(root, isa, kernels, shared)
   local parts, seen = {}, {}
   for _, k in ipairs(kernels) do
     local mk = k.plan.mk
@@ -202,22 +209,24 @@ local function section(root, isa, kernels)
       parts[#parts + 1] = render_kernel(root, isa, code)
     end
   end
-  local prelude = root .. "/templates/isa/" .. isa.name .. ".c"
-  local h = io.open(prelude, "rb")
-  if not h then user_error("spec: isa '%s' has no prelude (templates/isa/%s.c)", isa.name, isa.name) end
-  h:close()
-  -- the prelude's own licence line is left out: the generated file's stamp carries it once
-  local text = read(prelude):gsub("^/%* SPDX%-License%-Identifier: [^\n]*\n", "")
+  local text = prelude_file(root, isa.name, "spec: isa '%s' has no prelude (templates/isa/%s.c)", isa.name, isa.name)
+  local common = isa.spec.shared
+  local key = common and (common .. " " .. (isa.spec.arch or ""))
+  if common and not shared[key] then
+    shared[key] = true
+    text = prelude_file(root, common, "spec: isa '%s' names shared helpers '%s' that do not exist (templates/isa/%s.c)",
+      isa.name, common, common) .. "\n" .. text
+  end
   return { isa = isa, kernels = kernels, prelude = text, body = table.concat(parts, "\n") }
 end
 
 -- kernels: enumerated and planned (k.plan), grouped into one section per ISA in spec order.
 local function sections(root, kernels, vocab)
-  local out = {}
+  local out, shared = {}, {}
   for _, s in ipairs(spec.isas) do
     local ks = {}
     for _, k in ipairs(kernels) do if k.isa == s.name then ks[#ks + 1] = k end end
-    if #ks > 0 then out[#out + 1] = section(root, vocab(s.name), ks) end
+    if #ks > 0 then out[#out + 1] = section(root, vocab(s.name), ks, shared) end
   end
   return out
 end
@@ -237,7 +246,7 @@ function M.model(root, c, kernels, vocab, outdir, regen)
   env.table_name = "attngen_table_" .. c.cname
   env.kernels, env.sections = kernels, sections(root, kernels, vocab)
   env.num = num
-  if c.rope then env.inv_freq = spec.rope_inv_freq(c.rope) end
+  if c.rope then env.inv_freq = rope_frequencies.inverse(c.rope) end
   env.isas = {}
   for _, s in ipairs(env.sections) do env.isas[#env.isas + 1] = s.isa end
   return {

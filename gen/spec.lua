@@ -7,12 +7,13 @@ local spec = {}
 
 -- ISAs, best first (selection tries them in this order). `id` is the C enum value and must never change
 -- (generated tables store it); `module` is the vocabulary in gen/isa/<name>.lua, `prelude` the C helpers in
--- templates/isa/<name>.c; `detect` the runtime's CPU check (a function in runtime/attngen.c's CPU section);
--- `arch` the C condition under which the ISA's code is compiled at all (nil = everywhere).
+-- templates/isa/<name>.c, `shared` C helpers several ISAs use (templates/isa/<shared>.c, emitted once per file,
+-- before the first section that names it); `detect` the runtime's CPU check (a function in runtime/attngen.c's CPU
+-- section); `arch` the C condition under which the ISA's code is compiled at all (nil = everywhere).
 spec.isas = {
-  { name = "avx512", id = 3, doc = "AVX-512F on x86-64", detect = "attngen_cpu_has_avx512",
+  { name = "avx512", id = 3, doc = "AVX-512F on x86-64", detect = "attngen_cpu_has_avx512", shared = "x86",
     arch = "defined(__x86_64__) || defined(_M_X64)" },
-  { name = "avx2", id = 1, doc = "AVX2 + FMA on x86-64", detect = "attngen_cpu_has_avx2",
+  { name = "avx2", id = 1, doc = "AVX2 + FMA on x86-64", detect = "attngen_cpu_has_avx2", shared = "x86",
     arch = "defined(__x86_64__) || defined(_M_X64)" },
   { name = "neon", id = 2, doc = "AdvSIMD on aarch64", detect = "attngen_cpu_has_neon", arch = "defined(__aarch64__)" },
   { name = "scalar", id = 0, doc = "portable C99", detect = "attngen_cpu_always", arch = nil },
@@ -81,8 +82,9 @@ spec.options = {
 -- Rotary position embedding: the config field `rope` (a table, validated by gen/config.lua from this entry),
 -- carried by every table as attngen_params.rope (an attngen_rope, generated from this entry into
 -- attngen_spec.h) so that specialized kernels and the generic fallback rotate alike. The inverse frequencies,
--- scaling applied, are computed here ONCE, in float64, and emitted as data (%.17g); the runtime turns them
--- into cos/sin per token (float64 angle) and kernels rotate Q while packing it, the cache append rotates K.
+-- scaling applied, are computed ONCE by gen/rope_frequencies.lua, in float64, and emitted as data (%.17g); the
+-- runtime turns them into cos/sin per token (float64 angle) and kernels rotate Q while packing it, the cache append
+-- rotates K.
 spec.rope = {
   -- how the rotary dims pair up; `id` is the C enum value (attngen_rope_style, 0 = no RoPE)
   styles = {
@@ -98,16 +100,11 @@ spec.rope = {
     { name = "original_max_position_embeddings", int = true, doc = "llama3: the pre-training context length" },
   },
   -- scaling types of the inverse frequencies (HF `rope_scaling`); `id` is attngen_rope_scaling (0 = none).
-  -- `params` are its required fields, `check` a cross-field rule (field, reason), `apply` maps the unscaled
-  -- inverse frequencies (a list of float64) to the scaled ones.
+  -- `params` are its required fields, `check` a cross-field rule (field, reason); its formula is in
+  -- gen/rope_frequencies.lua.
   scalings = {
     { name = "linear", id = 1, params = { "factor" },
-      doc = "position interpolation: every inverse frequency divided by factor",
-      apply = function(inv, s)
-        local out = {}
-        for i, f in ipairs(inv) do out[i] = f / s.factor end
-        return out
-      end },
+      doc = "position interpolation: every inverse frequency divided by factor" },
     { name = "llama3", id = 2,
       params = { "factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings" },
       doc = "Llama 3.1/3.2: low frequencies divided by factor, high ones kept, a smooth ramp between",
@@ -115,38 +112,11 @@ spec.rope = {
         if not (s.high_freq_factor > s.low_freq_factor) then
           return "high_freq_factor", "must be greater than low_freq_factor"
         end
-      end,
-      -- transformers' _compute_llama3_parameters, in float64
-      apply = function(inv, s)
-        local old = s.original_max_position_embeddings
-        local low_wavelen, high_wavelen = old / s.low_freq_factor, old / s.high_freq_factor
-        local out = {}
-        for i, f in ipairs(inv) do
-          local wavelen = 2 * math.pi / f
-          if wavelen < high_wavelen then
-            out[i] = f
-          elseif wavelen > low_wavelen then
-            out[i] = f / s.factor
-          else
-            local smooth = (old / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor)
-            out[i] = (1 - smooth) * f / s.factor + smooth * f
-          end
-        end
-        return out
       end },
   },
   -- scaling types that real configs use and attngen does not implement yet: refused by name
   unsupported = { "yarn", "dynamic", "longrope", "su", "ntk", "mrope" },
 }
-
--- The inverse frequencies of a validated rope table (gen/config.lua): theta^(-2i / rotary_dim) for the
--- rotary_dim / 2 pairs, then the scaling. Float64; lua5.4 and luajit give the same bits.
-function spec.rope_inv_freq(r)
-  local inv = {}
-  for i = 0, r.rotary_dim / 2 - 1 do inv[i + 1] = 1 / r.theta ^ (2 * i / r.rotary_dim) end
-  if r.scaling then inv = spec.rope_scaling[r.scaling.type].apply(inv, r.scaling) end
-  return inv
-end
 
 -- Config fields that later versions will add: refused by name as "not supported yet".
 spec.reserved = { "sliding_window", "softcap", "alibi", "sinks", "lse" }
@@ -154,10 +124,11 @@ spec.reserved = { "sliding_window", "softcap", "alibi", "sinks", "lse" }
 -- Shape limits (config validation and attngen.h).
 spec.limits = { max_heads = 1024, max_head_dim = 512 }
 
--- Tunable plan knobs: the config field `tuned` (written by `attngen CONFIG --tune`, gen/tune.lua) sets, per ISA
+-- Tunable plan knobs: the config field `tuned` (written by `attngen CONFIG --tune`, tools/tune/tune.lua) sets, per ISA
 -- and phase, the register blocking and tiles that gen/plan.lua otherwise takes from the ISA vocabulary's defaults
 -- (gen/isa/<name>.lua). Each knob is an integer in lo..hi (and a multiple of `multiple` when given). Only the
--- config's specialized kernels use them; the generic kernels keep the vocabulary's plan.
+-- config's specialized kernels use them; the generic kernels keep the vocabulary's plan. A tuned blocking must fit
+-- the ISA's registers (gen/register_budget.lua).
 spec.tunables = {
   prefill = {
     { name = "rv", lo = 1, hi = 8, doc = "Q·Kᵀ register block: vectors of query rows (rv x vector width rows)" },
@@ -174,19 +145,6 @@ spec.tunables = {
     { name = "pvv", lo = 1, hi = 16, doc = "P·V register block: vectors of head_dim columns" },
     { name = "keys", lo = 8, hi = 512, multiple = 8, doc = "keys per KV tile" },
   },
-}
--- Vector registers each microkernel holds at once (accumulators, plus the vectors one step loads): the effective
--- blocking (defaults overlaid by `tuned`) must fit the ISA vocabulary's `registers` (an ISA without one has no
--- register budget). `knobs` are the knobs of the formula, in the order a message names them.
-spec.tunable_budgets = {
-  { phase = "prefill", what = "Q·Kᵀ", knobs = { "rv", "kb" }, formula = "rv*kb + rv",
-    registers = function(t) return t.rv * t.kb + t.rv end },
-  { phase = "prefill", what = "P·V", knobs = { "pr", "pvv" }, formula = "pr*pvv + pvv",
-    registers = function(t) return t.pr * t.pvv + t.pvv end },
-  { phase = "decode", what = "Q·Kᵀ", knobs = { "rb", "kb" }, formula = "rb*kb + rb",
-    registers = function(t) return t.rb * t.kb + t.rb end },
-  { phase = "decode", what = "P·V", knobs = { "pr", "pvv" }, formula = "pr*pvv + pvv",
-    registers = function(t) return t.pr * t.pvv + t.pvv end },
 }
 
 -- ABI of the generated tables: bump when attngen_table / attngen_kernel_info / attngen_params change layout

@@ -56,7 +56,7 @@ static const attngen_kernel_info $(table_name)_kernels[] = {
 @ local rope = c and c.rope
 @ if rope then
 /* RoPE inverse frequencies of the $(I(#inv_freq)) pairs: theta^(-2i / rotary_dim)$(rope.scaling and (", then " .. rope.scaling.type .. " scaling") or ""), float64, computed once by
- * the generator (gen/spec.lua). The runtime turns them into cos/sin of pos * inv_freq[i] per token. */
+ * the generator (gen/rope_frequencies.lua). The runtime turns them into cos/sin of pos * inv_freq[i] per token. */
 static const double $(table_name)_inv_freq[$(I(#inv_freq))] = {
 @   for i = 1, #inv_freq, 4 do
 @     local t = {}

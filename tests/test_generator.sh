@@ -126,7 +126,7 @@ for lua in $LUAS; do
   if $lua gen/attngen.lua --version | grep -q '^attngen [0-9.]* (table ABI [0-9]*)$'; then ok; else bad "--version ($lua)"; fi
 done
 
-# 2f. tuned plans (config field `tuned`, gen/tune.lua): the kernels change, byte-identically under both
+# 2f. tuned plans (config field `tuned`, tools/tune/tune.lua): the kernels change, byte-identically under both
 # interpreters; a bad value is one line naming the sub-field, exit 2, no files; `--tune --write` on a copy of a small
 # test config records a block that loads and generates (short timing budget, nothing about speed is asserted)
 tuned_cfg() { # extra fields
@@ -211,7 +211,7 @@ for f in generated/*/*.c generated/*/*.h; do
 done
 # every hand-written source file carries its licence line too (vendored files keep it)
 for f in $(git ls-files 'gen/*' 'runtime/*' 'templates/*' 'tests/*.c' 'tests/*.h' 'tests/*.sh' 'tests/*.lua' \
-           'bench/*.c' 'bench/*.py' 'bench/*.mk' 'examples/*.c' 'tools/*.sh' Makefile '*.mk' ':!tests/bad_configs/*' 2>/dev/null); do
+           'bench/*.c' 'bench/*.py' 'bench/*.mk' 'examples/*.c' 'tools/*.sh' 'tools/tune/*' Makefile '*.mk' ':!tests/bad_configs/*' 2>/dev/null); do
   if head -3 "$f" | grep -q "SPDX-License-Identifier: MIT"; then ok; else bad "$f: no SPDX licence line"; fi
 done
 

@@ -58,7 +58,8 @@ quietly mk install DESTDIR="$stage" PREFIX=/opt/attngen
 p=$stage/opt/attngen
 for f in bin/attngen lib/libattngen.a include/attngen/attngen.h include/attngen/attngen_kernel.h include/attngen/attngen_convert.h \
          lib/pkgconfig/attngen.pc lib/cmake/attngen/attngenConfig.cmake lib/cmake/attngen/attngenConfigVersion.cmake \
-         share/attngen/gen/attngen.lua share/attngen/gen/version.lua share/attngen/install_manifest.txt; do
+         share/attngen/gen/attngen.lua share/attngen/gen/version.lua share/attngen/tools/tune/tune.lua \
+         share/attngen/tools/tune/tune_harness.c share/attngen/install_manifest.txt; do
   [ -f "$p/$f" ] || fail "staged install lacks $f"
 done
 [ -x "$p/bin/attngen" ] || fail "bin/attngen is not executable"

@@ -11,6 +11,7 @@
 #           that a newer attngen no longer installs do not linger.
 #             bin/attngen                          generator command (packaging/attngen.sh.in)
 #             share/attngen/gen/, templates/       the generator's Lua modules and templates
+#             share/attngen/tools/tune/            the tuning tool behind `attngen --tune`
 #             share/attngen/runtime/               $RUNTIME_SRC and $RUNTIME_HDR, flat, for vendoring
 #             lib/libattngen.a                     $LIB: the runtime and the generic kernels
 #             include/attngen/                     $RUNTIME_HDR
@@ -142,8 +143,9 @@ render() { # render TEMPLATE OUT: fill in @VERSION@, @PREFIX@, @DATADIR@
   sed -e "s|@VERSION@|$version|g" -e "s|@PREFIX@|$PREFIX|g" -e "s|@DATADIR@|$share|g" "$1" >"$2"
 }
 
-# the generator: every file of gen/ and templates/ (no hidden files, editor backups or temporaries)
-find gen templates -type f ! -name '.*' ! -name '*~' ! -name '*.tmp' ! -name '*.orig' ! -name '*.rej' \
+# the generator: every file of gen/, templates/ and tools/tune/ (its --tune), no hidden files, editor backups or
+# temporaries
+find gen templates tools/tune -type f ! -name '.*' ! -name '*~' ! -name '*.tmp' ! -name '*.orig' ! -name '*.rej' \
   ! -name '*.swp' | LC_ALL=C sort >"$tmp/genfiles"
 while IFS= read -r f; do put 644 "$f" "$share/$f"; done <"$tmp/genfiles"
 render packaging/attngen.sh.in "$tmp/attngen"

@@ -5,7 +5,7 @@ return {
   width = 8,
   vtype = "__m256",
   attr = "ATTNGEN_TARGET_AVX2", -- defined in templates/isa/avx2.c as target("avx2,fma")
-  registers = 16, -- ymm0..15: the register budget of a tuned blocking (spec.tunable_budgets)
+  registers = 16, -- ymm0..15: the register budget of a tuned blocking (gen/register_budget.lua)
   -- register blocking: prefill QK block = rv row-vectors x kb keys (rv*kb accumulators of 16 ymm)
   -- unroll = 32 head_dim steps per Q·Kᵀ loop iteration: on Zen 3 the fully unrolled d128 body (~2,400
   -- instructions) ran 12-16% slower than 32 steps in a loop (interleaved runs, S=1024, none and causal)
@@ -65,9 +65,10 @@ return {
   -- keys along the lanes: lane k (key j0 + k) of v becomes -inf unless j0 + k < lim
   mask_lanes = function(v, j0, lim) return "attngen_mask_lanes_avx2(" .. v .. ", " .. j0 .. ", " .. lim .. ")" end,
   exp = function(x) return "attngen_exp_avx2(" .. x .. ")" end,
-  -- dst[c * ds + i] = src[i][k0 + c] * s for i, c < 8: eight rows of Q into the transposed tile at once
+  -- dst[c * ds + i] = src[i][k0 + c] * s for i, c < 8: eight rows of Q into the transposed tile at once (the
+  -- x86 helper AVX-512 uses too, templates/isa/x86.c)
   transpose_scaled = function(src, k0, s, dst, ds)
-    return string.format("attngen_transpose_scaled_avx2(%s, %s, %s, %s, %s);", src, k0, s, dst, ds)
+    return string.format("attngen_transpose8_scaled_x86(%s, %s, _mm256_set1_ps(%s), %s, %s);", src, k0, s, dst, ds)
   end,
   -- a statement keeping a loaded vector in a register (optional word: gcc folds loads into FMA operands)
   pin = function(v) return "ATTNGEN_PIN_AVX2(" .. v .. ");" end,

@@ -9,7 +9,7 @@ return {
   width = 16,
   vtype = "__m512",
   attr = "ATTNGEN_TARGET_AVX512", -- defined in templates/isa/avx512.c
-  registers = 32, -- zmm0..31: the register budget of a tuned blocking (spec.tunable_budgets)
+  registers = 32, -- zmm0..31: the register budget of a tuned blocking (gen/register_budget.lua)
   -- prefill: Q·Kᵀ 32 query rows (2 vectors) x 8 keys = 16 accumulators, P·V 8 rows x 32 columns = 16; the rest
   -- as AVX2 (V tile in L1, 32 head_dim steps per Q·Kᵀ loop iteration)
   prefill = { rv = 2, kb = 8, rows = 96, keys = 64, v_tile_bytes = 32768, pr = 8, pvv = 2, unroll = 32 },

@@ -4,7 +4,7 @@ return {
   width = 4,
   vtype = "float32x4_t",
   attr = nil,
-  registers = 32, -- v0..v31: the register budget of a tuned blocking (spec.tunable_budgets)
+  registers = 32, -- v0..v31: the register budget of a tuned blocking (gen/register_budget.lua)
   -- unroll = 1: Q·Kᵀ rolls over head_dim one step per iteration; fully unrolled, gcc spilled ~1,500 times per
   -- call (llvm-mca, make bench-neon-model: 55-64% of the FMA bound unrolled, ~99% rolled)
   -- P·V 8 rows x 8 columns per panel (gen/plan.lua): llvm-mca 93-94% of the FMA bound on N1/V1/V2; gcc spilled

@@ -16,6 +16,44 @@
 
 #include <immintrin.h>
 
+/* Helpers shared by the x86 ISAs (AVX2, AVX-512), emitted once per file before the first of their sections. They
+ * are compiled per function for AVX2 + FMA, which every x86 ISA's code includes, so any x86 kernel can inline them. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTNGEN_TARGET_X86 __attribute__((target("avx2,fma")))
+#else
+#define ATTNGEN_TARGET_X86
+#endif
+
+/* dst[c * ds + i] = src[i][k0 + c] * m for i, c < 8: an 8x8 block of Q rows into the transposed (rows along the
+ * lanes) tile, 24 shuffles instead of 64 scalar stores. AVX-512 transposes its 16x16 blocks as four of these. */
+ATTNGEN_HELPER ATTNGEN_TARGET_X86 void attngen_transpose8_scaled_x86(const float *const *src, int k0, __m256 m,
+                                                                    float *dst, ptrdiff_t ds)
+{
+  const __m256 r0 = _mm256_mul_ps(_mm256_loadu_ps(src[0] + k0), m), r1 = _mm256_mul_ps(_mm256_loadu_ps(src[1] + k0), m);
+  const __m256 r2 = _mm256_mul_ps(_mm256_loadu_ps(src[2] + k0), m), r3 = _mm256_mul_ps(_mm256_loadu_ps(src[3] + k0), m);
+  const __m256 r4 = _mm256_mul_ps(_mm256_loadu_ps(src[4] + k0), m), r5 = _mm256_mul_ps(_mm256_loadu_ps(src[5] + k0), m);
+  const __m256 r6 = _mm256_mul_ps(_mm256_loadu_ps(src[6] + k0), m), r7 = _mm256_mul_ps(_mm256_loadu_ps(src[7] + k0), m);
+  /* pairs of rows interleaved, then quads: u0 holds column 0 of rows 0-3 (low half) and column 4 (high half) */
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(dst + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(dst + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(dst + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(dst + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(dst + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(dst + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(dst + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* <immintrin.h> and the helpers the x86 ISAs share come first, from templates/isa/x86.c. */
+
 /* AVX-512F code is compiled per function, so the file needs no -mavx512f; the runtime calls it only after cpuid
  * and xgetbv confirm AVX-512F and the OS's opmask and zmm state. Only AVX-512F instructions are used (float
  * and/or go through the integer forms: their float forms are AVX-512DQ). */
@@ -120,43 +158,16 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_mask_lanes_avx512(__m512 v, 
   return _mm512_mask_blend_ps(keep, _mm512_set1_ps(-INFINITY), v);
 }
 
-/* dst[c * ds + i] = src[i0 + i][k0 + c0 + c] * s for i, c < 8: one 8x8 quarter of the 16x16 block below, by
- * 256-bit shuffles (as templates/isa/avx2.c). */
-ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_transpose8_scaled_avx512(const float *const *src, int k0, __m256 m,
-                                                                         float *dst, ptrdiff_t ds)
-{
-  const __m256 r0 = _mm256_mul_ps(_mm256_loadu_ps(src[0] + k0), m), r1 = _mm256_mul_ps(_mm256_loadu_ps(src[1] + k0), m);
-  const __m256 r2 = _mm256_mul_ps(_mm256_loadu_ps(src[2] + k0), m), r3 = _mm256_mul_ps(_mm256_loadu_ps(src[3] + k0), m);
-  const __m256 r4 = _mm256_mul_ps(_mm256_loadu_ps(src[4] + k0), m), r5 = _mm256_mul_ps(_mm256_loadu_ps(src[5] + k0), m);
-  const __m256 r6 = _mm256_mul_ps(_mm256_loadu_ps(src[6] + k0), m), r7 = _mm256_mul_ps(_mm256_loadu_ps(src[7] + k0), m);
-  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
-  _mm256_storeu_ps(dst + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
-  _mm256_storeu_ps(dst + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
-  _mm256_storeu_ps(dst + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
-  _mm256_storeu_ps(dst + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
-  _mm256_storeu_ps(dst + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
-  _mm256_storeu_ps(dst + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
-  _mm256_storeu_ps(dst + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
-
 /* dst[c * ds + i] = src[i][k0 + c] * s for i, c < 16: a 16x16 block of Q rows into the transposed (rows along the
- * lanes) tile, as four 8x8 quarters. */
+ * lanes) tile, as four 8x8 quarters (templates/isa/x86.c). */
 ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_transpose_scaled_avx512(const float *const *src, int k0, float s,
                                                                         float *dst, ptrdiff_t ds)
 {
   const __m256 m = _mm256_set1_ps(s);
-  attngen_transpose8_scaled_avx512(src, k0, m, dst, ds);
-  attngen_transpose8_scaled_avx512(src + 8, k0, m, dst + 8, ds);
-  attngen_transpose8_scaled_avx512(src, k0 + 8, m, dst + 8 * ds, ds);
-  attngen_transpose8_scaled_avx512(src + 8, k0 + 8, m, dst + 8 * ds + 8, ds);
+  attngen_transpose8_scaled_x86(src, k0, m, dst, ds);
+  attngen_transpose8_scaled_x86(src + 8, k0, m, dst + 8, ds);
+  attngen_transpose8_scaled_x86(src, k0 + 8, m, dst + 8 * ds, ds);
+  attngen_transpose8_scaled_x86(src + 8, k0 + 8, m, dst + 8 * ds + 8, ds);
 }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=8 keys j and 32 query rows r (QT is the scaled Q tile,
@@ -1582,7 +1593,7 @@ static ATTNGEN_TARGET_AVX512 void attn_h64_kv8_d128_causal_padding_decode__avx51
 /* ==== avx2 ==== */
 #if defined(__x86_64__) || defined(_M_X64)
 
-#include <immintrin.h>
+/* <immintrin.h> and the helpers the x86 ISAs share come first, from templates/isa/x86.c. */
 
 /* AVX2 code is compiled per function, so the file needs no -mavx2; the runtime calls it only after cpuid and
  * xgetbv confirm AVX2, FMA and the OS's ymm state. */
@@ -1687,35 +1698,6 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int 
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
   return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, _mm256_castsi256_ps(keep));
-}
-
-/* dst[c * ds + i] = src[i][k0 + c] * s for i, c < 8: an 8x8 block of Q rows into the transposed (rows along the
- * lanes) tile, 24 shuffles instead of 64 scalar stores. */
-ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 void attngen_transpose_scaled_avx2(const float *const *src, int k0, float s, float *dst,
-                                                                     ptrdiff_t ds)
-{
-  const __m256 m = _mm256_set1_ps(s);
-  const __m256 r0 = _mm256_mul_ps(_mm256_loadu_ps(src[0] + k0), m), r1 = _mm256_mul_ps(_mm256_loadu_ps(src[1] + k0), m);
-  const __m256 r2 = _mm256_mul_ps(_mm256_loadu_ps(src[2] + k0), m), r3 = _mm256_mul_ps(_mm256_loadu_ps(src[3] + k0), m);
-  const __m256 r4 = _mm256_mul_ps(_mm256_loadu_ps(src[4] + k0), m), r5 = _mm256_mul_ps(_mm256_loadu_ps(src[5] + k0), m);
-  const __m256 r6 = _mm256_mul_ps(_mm256_loadu_ps(src[6] + k0), m), r7 = _mm256_mul_ps(_mm256_loadu_ps(src[7] + k0), m);
-  /* pairs of rows interleaved, then quads: u0 holds column 0 of rows 0-3 (low half) and column 4 (high half) */
-  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
-  _mm256_storeu_ps(dst + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
-  _mm256_storeu_ps(dst + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
-  _mm256_storeu_ps(dst + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
-  _mm256_storeu_ps(dst + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
-  _mm256_storeu_ps(dst + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
-  _mm256_storeu_ps(dst + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
-  _mm256_storeu_ps(dst + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
 /* ST[j][r] = Σ_k QT[k][r] · K_j[k] for KB=4 keys j and 24 query rows r (QT is the scaled Q tile,
@@ -2326,7 +2308,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_prefill__avx2(const att
         src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / 8) * a->q_stride.seq + (r % 8) * a->q_stride.head;
       }
       int k0 = 0;
-      for (; k0 + 8 <= 128; k0 += 8) attngen_transpose_scaled_avx2(src, k0, src_scale, qt + k0 * mp + r0, mp);
+      for (; k0 + 8 <= 128; k0 += 8) attngen_transpose8_scaled_x86(src, k0, _mm256_set1_ps(src_scale), qt + k0 * mp + r0, mp);
       for (; k0 < 128; ++k0)
         for (int i = 0; i < 8; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
     }
@@ -2511,7 +2493,7 @@ static ATTNGEN_TARGET_AVX2 void attn_h64_kv8_d128_causal_padding_prefill__avx2(c
         src[i] = it->rope_cs ? ot + r * dp : qbase + (q0 + r / 8) * a->q_stride.seq + (r % 8) * a->q_stride.head;
       }
       int k0 = 0;
-      for (; k0 + 8 <= 128; k0 += 8) attngen_transpose_scaled_avx2(src, k0, src_scale, qt + k0 * mp + r0, mp);
+      for (; k0 + 8 <= 128; k0 += 8) attngen_transpose8_scaled_x86(src, k0, _mm256_set1_ps(src_scale), qt + k0 * mp + r0, mp);
       for (; k0 < 128; ++k0)
         for (int i = 0; i < 8; ++i) qt[k0 * mp + r0 + i] = src[i][k0] * src_scale;
     }
@@ -5516,7 +5498,7 @@ static const attngen_kernel_info attngen_table_llama_3_70b_kernels[] = {
 };
 
 /* RoPE inverse frequencies of the 64 pairs: theta^(-2i / rotary_dim), float64, computed once by
- * the generator (gen/spec.lua). The runtime turns them into cos/sin of pos * inv_freq[i] per token. */
+ * the generator (gen/rope_frequencies.lua). The runtime turns them into cos/sin of pos * inv_freq[i] per token. */
 static const double attngen_table_llama_3_70b_inv_freq[64] = {
   1, 0.81461723385654472, 0.66360123769608848, 0.54058100463576697,
   0.44036660267178046, 0.35873022375128993, 0.29222782257301511, 0.2380538204803507,

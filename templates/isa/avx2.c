@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include <immintrin.h>
+/* <immintrin.h> and the helpers the x86 ISAs share come first, from templates/isa/x86.c. */
 
 /* AVX2 code is compiled per function, so the file needs no -mavx2; the runtime calls it only after cpuid and
  * xgetbv confirm AVX2, FMA and the OS's ymm state. */
@@ -104,33 +104,4 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 __m256 attngen_mask_lanes_avx2(__m256 v, int 
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(lim - j0), lane);
   return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, _mm256_castsi256_ps(keep));
-}
-
-/* dst[c * ds + i] = src[i][k0 + c] * s for i, c < 8: an 8x8 block of Q rows into the transposed (rows along the
- * lanes) tile, 24 shuffles instead of 64 scalar stores. */
-ATTNGEN_HELPER ATTNGEN_TARGET_AVX2 void attngen_transpose_scaled_avx2(const float *const *src, int k0, float s, float *dst,
-                                                                     ptrdiff_t ds)
-{
-  const __m256 m = _mm256_set1_ps(s);
-  const __m256 r0 = _mm256_mul_ps(_mm256_loadu_ps(src[0] + k0), m), r1 = _mm256_mul_ps(_mm256_loadu_ps(src[1] + k0), m);
-  const __m256 r2 = _mm256_mul_ps(_mm256_loadu_ps(src[2] + k0), m), r3 = _mm256_mul_ps(_mm256_loadu_ps(src[3] + k0), m);
-  const __m256 r4 = _mm256_mul_ps(_mm256_loadu_ps(src[4] + k0), m), r5 = _mm256_mul_ps(_mm256_loadu_ps(src[5] + k0), m);
-  const __m256 r6 = _mm256_mul_ps(_mm256_loadu_ps(src[6] + k0), m), r7 = _mm256_mul_ps(_mm256_loadu_ps(src[7] + k0), m);
-  /* pairs of rows interleaved, then quads: u0 holds column 0 of rows 0-3 (low half) and column 4 (high half) */
-  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
-  _mm256_storeu_ps(dst + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
-  _mm256_storeu_ps(dst + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
-  _mm256_storeu_ps(dst + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
-  _mm256_storeu_ps(dst + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
-  _mm256_storeu_ps(dst + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
-  _mm256_storeu_ps(dst + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
-  _mm256_storeu_ps(dst + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include <immintrin.h>
+/* <immintrin.h> and the helpers the x86 ISAs share come first, from templates/isa/x86.c. */
 
 /* AVX-512F code is compiled per function, so the file needs no -mavx512f; the runtime calls it only after cpuid
  * and xgetbv confirm AVX-512F and the OS's opmask and zmm state. Only AVX-512F instructions are used (float
@@ -105,41 +105,14 @@ ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 __m512 attngen_mask_lanes_avx512(__m512 v, 
   return _mm512_mask_blend_ps(keep, _mm512_set1_ps(-INFINITY), v);
 }
 
-/* dst[c * ds + i] = src[i0 + i][k0 + c0 + c] * s for i, c < 8: one 8x8 quarter of the 16x16 block below, by
- * 256-bit shuffles (as templates/isa/avx2.c). */
-ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_transpose8_scaled_avx512(const float *const *src, int k0, __m256 m,
-                                                                         float *dst, ptrdiff_t ds)
-{
-  const __m256 r0 = _mm256_mul_ps(_mm256_loadu_ps(src[0] + k0), m), r1 = _mm256_mul_ps(_mm256_loadu_ps(src[1] + k0), m);
-  const __m256 r2 = _mm256_mul_ps(_mm256_loadu_ps(src[2] + k0), m), r3 = _mm256_mul_ps(_mm256_loadu_ps(src[3] + k0), m);
-  const __m256 r4 = _mm256_mul_ps(_mm256_loadu_ps(src[4] + k0), m), r5 = _mm256_mul_ps(_mm256_loadu_ps(src[5] + k0), m);
-  const __m256 r6 = _mm256_mul_ps(_mm256_loadu_ps(src[6] + k0), m), r7 = _mm256_mul_ps(_mm256_loadu_ps(src[7] + k0), m);
-  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-  const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
-  _mm256_storeu_ps(dst + ds, _mm256_permute2f128_ps(u1, u5, 0x20));
-  _mm256_storeu_ps(dst + 2 * ds, _mm256_permute2f128_ps(u2, u6, 0x20));
-  _mm256_storeu_ps(dst + 3 * ds, _mm256_permute2f128_ps(u3, u7, 0x20));
-  _mm256_storeu_ps(dst + 4 * ds, _mm256_permute2f128_ps(u0, u4, 0x31));
-  _mm256_storeu_ps(dst + 5 * ds, _mm256_permute2f128_ps(u1, u5, 0x31));
-  _mm256_storeu_ps(dst + 6 * ds, _mm256_permute2f128_ps(u2, u6, 0x31));
-  _mm256_storeu_ps(dst + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
-
 /* dst[c * ds + i] = src[i][k0 + c] * s for i, c < 16: a 16x16 block of Q rows into the transposed (rows along the
- * lanes) tile, as four 8x8 quarters. */
+ * lanes) tile, as four 8x8 quarters (templates/isa/x86.c). */
 ATTNGEN_HELPER ATTNGEN_TARGET_AVX512 void attngen_transpose_scaled_avx512(const float *const *src, int k0, float s,
                                                                         float *dst, ptrdiff_t ds)
 {
   const __m256 m = _mm256_set1_ps(s);
-  attngen_transpose8_scaled_avx512(src, k0, m, dst, ds);
-  attngen_transpose8_scaled_avx512(src + 8, k0, m, dst + 8, ds);
-  attngen_transpose8_scaled_avx512(src, k0 + 8, m, dst + 8 * ds, ds);
-  attngen_transpose8_scaled_avx512(src + 8, k0 + 8, m, dst + 8 * ds + 8, ds);
+  attngen_transpose8_scaled_x86(src, k0, m, dst, ds);
+  attngen_transpose8_scaled_x86(src + 8, k0, m, dst + 8, ds);
+  attngen_transpose8_scaled_x86(src, k0 + 8, m, dst + 8 * ds, ds);
+  attngen_transpose8_scaled_x86(src + 8, k0 + 8, m, dst + 8 * ds + 8, ds);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The timing harness of `attngen CONFIG --tune` (gen/tune.lua writes tune_cands.h next to it, builds it with every
- * candidate's generated file, and reads what it prints). Not part of the library.
+/* The timing harness of `attngen CONFIG --tune` (tools/tune/tune.lua writes tune_cands.h next to it, builds it with
+ * every candidate's generated file, and reads what it prints). Not part of the library.
  *
  *   tune_harness PHASE SECONDS INDEX...      PHASE: prefill | decode; INDEX 0 is the default plan (the reference)
  *

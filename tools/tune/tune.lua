@@ -6,15 +6,17 @@
 -- Per phase of the config: candidates around the plan's default for the config's shape (gen/plan.lua's
 -- plan.blocking; one knob group varied at a time, within spec.tunables and the ISA's register budget), each
 -- generated as its own model ("tune-<phase>-<i>", one mask: causal when the config has it) into a temporary
--- directory, compiled in parallel with `cc -O2` and linked into ONE harness (gen/tune_harness.c) that checks each
--- candidate's output against the default plan's and times them in interleaved rounds (medians of the thread's CPU
+-- directory, compiled in parallel with `cc -O2` and linked into ONE harness (tools/tune/tune_harness.c) that checks
+-- each candidate's output against the default plan's and times them in interleaved rounds (medians of the thread's CPU
 -- time). Screening, then a confirmation round of the default, the best two and the combination of the best variant
 -- of each improving group. A candidate wins only if it is at least `min_gain` faster than the default by the
 -- confirmation's median, faster in each half of its rounds and by the minimum; within `tie` of the fastest, the
 -- candidate changing fewer knobs is preferred. Every plan number stays gen/plan.lua's: this module picks knob values.
 local spec = require("spec")
+local errors = require("errors")
 local config = require("config")
 local enumerate = require("enumerate")
+local register_budget = require("register_budget")
 local plan = require("plan")
 local render = require("render")
 local write = require("write")
@@ -31,7 +33,7 @@ M.decode_cold_factor = 2 -- ... read from memory: copies of K/V cycled, together
 M.decode_cold_max = 1024 -- at most this many MiB of copies
 M.BEGIN, M.END = "-- attngen tune: begin", "-- attngen tune: end"
 
-local function fail(field, fmt, ...) config.fail("command line", field, fmt, ...) end
+local function fail(field, fmt, ...) errors.fail("command line", field, fmt, ...) end
 
 -- ------------------------------------------------------------------ shell
 
@@ -123,12 +125,7 @@ local function feasible(vocab, phase, b)
     local x = b[knob.name]
     if x < knob.lo or x > knob.hi or (knob.multiple and x % knob.multiple ~= 0) then return false end
   end
-  if vocab.registers then
-    for _, bu in ipairs(spec.tunable_budgets) do
-      if bu.phase == phase and bu.registers(b) > vocab.registers then return false end
-    end
-  end
-  return true
+  return register_budget.exceeded(vocab, phase, b) == nil
 end
 
 local function overlay(base, t)
@@ -248,7 +245,7 @@ local function new_build(root, machine, c, isa, masks)
   f:close()
   b.sources[#b.sources + 1] = { src = quote(rt .. "/attngen.c"), obj = "rt_attngen.o" }
   b.sources[#b.sources + 1] = { src = "runtime/attngen_generic.c", obj = "rt_generic.o" }
-  b.sources[#b.sources + 1] = { src = quote(root .. "/gen/tune_harness.c"), obj = "tune_harness.o", harness = true }
+  b.sources[#b.sources + 1] = { src = quote(root .. "/tools/tune/tune_harness.c"), obj = "tune_harness.o", harness = true }
   return b
 end
 
@@ -270,7 +267,7 @@ local MASK_ENUM = function(m) return "ATTNGEN_MASK_" .. m:upper() end
 function Build:compile()
   local c = self.c
   local h = {
-    "/* written by gen/tune.lua for gen/tune_harness.c */",
+    "/* written by tools/tune/tune.lua for tools/tune/tune_harness.c */",
     string.format("#define TUNE_ISA ATTNGEN_ISA_%s", self.isa:upper()),
     string.format("#define TUNE_HEADS %d", c.heads), string.format("#define TUNE_KV_HEADS %d", c.kv_heads),
     string.format("#define TUNE_HEAD_DIM %d", c.head_dim),
@@ -528,7 +525,7 @@ end
 
 -- ------------------------------------------------------------------ main
 
--- args: the CLI's parsed arguments (gen/attngen.lua); root: the tree with gen/, templates/, runtime/.
+-- args: the CLI's parsed arguments (gen/attngen.lua); root: the tree with gen/, templates/, runtime/, tools/tune/.
 function M.main(args, root)
   local out = io.stdout
   for _, f in ipairs({ { "output", "-o" }, { "list", "--list" }, { "stdout", "--stdout" }, { "runtime", "--runtime" },
@@ -546,7 +543,7 @@ function M.main(args, root)
   if args.tune_seconds then
     seconds = tonumber(args.tune_seconds)
     if not seconds or seconds ~= seconds or seconds <= 0 or seconds > 3600 then
-      fail("flag '--tune-seconds'", "must be a number of seconds in (0, 3600], got %s", config.show(args.tune_seconds))
+      fail("flag '--tune-seconds'", "must be a number of seconds in (0, 3600], got %s", errors.show(args.tune_seconds))
     end
   end
   local c = config.validate(config.load(path), path)
@@ -557,7 +554,7 @@ function M.main(args, root)
     for x in args.isa:gmatch("[^,%s]+") do want[#want + 1] = x end
     if #want ~= 1 or not spec.isa[want[1]] then
       fail("flag '--isa'", "--tune times one ISA (%s), got %s", table.concat(spec.names(spec.isas), ", "),
-        config.show(args.isa))
+        errors.show(args.isa))
     end
     if not machine.runs[want[1]] then
       fail("flag '--isa'", "this machine's best ISA is %s and it cannot run %s (%s kernels must be tuned on a " ..
@@ -587,11 +584,11 @@ function M.main(args, root)
 
   local b = new_build(root, machine, c, isa, masks)
   local ok, err = xpcall(function() return M.measure(b, args, path, c, isa, machine, seconds, out) end, function(e)
-    if getmetatable(e) == config.UserError then return e end
+    if errors.is(e) then return e end
     return debug.traceback(tostring(e), 2) -- a bug: keep the traceback for the CLI's internal-error report
   end)
   -- a failed build or run keeps its files (the message names the directory); anything else cleans up
-  if not (not ok and getmetatable(err) == config.UserError and err.msg:find("files kept in", 1, true)) then b:cleanup() end
+  if not (not ok and errors.is(err) and err.msg:find("files kept in", 1, true)) then b:cleanup() end
   if not ok then error(err, 0) end
 end
 
