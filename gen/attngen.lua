@@ -125,6 +125,8 @@ local function planned(kernels)
 end
 
 local function run()
+  local broken = spec.self_check() -- an incomplete spec entry is named here, not met as a traceback later
+  if broken then errors.raise("%s", broken) end
   if args.tune then -- the tuning tool compiles and runs C: it lives outside the generator's pipeline
     package.path = root .. "/tools/tune/?.lua;" .. package.path
     return require("tune").main(args, root)
