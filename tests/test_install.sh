@@ -94,6 +94,7 @@ same_list "$tmp/found" "$tmp/listed" "installed files"
 find "$p" -type d | sed "s|^$stage||; s|\$|/|" | LC_ALL=C sort >"$tmp/found-dirs"
 grep '/$' "$p/share/attngen/install_manifest.txt" | LC_ALL=C sort >"$tmp/listed-dirs"
 same_list "$tmp/found-dirs" "$tmp/listed-dirs" "directories the install created"
+# shellcheck disable=SC2016 # pkg-config's variable, not the shell's
 grep -qx 'prefix=${pcfiledir}/../..' "$p/lib/pkgconfig/attngen.pc" || fail "attngen.pc does not find its prefix from its own place"
 # moved (staged) tree: the command finds share/attngen next to itself
 (cd / && "$p/bin/attngen" --version) >"$tmp/v" 2>&1 || { cat "$tmp/v" >&2; fail "staged attngen --version"; }
@@ -254,7 +255,7 @@ vendor_build() { # vendor_build DIR WHAT: gcc and clang compile DIR/*.c with the
     quietly "$1-$c"
     grep -q "all results match" "$log" || { cat "$log" >&2; fail "$2, built by $c: no 'all results match'"; }
   done
-  say "vendoring: $2: $(ls "$1" | wc -l | tr -d ' ') files, built by gcc and clang with no ISA flags, runs"
+  say "vendoring: $2: $(find "$1" -type f | wc -l | tr -d ' ') files, built by gcc and clang with no ISA flags, runs"
 }
 (cd "$repo" && quietly "$LUA" gen/attngen.lua configs/llama-3-8b.lua --vendor -o "$tmp/vendor-tree")
 vendor_build "$tmp/vendor-tree" "attngen --vendor from the source tree"
@@ -265,8 +266,8 @@ vendor_build "$tmp/vendor-installed" "attngen --vendor from $prefix"
 # ---- 7. uninstall
 quietly mk uninstall PREFIX="$prefix"
 left=$(find "$prefix" -mindepth 1)
-[ -d "$prefix" ] && [ -z "$left" ] || fail "make uninstall did not leave $prefix as it was (empty); left:
-$left"
+if [ ! -d "$prefix" ] || [ -n "$left" ]; then fail "make uninstall did not leave $prefix as it was (empty); left:
+$left"; fi
 quietly mk uninstall PREFIX="$prefix"
 grep -q "nothing to remove" "$log" || fail "a second make uninstall should find nothing to remove"
 say "make uninstall: $prefix is empty again, as before the install"

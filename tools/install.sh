@@ -118,7 +118,7 @@ fi
 [ -f gen/attngen.lua ] || die "run from the top of the attngen tree"
 : "${LIB:?LIB (the static library to install) is not set}"
 : "${SHLIB:?SHLIB (the shared library to install) is not set}"
-: "${SONAME:?SONAME (the shared library's soname) is not set}"
+: "${SONAME:?SONAME (the soname of the shared library) is not set}"
 : "${RUNTIME_SRC:?RUNTIME_SRC is not set}"
 : "${RUNTIME_HDR:?RUNTIME_HDR is not set}"
 [ -f "$LIB" ] || die "$LIB does not exist"
