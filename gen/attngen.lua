@@ -186,7 +186,8 @@ local function run()
   end
   if args.registry then
     if not args.registry:match("^[a-z][a-z0-9_]*$") then
-      config.fail("command line", "--registry", "must be a lowercase C identifier (a letter, then letters, digits or '_'), got %s", config.show(args.registry))
+      config.fail("command line", "--registry", "must be a lowercase C identifier (a letter, then letters, digits or " ..
+        "'_'), got %s", config.show(args.registry))
     end
     local cs = {}
     for _, path in ipairs(configs) do cs[#cs + 1] = config.validate(config.load(path), path) end
