@@ -29,12 +29,25 @@ local function die(msg)
 end
 
 local names = function(list) return table.concat(spec.names(list), ",") end
+-- Where the documentation is: README.md at the top of a source tree, or <prefix>/share/doc/attngen when installed
+-- (the generator then runs from <prefix>/share/attngen/gen).
+local function docs_path()
+  local lfs = require("lfs")
+  local top = script_dir == "gen" and "." or script_dir:match("^(.*)/gen$") or root
+  if lfs.attributes(top .. "/README.md", "mode") == "file" then return top == "." and "README.md" or top .. "/README.md" end
+  local installed = (top:match("^(.*)/share/attngen$") or "?") .. "/share/doc/attngen/README.md"
+  if lfs.attributes(installed, "mode") == "file" then return installed end
+  return "attngen's README.md"
+end
+
 local parser = argparse("attngen", "Generate specialized attention kernels (" .. names(spec.isas) ..
     "; fp32 arithmetic, K/V caches in " .. names(spec.kv_dtypes) .. ") for one model shape.")
   :epilog("Example: attngen configs/llama-3-8b.lua -o generated/llama-3-8b\n" ..
           "         attngen --heads 32 --kv-heads 8 --head-dim 128 --mask causal -o out\n" ..
           "         attngen configs/llama-3-8b.lua --list\n" ..
-          "Flags override the config file's fields. Errors: one line 'attngen: error: ...', exit status 2.")
+          "         attngen configs/llama-3-8b.lua --vendor -o third_party/attngen\n" ..
+          "Flags override the config file's fields. Errors: one line 'attngen: error: ...', exit status 2.\n" ..
+          "Documentation: " .. docs_path())
 parser:argument("config", "Model config: a Lua file returning a table (see README.md, Config); with --registry, several."):args("*")
 parser:option("-o --output", "Directory to write attngen_<name>.c/.h into (created if missing).")
 parser:option("--name", "Model name (lowercase, digits, '-').")
@@ -49,6 +62,8 @@ for _, o in ipairs(spec.options) do parser:option("--" .. o.name:gsub("_", "-"),
 parser:flag("--runtime", "Write the generated part of the runtime (attngen_spec.h, attngen_generic.c) instead of a model.")
 parser:option("--registry", "Write attngen_registry_<NAME>.h: includes the configs' headers and lists their tables " ..
   "(NAME_TABLES(X) and a NULL-terminated array), for test and bench programs.")
+parser:flag("--vendor", "Also write the whole runtime (its .c and .h files) next to the model's files: everything a " ..
+  "project compiles with a C99 compiler alone, flat in one directory.")
 parser:flag("--list", "List the kernels the config produces (name, ISA, phase, mask, cache type, scratch bytes) and write " ..
   "nothing.")
 parser:flag("--stdout", "Print the generated files instead of writing them.")
@@ -58,8 +73,33 @@ parser:flag("--tune", "Time candidate plans (blocking, tiles) of the config's ke
 parser:option("--tune-seconds", "With --tune: the timing budget in seconds (default 40).")
 parser:flag("--write", "With --tune: record the block in the config file (between '-- attngen tune:' markers).")
 
+-- The flags whose value is a number: a negative one ("--scale -1") is their value, not an unknown option.
+local numeric = { ["--heads"] = true, ["--kv-heads"] = true, ["--head-dim"] = true, ["--tune-seconds"] = true }
+for _, o in ipairs(spec.options) do numeric["--" .. o.name:gsub("_", "-")] = true end
+local function joined_negatives(argv)
+  local out, i = {}, 1
+  while i <= #argv do
+    local a, nxt = argv[i], argv[i + 1]
+    if a == "--" then
+      for j = i, #argv do out[#out + 1] = argv[j] end
+      break
+    end
+    if numeric[a] and nxt and nxt:match("^%-[%d.]") and tonumber(nxt) then
+      out[#out + 1], i = a .. "=" .. nxt, i + 2
+    else
+      out[#out + 1], i = a, i + 1
+    end
+  end
+  return out
+end
+
+-- No arguments at all: the usage, as for any command-line tool, and a failure status.
+if #arg == 0 then
+  io.stderr:write(parser:get_help(), "\n")
+  os.exit(2)
+end
 -- argparse would print its usage and exit 1; every user error here is one line and exit status 2
-local parsed, args = parser:pparse()
+local parsed, args = parser:pparse(joined_negatives(arg))
 if not parsed then die(args) end
 local configs = args.config
 if not args.registry then
@@ -103,10 +143,18 @@ local function gather()
   return raw, where, origin
 end
 
--- The command that regenerates a file, for its stamp: it names the config by its file name only, so the
--- stamp does not depend on where files are written.
+-- The config path as the stamp's command line shows it: as given, shell-quoted when it is not a plain path, and
+-- never holding a C comment delimiter or a control character (the stamp is a one-line C comment).
+local function shown_path(path)
+  if path:match("^[%w/._+,:=@%-]+$") then return path end
+  local q = path:gsub("%c", "?"):gsub("'", "'\\''"):gsub("%*/", "*''/"):gsub("/%*", "/''*")
+  return "'" .. q .. "'"
+end
+
+-- The command that regenerates a file, for its stamp: the config path as given, and DIR for the output
+-- directory, so the stamp does not depend on where files are written.
 local function regen_command(c)
-  if args.config then return "attngen configs/" .. args.config:match("[^/\\]*$") .. " -o DIR" end
+  if args.config then return "attngen " .. shown_path(args.config) .. " -o DIR" end
   local opts = {}
   for _, o in ipairs(spec.options) do
     if c.options[o.name] then opts[#opts + 1] = string.format(" --%s %.9g", o.name, c.options[o.name]) end
@@ -138,9 +186,14 @@ local function run()
     errors.fail("command line", "-o", "an output directory is required")
   end
   local files
+  if args.vendor and (args.registry or args.runtime or args.list) then
+    errors.fail("command line", "--vendor", "writes one model with the runtime: not with %s",
+      args.registry and "--registry" or args.runtime and "--runtime" or "--list")
+  end
   if args.registry then
     if not args.registry:match("^[a-z][a-z0-9_]*$") then
-      errors.fail("command line", "--registry", "must be a C identifier in lowercase, got %s", errors.show(args.registry))
+      errors.fail("command line", "--registry", "must be a lowercase C identifier (a letter, then letters, digits or " ..
+        "'_'), got %s", errors.show(args.registry))
     end
     local cs = {}
     for _, path in ipairs(configs) do cs[#cs + 1] = config.validate(config.load(path), path) end
@@ -159,6 +212,11 @@ local function run()
       return
     end
     files = render.model(root, c, kernels, plan.isa, args.output or ".", regen_command(c))
+    if args.vendor then
+      local err
+      files, err = require("vendor").with_runtime(root, args.output or ".", files)
+      if not files then die(err) end
+    end
   end
   if args.stdout then
     for _, f in ipairs(files) do io.write(f.text) end

@@ -26,8 +26,9 @@ local function check_int(where, origin, cfg, field, lo, hi)
   local w, f = blame(where, origin, field)
   local v = cfg[field]
   if v == nil then fail(w, f, "missing (an integer in %d..%d)", lo, hi) end
-  if type(v) ~= "number" or v ~= v or v ~= math.floor(v) then fail(w, f, "must be an integer, got %s", show(v)) end
-  if v < lo or v > hi then fail(w, f, "must be in %d..%d, got %s", lo, hi, show(v)) end
+  if type(v) ~= "number" or v ~= v or v ~= math.floor(v) or v < lo or v > hi then
+    fail(w, f, "must be an integer in %d..%d, got %s", lo, hi, show(v))
+  end
   return math.floor(v)
 end
 
@@ -57,7 +58,7 @@ local function check_text(where, origin, raw, field)
   local v = raw[field]
   if v == nil then return nil end
   if type(v) ~= "string" then fail(w, f, "must be a string, got %s", show(v)) end
-  if #v > 400 then fail(w, f, "is longer than 400 characters") end
+  if #v > 400 then fail(w, f, "must be at most 400 characters long, got %d", #v) end
   if v:find("[%c]") then fail(w, f, "must be one line of printable text, got %s", show(v)) end
   if v:find("*/", 1, true) or v:find("/*", 1, true) then
     fail(w, f, "must not contain '/*' or '*/' (it is echoed into a C comment), got %s", show(v))
@@ -83,6 +84,9 @@ local function check_keys(where, t, path, allowed)
     end
   end
 end
+
+-- The largest scaling parameter: far beyond any real model, and small enough that every integer up to it is exact.
+local PARAM_MAX = 1e15
 
 -- rope = { style, theta, rotary_dim, scaling } against gen/spec.lua's spec.rope. Returns the normalized table
 -- (rotary_dim defaults to head_dim) or nil. Every message names the sub-field, e.g. field 'rope.theta'.
@@ -136,8 +140,13 @@ local function check_rope(where, raw, head_dim)
     for _, name in ipairs(kind.params) do
       local f, x = "rope.scaling." .. name, s[name]
       if x == nil then fail(where, f, "missing (%s scaling needs %s)", s.type, table.concat(kind.params, ", ")) end
-      if not finite(x) or not (x > 0) or x > 1e15 then fail(where, f, "must be a positive finite number, got %s", show(x)) end
-      if spec.rope_param[name].int and x ~= math.floor(x) then fail(where, f, "must be an integer, got %s", show(x)) end
+      if spec.rope_param[name].int then
+        if not finite(x) or x ~= math.floor(x) or x < 1 or x > PARAM_MAX then
+          fail(where, f, "must be an integer in 1..%g, got %s", PARAM_MAX, show(x))
+        end
+      elseif not finite(x) or not (x > 0) or x > PARAM_MAX then
+        fail(where, f, "must be a number > 0 and <= %g, got %s", PARAM_MAX, show(x))
+      end
       r.scaling[name] = x
     end
     if kind.check then
@@ -148,7 +157,8 @@ local function check_rope(where, raw, head_dim)
   -- the frequencies themselves must come out finite and positive (e.g. no theta so large they underflow)
   for i, f in ipairs(rope_frequencies.inverse(r)) do
     if not finite(f) or not (f > 0) then
-      fail(where, "rope", "inverse frequency %d is %s: theta or the scaling is out of range", i - 1, show(f))
+      fail(where, "rope", "inverse frequency %d is %s: each must be a positive finite double (lower theta or the " ..
+        "scaling factor)", i - 1, show(f))
     end
   end
   return r
@@ -186,10 +196,11 @@ local function check_tuned(where, raw, head_dim, group)
           for _, knob in ipairs(spec.tunables[phase]) do
             local x, f = kt[knob.name], ppath .. "." .. knob.name
             if x ~= nil then
-              if type(x) ~= "number" or x ~= x or x ~= math.floor(x) then fail(where, f, "must be an integer, got %s", show(x)) end
-              if x < knob.lo or x > knob.hi then fail(where, f, "must be in %d..%d (%s), got %s", knob.lo, knob.hi, knob.doc, show(x)) end
+              if type(x) ~= "number" or x ~= x or x ~= math.floor(x) or x < knob.lo or x > knob.hi then
+                fail(where, f, "must be an integer in %d..%d (%s), got %s", knob.lo, knob.hi, knob.doc, show(x))
+              end
               if knob.multiple and x % knob.multiple ~= 0 then
-                fail(where, f, "must be a multiple of %d, got %s", knob.multiple, show(x))
+                fail(where, f, "must be a multiple of %d in %d..%d, got %s", knob.multiple, knob.lo, knob.hi, show(x))
               end
               norm[knob.name] = math.floor(x)
             end
@@ -243,7 +254,7 @@ function M.validate(raw, where, origin)
     local w, f = blame(where, origin, "name")
     c.name = raw.name
     if type(c.name) ~= "string" or not c.name:match("^[a-z0-9][a-z0-9%-]*$") or #c.name > 64 then
-      fail(w, f, "must be lowercase letters, digits and '-' (at most 64), got %s", show(raw.name))
+      fail(w, f, "must be lowercase letters, digits and '-' (1 to 64 of them, the first not '-'), got %s", show(raw.name))
     end
   end
   c.cname = c.name:gsub("%-", "_")

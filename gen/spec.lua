@@ -70,8 +70,7 @@ spec.options = {
   { name = "scale", ctype = "float", default = 0,
     doc = "softmax scale; 0 = 1/sqrt(head_dim)",
     check = function(v)
-      if type(v) ~= "number" or v ~= v then return "must be a number" end
-      if not (v >= FLT_MIN and v <= FLT_MAX) then
+      if type(v) ~= "number" or not (v >= FLT_MIN and v <= FLT_MAX) then
         return string.format("must be a positive normal float (%.9g .. %.9g)", FLT_MIN, FLT_MAX)
       end
     end,
@@ -110,7 +109,7 @@ spec.rope = {
       doc = "Llama 3.1/3.2: low frequencies divided by factor, high ones kept, a smooth ramp between",
       check = function(s)
         if not (s.high_freq_factor > s.low_freq_factor) then
-          return "high_freq_factor", "must be greater than low_freq_factor"
+          return "high_freq_factor", string.format("must be greater than low_freq_factor (%.9g)", s.low_freq_factor)
         end
       end },
   },

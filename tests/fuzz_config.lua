@@ -829,7 +829,6 @@ local function special_cases()
   add("config twice", { "cfg.lua", "cfg.lua", "-o", "out" }, { ["cfg.lua"] = CATALOG[1].text })
   add("config is the output directory", { "out", "-o", "out" })
   s[#s].dirs = { "out" }
-  add("no arguments", {})
   add("only -o", { "-o", "out" })
   return s
 end

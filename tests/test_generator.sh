@@ -60,9 +60,15 @@ for lua in $LUAS; do
     bad "missing -o accepted ($lua)"
   elif grep -q "field '-o': an output directory is required" "$tmp/err"; then ok; else bad "missing -o: $(cat "$tmp/err")"; fi
   if $lua gen/attngen.lua --help | grep -q "Usage: attngen"; then ok; else bad "--help ($lua)"; fi
+  if $lua gen/attngen.lua --help | grep -qx "Documentation: README.md"; then ok; else bad "--help names no README.md ($lua)"; fi
+  # no arguments at all: the usage on stderr, a failure status, nothing on stdout
+  $lua gen/attngen.lua > "$tmp/out" 2> "$tmp/err"
+  st=$?
+  if [ $st -eq 2 ] && grep -q "^Usage: attngen" "$tmp/err" && [ ! -s "$tmp/out" ]; then ok
+  else bad "no arguments ($lua): exit $st, stderr: $(head -n 2 "$tmp/err")"; fi
 done
 
-# 2b. every user error is ONE line "attngen: error: ...", exit status 2, no files (issue 8, defects 8-11)
+# 2b. every user error is ONE line "attngen: error: ...", exit status 2, no files
 one_line() { # expected-substring args...  (runs with its own -o when the args give none)
   want=$1; shift
   for lua in $LUAS; do
@@ -78,7 +84,11 @@ one_line() { # expected-substring args...  (runs with its own -o when the args g
 }
 one_line "unknown option '--bogus'" --bogus -o "$tmp/cli"
 one_line "option '--heads' requires an argument" configs/gpt2.lua -o "$tmp/cli" --heads
-one_line "" configs/gpt2.lua --scale -1 -o "$tmp/cli"
+# a negative number after a numeric flag is its value, refused by the flag's own rule
+one_line "flag '--scale' (field 'scale'): must be a positive normal float (1.17549435e-38 .. 3.40282347e+38), got -1" configs/gpt2.lua --scale -1 -o "$tmp/cli"
+one_line "flag '--scale' (field 'scale'): must be a positive normal float (1.17549435e-38 .. 3.40282347e+38), got -0.5" configs/gpt2.lua --scale -.5 -o "$tmp/cli"
+one_line "flag '--heads' (field 'heads'): must be an integer in 1..1024, got -4" configs/gpt2.lua --heads -4 -o "$tmp/cli"
+one_line "flag '--head-dim' (field 'head_dim'): must be an integer in 1..512, got -64" configs/gpt2.lua --head-dim -64 -o "$tmp/cli"
 one_line "command line: flag '--mask' (field 'masks'): entry 1 is \"causl\"" configs/gpt2.lua --mask causl -o "$tmp/cli"
 one_line "flag '--scale' (field 'scale'): must be a positive normal float" configs/gpt2.lua --scale 1e39 -o "$tmp/cli"
 one_line "cannot create directory /dev/null" configs/gpt2.lua -o /dev/null/sub
@@ -156,8 +166,8 @@ bad_tuned() { # expected-substring tuned-value
 bad_tuned "field 'tuned': must be a table" '"fast"'
 bad_tuned "field 'tuned.avx3': unknown field (known: avx512, avx2, neon, scalar)" '{ avx3 = {} }'
 bad_tuned "field 'tuned.avx2.decode.foo': unknown field" '{ avx2 = { decode = { foo = 1 } } }'
-bad_tuned "field 'tuned.avx2.decode.rb': must be in 1..8" '{ avx2 = { decode = { rb = 9 } } }'
-bad_tuned "field 'tuned.avx2.prefill.rv': must be an integer" '{ avx2 = { prefill = { rv = 1.5 } } }'
+bad_tuned "field 'tuned.avx2.decode.rb': must be an integer in 1..8" '{ avx2 = { decode = { rb = 9 } } }'
+bad_tuned "field 'tuned.avx2.prefill.rv': must be an integer in 1..8" '{ avx2 = { prefill = { rv = 1.5 } } }'
 bad_tuned "field 'tuned.avx2.prefill.keys': must be a multiple of 8" '{ avx2 = { prefill = { keys = 12 } } }'
 bad_tuned "field 'tuned.avx2.decode.rb': the Q·Kᵀ block needs rb*kb + rb = 20 vector registers" '{ avx2 = { decode = { rb = 4, kb = 4 } } }'
 bad_tuned "field 'tuned.avx2.prefill.pvv': the P·V block needs pr*pvv + pvv = 21 vector registers" '{ avx2 = { prefill = { pvv = 3 } } }'
@@ -184,6 +194,33 @@ for lua in $LUAS; do
   if $lua gen/attngen.lua "$tmp/tune-me.lua" -o "$tmp/tune-gen/$lua" 2> "$tmp/err"; then ok; else bad "tuned copy does not generate ($lua): $(cat "$tmp/err")"; fi
 done
 if diff -r $(for l in $LUAS; do echo "$tmp/tune-gen/$l"; done) > /dev/null; then ok; else bad "tuned copy: output differs between interpreters"; fi
+
+# 2g. the stamp names the config path as it was given (shell-quoted, and with no C comment delimiter, when it is
+# not a plain path)
+mkdir -p "$tmp/odd*" && cp configs/gpt2.lua "$tmp/odd*/gpt2.lua"
+for lua in $LUAS; do
+  $lua gen/attngen.lua ./configs/gpt2.lua -o "$tmp/stamp/$lua"
+  if sed -n 2p "$tmp/stamp/$lua/attngen_gpt2.c" | grep -qx ' \*   attngen \./configs/gpt2\.lua -o DIR'; then ok
+  else bad "stamp of ./configs/gpt2.lua ($lua): $(sed -n 2p "$tmp/stamp/$lua/attngen_gpt2.c")"; fi
+  $lua gen/attngen.lua "$tmp/odd*/gpt2.lua" -o "$tmp/stamp-odd/$lua"
+  line=$(sed -n 2p "$tmp/stamp-odd/$lua/attngen_gpt2.c")
+  if [ "$line" = " *   attngen '$tmp/odd*''/gpt2.lua' -o DIR" ]; then ok; else bad "stamp of an odd path ($lua): $line"; fi
+done
+
+# 2h. --vendor: the model's files and every .c/.h of runtime/ and generated/runtime/, byte for byte, nothing else
+for lua in $LUAS; do
+  v="$tmp/vendor-$lua"
+  $lua gen/attngen.lua configs/gpt2.lua --vendor -o "$v" 2> "$tmp/err" || bad "--vendor ($lua): $(cat "$tmp/err")"
+  expected=$( (cd runtime && ls ./*.[ch]; cd ../generated/runtime && ls ./*.[ch]; echo ./attngen_gpt2.c; echo ./attngen_gpt2.h) |
+    sed 's|^\./||' | LC_ALL=C sort)
+  if [ "$(cd "$v" && ls | LC_ALL=C sort)" = "$expected" ]; then ok; else bad "--vendor ($lua) wrote: $(ls "$v")"; fi
+  same=1
+  for f in runtime/*.[ch] generated/runtime/*.[ch] generated/gpt2/*; do cmp -s "$f" "$v/${f##*/}" || same=0; done
+  if [ $same = 1 ]; then ok; else bad "--vendor ($lua): a file differs from its source"; fi
+done
+one_line "--vendor: the model's attngen_generic.c has the name of a runtime file" configs/gpt2.lua --name generic --vendor -o "$tmp/cli"
+one_line "field '--vendor': writes one model with the runtime: not with --runtime" --runtime --vendor -o "$tmp/cli"
+if [ ! -e "$tmp/cli" ]; then ok; else bad "a refused --vendor wrote $(ls "$tmp/cli")"; fi
 
 # 3. identical output under both interpreters and across runs
 for cfg in configs/*.lua tests/configs/*.lua; do
@@ -215,7 +252,7 @@ for f in $(git ls-files 'gen/*' 'runtime/*' 'templates/*' 'tests/*.c' 'tests/*.h
   if head -3 "$f" | grep -q "SPDX-License-Identifier: MIT"; then ok; else bad "$f: no SPDX licence line"; fi
 done
 
-# 5. fuzz (issue 8): malformed configs and command lines, each interpreter running the fuzz and the generator.
+# 5. fuzz: malformed configs and command lines, each interpreter running the fuzz and the generator.
 # Exit 0 with exactly the two stamped files, or exit 2 with one 'attngen: error:' line and no files.
 # FUZZ_SEED, FUZZ_CASES, FUZZ_ONLY, ...: see tests/fuzz_config.lua.
 for lua in $LUAS; do

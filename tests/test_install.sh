@@ -5,16 +5,24 @@
 # (removed on success, kept on failure); no network.
 #
 #   1. staged install (DESTDIR, PREFIX=/opt/attngen): every file lands under $DESTDIR$PREFIX, the manifest lists
-#      exactly the installed files, the staged command runs; make uninstall leaves no file.
-#   2. install into a temporary PREFIX; the `attngen` command works from any directory and through a symlink.
+#      exactly the installed files and the directories the install created, the staged command runs; make
+#      uninstall leaves nothing under the stage but the directories above PREFIX.
+#   2. install into an empty temporary PREFIX; the `attngen` command works from any directory and through a
+#      symlink, and its --help names the installed documentation.
 #   3. CMake: a fresh project (tests/install/, copied out) does find_package(attngen) + attngen_generate() on a
 #      small config (h8 kv2 d64 causal, prefill + decode; avx512+avx2+scalar on x86-64, neon+scalar on aarch64); the
 #      build generates the kernels, the program checks them against a float64 reference (also with
 #      ATTNGEN_ISA=scalar); touching the config regenerates; an incompatible version request is refused.
+#      A second program links the same kernels to the shared library (attngen::runtime_shared).
 #   4. pkg-config: the installed `attngen` command generates the same config, the program is compiled with
-#      `pkg-config --cflags --libs attngen` and checked the same way.
-#   5. make uninstall: no file is left under the prefix (empty directories may stay).
-# Environment: MAKE (default make), CC (default cc).
+#      `pkg-config --cflags --libs attngen` (the shared library, run with LD_LIBRARY_PATH) and with
+#      `cc -static ... $(pkg-config --static --libs attngen)`, and checked the same way.
+#   5. relocation: an install moved elsewhere as a whole builds and runs a program through its attngen.pc.
+#   6. vendoring: `attngen --vendor` from the source tree and from the installed command writes a directory that
+#      gcc and clang compile alone (no Lua, no ISA flags) into examples/downstream's program, which runs.
+#   7. make uninstall: the prefix is left as it was before the install (empty), and in a prefix whose bin/
+#      already held another file, that file and bin/ stay.
+# Environment: MAKE (default make), CC (default cc), LUA (default lua5.4).
 set -eu
 
 repo=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
@@ -47,7 +55,8 @@ no_files_left() { # no_files_left DIR WHAT
 $left"
 }
 
-for c in cmake pkg-config "$CC"; do
+LUA=${LUA:-lua5.4}
+for c in cmake pkg-config readelf gcc clang "$CC"; do
   command -v "$c" >/dev/null 2>&1 || fail "$c not found (make deps-test installs cmake and pkg-config)"
 done
 mk() { "$MAKE" --no-print-directory -C "$repo" "$@"; }
@@ -56,29 +65,48 @@ mk() { "$MAKE" --no-print-directory -C "$repo" "$@"; }
 stage=$tmp/stage
 quietly mk install DESTDIR="$stage" PREFIX=/opt/attngen
 p=$stage/opt/attngen
-for f in bin/attngen lib/libattngen.a include/attngen/attngen.h include/attngen/attngen_kernel.h include/attngen/attngen_convert.h \
+for f in bin/attngen lib/libattngen.a lib/libattngen.so include/attngen/attngen.h include/attngen/attngen_kernel.h include/attngen/attngen_convert.h \
          lib/pkgconfig/attngen.pc lib/cmake/attngen/attngenConfig.cmake lib/cmake/attngen/attngenConfigVersion.cmake \
          share/attngen/gen/attngen.lua share/attngen/gen/version.lua share/attngen/tools/tune/tune.lua \
-         share/attngen/tools/tune/tune_harness.c share/attngen/install_manifest.txt; do
+         share/attngen/tools/tune/tune_harness.c share/attngen/install_manifest.txt \
+         share/doc/attngen/README.md share/doc/attngen/CHANGELOG.md share/doc/attngen/LICENSE; do
   [ -f "$p/$f" ] || fail "staged install lacks $f"
 done
 [ -x "$p/bin/attngen" ] || fail "bin/attngen is not executable"
 ls "$p"/share/attngen/templates/*.tpl >/dev/null 2>&1 || fail "staged install lacks share/attngen/templates/*.tpl"
 ls "$p"/share/attngen/runtime/*.c >/dev/null 2>&1 || fail "staged install lacks share/attngen/runtime/*.c"
+for f in "$repo"/docs/*.md; do
+  cmp -s "$f" "$p/share/doc/attngen/docs/${f##*/}" || fail "staged install lacks share/doc/attngen/docs/${f##*/}"
+done
+# the shared library: its soname is the name of the link next to it, which libattngen.so (for -lattngen) names
+soname=$(readelf -d "$p/lib/libattngen.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+case $soname in libattngen.so.[0-9]*) ;; *) fail "libattngen.so has no soname libattngen.so.<version> (got '$soname')" ;; esac
+[ "$(readlink "$p/lib/libattngen.so")" = "$soname" ] || fail "lib/libattngen.so does not link to $soname"
+[ -f "$p/lib/$(readlink "$p/lib/$soname")" ] || fail "lib/$soname does not link to a file"
 outside=$(find "$stage" ! -type d | grep -v "^$p/" || true)
 [ -z "$outside" ] || fail "staged install wrote outside DESTDIR/PREFIX: $outside"
+same_list() { # same_list FOUND LISTED WHAT
+  cmp -s "$1" "$2" || { diff "$2" "$1" >&2 || true; fail "the manifest differs from the $3"; }
+}
 find "$stage" ! -type d | sed "s|^$stage||" | LC_ALL=C sort >"$tmp/found"
-LC_ALL=C sort "$p/share/attngen/install_manifest.txt" >"$tmp/listed"
-cmp -s "$tmp/found" "$tmp/listed" || { diff "$tmp/listed" "$tmp/found" >&2 || true; fail "the manifest differs from the installed files"; }
-grep -q "prefix=/opt/attngen" "$p/lib/pkgconfig/attngen.pc" || fail "attngen.pc does not name PREFIX /opt/attngen"
+grep -v '/$' "$p/share/attngen/install_manifest.txt" | LC_ALL=C sort >"$tmp/listed"
+same_list "$tmp/found" "$tmp/listed" "installed files"
+# every directory at or under PREFIX was created by this install (the stage was empty)
+find "$p" -type d | sed "s|^$stage||; s|\$|/|" | LC_ALL=C sort >"$tmp/found-dirs"
+grep '/$' "$p/share/attngen/install_manifest.txt" | LC_ALL=C sort >"$tmp/listed-dirs"
+same_list "$tmp/found-dirs" "$tmp/listed-dirs" "directories the install created"
+# shellcheck disable=SC2016 # pkg-config's variable, not the shell's
+grep -qx 'prefix=${pcfiledir}/../..' "$p/lib/pkgconfig/attngen.pc" || fail "attngen.pc does not find its prefix from its own place"
 # moved (staged) tree: the command finds share/attngen next to itself
 (cd / && "$p/bin/attngen" --version) >"$tmp/v" 2>&1 || { cat "$tmp/v" >&2; fail "staged attngen --version"; }
 quietly mk uninstall DESTDIR="$stage" PREFIX=/opt/attngen
 no_files_left "$stage" "make uninstall (DESTDIR)"
+[ ! -e "$p" ] || fail "make uninstall (DESTDIR) left the PREFIX directory that make install created: $(find "$p")"
 say "staged install (DESTDIR, $(wc -l <"$tmp/listed" | tr -d ' ') files) and uninstall: ok"
 
 # ---- 2. install into a temporary prefix; the command from anywhere
 prefix=$tmp/prefix
+mkdir "$prefix"
 quietly mk install PREFIX="$prefix"
 PATH=$prefix/bin:$PATH
 export PATH
@@ -89,6 +117,8 @@ major_minor=$(printf '%s\n' "$version" | cut -d. -f1,2)
 mkdir -p "$tmp/elsewhere"
 ln -s "$prefix/bin/attngen" "$tmp/elsewhere/attngen"
 (cd "$tmp" && elsewhere/attngen --version) >/dev/null 2>&1 || fail "attngen through a symlink"
+attngen --help | grep -qx "Documentation: $prefix/share/doc/attngen/README.md" ||
+  fail "attngen --help does not name $prefix/share/doc/attngen/README.md"
 say "installed attngen $version into $prefix; the command runs from / and through a symlink"
 
 case $(uname -m) in
@@ -109,6 +139,11 @@ return {
   isas     = { $isas },
 }
 EOF
+}
+needs_shared() { # needs_shared PROGRAM WHAT: true when PROGRAM loads the shared library (by its soname)
+  readelf -d "$1" | grep -q "(NEEDED).*\[$soname\]" && return 0
+  echo "test-install: $2 program does not load $soname" >&2
+  return 1
 }
 run_checks() { # run_checks PROGRAM WHAT: run it with the best ISA and with ATTNGEN_ISA=scalar
   "$1" >"$tmp/out" 2>&1 || { cat "$tmp/out" >&2; fail "$2 program"; }
@@ -131,6 +166,10 @@ grep -q "attngen: generating attngen_install_test" "$log" || { cat "$log" >&2; f
 [ -f "$build/attngen/install_model/attngen_install_test.c" ] || fail "CMake: no generated attngen_install_test.c"
 say "CMake: find_package(attngen $major_minor) + attngen_generate(install_model CONFIG install-test.lua) built:"
 run_checks "$build/attn_cmake" CMake
+needs_shared "$build/attn_cmake_shared" "CMake attngen::runtime_shared"
+if readelf -d "$build/attn_cmake" | grep -q "(NEEDED).*libattngen"; then fail "CMake attngen::runtime program loads libattngen.so"; fi
+say "CMake: the same kernels linked to attngen::runtime_shared ($soname, found through the build's rpath):"
+run_checks "$build/attn_cmake_shared" "CMake (shared runtime)"
 sleep 1
 touch "$proj/install-test.lua"
 quietly cmake --build "$build"
@@ -157,22 +196,90 @@ write_config "$pc/install-test.lua"
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 export PKG_CONFIG_PATH
 [ "$(pkg-config --modversion attngen)" = "$version" ] || fail "pkg-config --modversion attngen is not $version"
-[ "$(pkg-config --variable=generator attngen)" = "$prefix/bin/attngen" ] || fail "pkg-config generator variable"
-flags=$(pkg-config --cflags --libs attngen | sed "s/ *$//") || fail "pkg-config --cflags --libs attngen"
+generator=$(pkg-config --variable=generator attngen)
+[ "$(cd "${generator%/*}" && pwd -P)/attngen" = "$(cd "$prefix/bin" && pwd -P)/attngen" ] ||
+  fail "pkg-config generator variable: $generator"
 (cd "$pc" && quietly attngen install-test.lua -o gen)
 [ -f "$pc/gen/attngen_install_test.c" ] || fail "attngen install-test.lua -o gen wrote no gen/attngen_install_test.c"
+pkg_build() { # pkg_build DIR PROGRAM FLAGS...: compile DIR's main.c and generated kernels with FLAGS
+  d=$1 program=$2
+  shift 2
+  (cd "$d" && quietly "$CC" -std=c99 -O2 -Wall -Wextra -Werror -pedantic -Igen main.c gen/attngen_install_test.c \
+    "$@" -o "$program")
+}
+flags=$(pkg-config --cflags --libs attngen | sed "s/ *$//") || fail "pkg-config --cflags --libs attngen"
 # shellcheck disable=SC2086 # the flags are words
-(cd "$pc" && quietly "$CC" -std=c99 -O2 -Wall -Wextra -Werror -pedantic -Igen main.c gen/attngen_install_test.c \
-  $flags -o attn_pkgconfig)
-say "pkg-config: attngen install-test.lua -o gen; $CC ... \$(pkg-config --cflags --libs attngen) = $flags:"
+pkg_build "$pc" attn_pkgconfig $flags
+needs_shared "$pc/attn_pkgconfig" "pkg-config --libs"
+say "pkg-config: attngen install-test.lua -o gen; $CC ... \$(pkg-config --cflags --libs attngen) = $flags"
+say "  (links $soname; run with LD_LIBRARY_PATH=$prefix/lib):"
+LD_LIBRARY_PATH=$prefix/lib
+export LD_LIBRARY_PATH
 run_checks "$pc/attn_pkgconfig" pkg-config
+unset LD_LIBRARY_PATH
+static_flags=$(pkg-config --static --cflags --libs attngen | sed "s/ *$//") || fail "pkg-config --static --libs attngen"
+# shellcheck disable=SC2086 # the flags are words
+pkg_build "$pc" attn_static -static $static_flags
+if readelf -d "$pc/attn_static" 2>/dev/null | grep -q '(NEEDED)'; then fail "cc -static \$(pkg-config --static ...) linked shared libraries"; fi
+say "pkg-config: $CC -static ... \$(pkg-config --static --cflags --libs attngen) = $static_flags:"
+run_checks "$pc/attn_static" "pkg-config --static"
 
-# ---- 5. uninstall
+# ---- 5. a moved install: attngen.pc finds its prefix from its own place
+first=$tmp/reloc-first
+moved=$tmp/reloc-moved
+quietly mk install PREFIX="$first"
+mv "$first" "$moved"
+rp=$tmp/reloc-project
+mkdir -p "$rp"
+cp "$repo/tests/install/main.c" "$rp/"
+write_config "$rp/install-test.lua"
+(cd "$rp" && quietly "$moved/bin/attngen" install-test.lua -o gen)
+PKG_CONFIG_PATH=$moved/lib/pkgconfig
+flags=$(pkg-config --cflags --libs attngen | sed "s/ *$//") || fail "pkg-config of the moved install"
+case $flags in
+  *reloc-first*) fail "the moved attngen.pc still names the old prefix: $flags" ;;
+  *"-I$moved/"*"-L$moved/"*) ;;
+  *) fail "the moved attngen.pc does not name the new prefix $moved: $flags" ;;
+esac
+# shellcheck disable=SC2086 # the flags are words
+pkg_build "$rp" attn_moved $flags -Wl,-rpath,"$(pkg-config --variable=libdir attngen)"
+say "moved install: $CC ... \$(pkg-config --cflags --libs attngen) = $flags:"
+run_checks "$rp/attn_moved" "moved install"
+rm -rf "$moved"
+PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+
+# ---- 6. vendoring: attngen --vendor, then a C99 compiler alone
+vendor_build() { # vendor_build DIR WHAT: gcc and clang compile DIR/*.c with the downstream example; it runs
+  for c in gcc clang; do
+    quietly "$c" -std=c99 -O2 -Wall -Wextra -Werror -pedantic -I"$1" "$1"/*.c "$repo/examples/downstream/main.c" \
+      -lm -pthread -o "$1-$c"
+    quietly "$1-$c"
+    grep -q "all results match" "$log" || { cat "$log" >&2; fail "$2, built by $c: no 'all results match'"; }
+  done
+  say "vendoring: $2: $(find "$1" -type f | wc -l | tr -d ' ') files, built by gcc and clang with no ISA flags, runs"
+}
+(cd "$repo" && quietly "$LUA" gen/attngen.lua configs/llama-3-8b.lua --vendor -o "$tmp/vendor-tree")
+vendor_build "$tmp/vendor-tree" "attngen --vendor from the source tree"
+(cd "$repo" && quietly attngen configs/llama-3-8b.lua --vendor -o "$tmp/vendor-installed")
+diff -r "$tmp/vendor-tree" "$tmp/vendor-installed" >"$log" 2>&1 || { cat "$log" >&2; fail "the installed attngen vendors other files"; }
+vendor_build "$tmp/vendor-installed" "attngen --vendor from $prefix"
+
+# ---- 7. uninstall
 quietly mk uninstall PREFIX="$prefix"
-no_files_left "$prefix" "make uninstall"
+left=$(find "$prefix" -mindepth 1)
+if [ ! -d "$prefix" ] || [ -n "$left" ]; then fail "make uninstall did not leave $prefix as it was (empty); left:
+$left"; fi
 quietly mk uninstall PREFIX="$prefix"
 grep -q "nothing to remove" "$log" || fail "a second make uninstall should find nothing to remove"
-say "make uninstall: no file left under $prefix"
+say "make uninstall: $prefix is empty again, as before the install"
+shared=$tmp/shared-prefix
+mkdir -p "$shared/bin"
+echo "another tool" >"$shared/bin/other-tool"
+quietly mk install PREFIX="$shared"
+quietly mk uninstall PREFIX="$shared"
+left=$(cd "$shared" && find . | LC_ALL=C sort | tr '\n' ' ')
+[ "$left" = ". ./bin ./bin/other-tool " ] || fail "make uninstall in a prefix with its own bin/ left: $left"
+say "make uninstall: a bin/ that was there before the install stays, with its file"
 
 ok=1
 say "all passed in $(($(date +%s) - start)) s"

@@ -1,2 +1,2 @@
--- expect: field 'head_dim': must be in 1..512, got 640
+-- expect: field 'head_dim': must be an integer in 1..512, got 640
 return { name = "x", heads = 8, kv_heads = 8, head_dim = 640, masks = { "causal" }, phases = { "prefill" }, isas = { "scalar" } }
