@@ -7,7 +7,7 @@ local spec = {}
 
 -- ISAs, best first (selection tries them in this order). `id` is the C enum value and must never change
 -- (generated tables store it); `module` is the vocabulary in gen/isa/<name>.lua, `prelude` the C helpers in
--- templates/isa/<name>.c; `detect` the runtime's CPU check (a function in runtime/attngen.c's CPU section);
+-- templates/isa/<name>.c; `detect` the runtime's CPU check (a function in runtime/attngen_cpu.c);
 -- `arch` the C condition under which the ISA's code is compiled at all (nil = everywhere).
 spec.isas = {
   { name = "avx512", id = 3, doc = "AVX-512F on x86-64", detect = "attngen_cpu_has_avx512",

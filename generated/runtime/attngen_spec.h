@@ -44,7 +44,7 @@ typedef enum {
   ATTNGEN_ISA_COUNT_ = 4
 } attngen_isa;
 
-/* Best first: X(ISA, name, compiled here, its CPU check in runtime/attngen.c) */
+/* Best first: X(ISA, name, compiled here, its CPU check in runtime/attngen_cpu.c) */
 #define ATTNGEN_ISA_LIST(X) \
   X(AVX512, avx512, ATTNGEN_ISA_COMPILED_AVX512, attngen_cpu_has_avx512) \
   X(AVX2, avx2, ATTNGEN_ISA_COMPILED_AVX2, attngen_cpu_has_avx2) \
