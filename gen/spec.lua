@@ -194,7 +194,9 @@ spec.tunable_budgets = {
 -- 3: attngen_params.rope; attngen_item gains causal_offset and rope_cs.
 -- 4: attngen_work gains pack_kv_min_q (prefill K/V repacked head-major once per call).
 -- 5: attngen_shape and attngen_kernel_info gain kv_dtype (the cache's storage type).
-spec.abi = 5
+-- 6: attngen_work gains head_split_min_bytes and head_split_min_flop (the plan's thresholds of a decode step's
+--    cut by kv heads among threads).
+spec.abi = 6
 
 -- A float as a C literal that always compiles: 1 -> "1.0f", 0.5 -> "0.5f", 1e-05 -> "1e-05f".
 function spec.c_float(v)

@@ -7,13 +7,27 @@
  * bit-identical for any thread count (more threads than items only spreads a decode step's kv heads over more
  * items, which computes each head the same way). */
 
-/* A short decode step is cut by kv heads for 2+ threads only when each part reads at least this many K/V bytes
- * or does this many flops (~100 us of work here): a pool thread that has gone to sleep takes tens of us to wake
- * on a busy VM. 2 threads vs the single item, calls back to back / 300 us apart / 1 ms apart: Llama-3-8B at kv_len
- * 512 (parts of 2 MiB and 4.2 MFLOP) 1.27-1.93x / 1.19x / 1.28-1.30x; GPT-2 at kv_len 768 (2.25 MiB, 1.2 MFLOP)
- * 1.36-1.76x / 0.87-0.92x / 1.05-1.42x, so parts that small stay whole. */
-#define HEAD_SPLIT_MIN_BYTES (4.0 * 1024 * 1024)
-#define HEAD_SPLIT_MIN_FLOP 4.0e6
+/* Whether a part of `floats` K (and as many V) floats per item, for `rows` query rows per kv head, is worth a
+ * thread by the kernel's head-split thresholds (w->head_split_min_*: 0 is no criterion). */
+static int head_part_worth_a_thread(const attngen_work *w, double floats, double rows)
+{
+  return (w->head_split_min_bytes > 0 && floats * 2.0 * sizeof(float) >= w->head_split_min_bytes) ||
+         (w->head_split_min_flop > 0 && floats * 4.0 * rows >= w->head_split_min_flop);
+}
+
+/* Kv heads per item for a plan of `items` items (each holding every kv head) on nthreads threads: as many parts as
+ * the threads want, fewer if they would be too small; all kv heads when no part is worth a thread. */
+static int head_split(const attngen_work *w, const attngen_shape *sh, long items, int nthreads, double chunk_keys,
+                      double rows)
+{
+  long parts = items < nthreads ? (nthreads + items - 1) / items : 1;
+  if (parts > sh->kv_heads) parts = sh->kv_heads; /* a part holds at least one kv head */
+  for (; parts >= 2; --parts) {
+    const int part_heads = (int)((sh->kv_heads + parts - 1) / parts);
+    if (head_part_worth_a_thread(w, chunk_keys * part_heads * sh->head_dim, rows)) return part_heads;
+  }
+  return sh->kv_heads;
+}
 
 int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, int nthreads, attngen_plan **out)
 {
@@ -52,26 +66,14 @@ int attngen_plan_create(const attngen_kernel *kernel, const attngen_args *args, 
     if (p->splits < 1) p->splits = 1;
   }
   /* A decode step with fewer items than threads (one sequence, one KV chunk: kv_len below 2 x split_min_keys)
-   * cuts its kv heads among as many items as there are threads, when each part is still worth a thread (see
-   * HEAD_SPLIT_MIN_*); with one thread nothing changes. The results do not depend on it: a kv head's rows are
-   * computed alike in whichever item holds them (the softmax works lane by lane, every block stays within one
-   * head), so they stay bit-identical for any thread count. The split-KV cut above, which does change the
-   * arithmetic, never depends on the threads. */
-  if (w->kv_heads_per_item == 0 && nthreads > 1) {
-    const long items = (long)a.batch * ((a.q_len - 1) / q_tile + 1) * p->splits;
-    long parts = items < nthreads ? (nthreads + items - 1) / items : 1;
-    if (parts > sh->kv_heads) parts = sh->kv_heads; /* a part holds at least one kv head */
-    for (; parts >= 2; --parts) { /* as many parts as the threads want, fewer if they would be too small */
-      const int part_heads = (int)((sh->kv_heads + parts - 1) / parts);
-      /* the floats of one item's K (and of its V): its sequence's KV chunk, its heads */
-      const double floats = (double)((a.kv_len + p->splits - 1) / p->splits) * part_heads * sh->head_dim;
-      if (floats * 2.0 * sizeof(float) >= HEAD_SPLIT_MIN_BYTES ||
-          floats * 4.0 * p->group * a.q_len >= HEAD_SPLIT_MIN_FLOP) {
-        hpi = part_heads;
-        break;
-      }
-    }
-  }
+   * cuts its kv heads among as many items as there are threads, when each part is still worth a thread by the
+   * plan's thresholds (work.head_split_min_*); with one thread nothing changes. The results do not depend on it:
+   * a kv head's rows are computed alike in whichever item holds them (the softmax works lane by lane, every block
+   * stays within one head), so they stay bit-identical for any thread count. The split-KV cut above, which does
+   * change the arithmetic, never depends on the threads. */
+  if (w->kv_heads_per_item == 0 && nthreads > 1)
+    hpi = head_split(w, sh, (long)a.batch * ((a.q_len - 1) / q_tile + 1) * p->splits, nthreads,
+                     (double)((a.kv_len + p->splits - 1) / p->splits), (double)p->group * a.q_len);
   {
     /* item count and split-KV partial sizes, checked before anything else is allocated */
     size_t item_bytes, scratch_bytes;
