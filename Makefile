@@ -7,11 +7,11 @@ CC       ?= cc
 BUILD    := build
 CFLAGS   ?= -O2
 WARN     := -std=c99 -Wall -Wextra -Werror -pedantic
-# runtime/ is hand-written; generated/runtime/ is its generated part (attngen_spec.h from gen/spec.lua, and the
-# generic kernels), written by `attngen --runtime`
+# runtime/ is hand-written, one file per job (every .c and .h there belongs to the runtime); generated/runtime/ is
+# its generated part (attngen_spec.h from gen/spec.lua, and the generic kernels), written by `attngen --runtime`
 GEN_RUNTIME := generated/runtime
-RUNTIME_SRC := runtime/attngen.c $(GEN_RUNTIME)/attngen_generic.c
-RUNTIME_HDR := runtime/attngen.h runtime/attngen_kernel.h runtime/attngen_convert.h $(GEN_RUNTIME)/attngen_spec.h
+RUNTIME_SRC := $(sort $(wildcard runtime/*.c)) $(GEN_RUNTIME)/attngen_generic.c
+RUNTIME_HDR := $(sort $(wildcard runtime/*.h)) $(GEN_RUNTIME)/attngen_spec.h
 RUNTIME_INC := -Iruntime -I$(GEN_RUNTIME)
 GEN_SRC  := $(wildcard gen/*.lua gen/isa/*.lua templates/*.tpl templates/isa/*.c)
 CONFIGS  := $(wildcard configs/*.lua)

@@ -1,7 +1,8 @@
 -- SPDX-License-Identifier: MIT
 -- Step 4 of the pipeline: the plan. For one enumerated kernel it chooses how the work is cut (query rows
 -- per item, keys per tile, split-KV policy, scratch layout) and the register blocking and unrolling of its
--- microkernels, per (ISA, phase, head_dim, group). It owns every work-cut number: the kernel info carries them
+-- microkernels, per (ISA, phase, head_dim, group), and when a decode step is cut by kv heads among threads. It
+-- owns every work-cut number: the kernel info carries them
 -- as data (attngen_work), the runtime and the generated code read them; no formula exists anywhere else.
 -- Specialized kernels get numbers; generic kernels (head_dim "d" and group "g" known at run time) get the C
 -- expressions of the same formulas, emitted into their work function.
@@ -14,6 +15,17 @@ local plan = {}
 local function gcd(a, b) while b ~= 0 do a, b = b, a % b end return a end
 local function lcm(a, b) return math.floor(a / gcd(a, b)) * b end
 local round_up = E.round_up
+
+-- Head split of a decode step (attngen_work.head_split_min_*): with fewer items than threads, the runtime cuts its
+-- kv heads among the threads only when each part reads at least min_bytes of K/V or does min_flop flops (~100 us
+-- of work): a pool thread that has gone to sleep takes tens of us to wake on a busy VM. 2 threads vs the single
+-- item, calls back to back / 300 us apart / 1 ms apart: Llama-3-8B at kv_len 512 (parts of 2 MiB and 4.2 MFLOP)
+-- 1.27-1.93x / 1.19x / 1.28-1.30x; GPT-2 at kv_len 768 (2.25 MiB, 1.2 MFLOP) 1.36-1.76x / 0.87-0.92x /
+-- 1.05-1.42x, so parts that small stay whole. A prefill item holds one kv head: nothing to cut (0, 0).
+plan.head_split = {
+  decode = { min_bytes = 4 * 1024 * 1024, min_flop = 4000000 },
+  prefill = { min_bytes = 0, min_flop = 0 },
+}
 
 -- Largest head_dim whose Q·Kᵀ microkernel is fully unrolled; beyond it the body is unrolled in chunks of this
 -- many so the code stays within the instruction cache.
@@ -208,6 +220,7 @@ function plan.for_kernel(k)
   p.pack_kv_min_q = k.phase == "prefill" and E.add(p.q_tile, 1) or 0
   p.split = { max = split.max or 1, min_keys = split.min_keys or 0, align = split.align or 1,
               below_batch = split.below_batch or 0 }
+  p.head_split = plan.head_split[k.phase]
   p.dtype = dtype
   p.mk = plan.microkernels(isa, p, D, G)
   if k.phase == "prefill" then

@@ -8,8 +8,8 @@ local spec = {}
 -- ISAs, best first (selection tries them in this order). `id` is the C enum value and must never change
 -- (generated tables store it); `module` is the vocabulary in gen/isa/<name>.lua, `prelude` the C helpers in
 -- templates/isa/<name>.c, `shared` C helpers several ISAs use (templates/isa/<shared>.c, emitted once per file,
--- before the first section that names it); `detect` the runtime's CPU check (a function in runtime/attngen.c's CPU
--- section); `arch` the C condition under which the ISA's code is compiled at all (nil = everywhere).
+-- before the first section that names it); `detect` the runtime's CPU check (a function in runtime/attngen_cpu.c);
+-- `arch` the C condition under which the ISA's code is compiled at all (nil = everywhere).
 spec.isas = {
   { name = "avx512", id = 3, doc = "AVX-512F on x86-64", detect = "attngen_cpu_has_avx512", shared = "x86",
     arch = "defined(__x86_64__) || defined(_M_X64)" },
@@ -151,7 +151,9 @@ spec.tunables = {
 -- 3: attngen_params.rope; attngen_item gains causal_offset and rope_cs.
 -- 4: attngen_work gains pack_kv_min_q (prefill K/V repacked head-major once per call).
 -- 5: attngen_shape and attngen_kernel_info gain kv_dtype (the cache's storage type).
-spec.abi = 5
+-- 6: attngen_work gains head_split_min_bytes and head_split_min_flop (the plan's thresholds of a decode step's
+--    cut by kv heads among threads).
+spec.abi = 6
 
 -- A float as a C literal that always compiles: 1 -> "1.0f", 0.5 -> "0.5f", 1e-05 -> "1e-05f".
 function spec.c_float(v)

@@ -151,6 +151,11 @@ typedef struct {
    * reads them there: token-major rows sit a whole token apart (a page per row for 8 kv heads at d128), which
    * defeats the prefetchers and the TLB once a prefill is long. */
   int pack_kv_min_q;
+  /* Head split: items that hold every kv head (kv_heads_per_item 0), fewer than the threads, are cut by kv heads
+   * among as many items as there are threads when each part still reads at least head_split_min_bytes bytes of
+   * K/V or does head_split_min_flop flops (a threshold of 0 is no criterion; both 0: never). A kv head computes
+   * alike in whichever item holds it, so results do not depend on the cut. */
+  int head_split_min_bytes, head_split_min_flop;
 } attngen_work;
 
 struct attngen_kernel_info;

@@ -114,6 +114,8 @@ static void $(kern.name)__work(const attngen_shape *shape, attngen_work *w)
   w->split_align = $(I(plan.split.align));
   w->split_below_batch = $(I(plan.split.below_batch));
   w->pack_kv_min_q = $(I(plan.pack_kv_min_q));
+  w->head_split_min_bytes = $(I(plan.head_split.min_bytes));
+  w->head_split_min_flop = $(I(plan.head_split.min_flop));
 @   if not decode then
   (void)kvh; /* a prefill item covers one kv head */
 @   end

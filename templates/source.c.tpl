@@ -25,12 +25,14 @@ $(sec.body)
 @ end
 @ local function work(k)
 @   if not k.D then return "{ 0 }, " .. k.code .. "__work" end
-@   local p, sp = k.plan, k.plan.split
-@   return string.format("{ %s, %s, %s, %s, %s, %s, %s, %s, %s, %s }, NULL", I(p.q_tile), I(p.kv_heads_per_item), I(p.mp),
-@     I(p.keys), I(p.scratch.total), I(sp.max), I(sp.min_keys), I(sp.align), I(sp.below_batch), I(p.pack_kv_min_q))
+@   local p, sp, hs = k.plan, k.plan.split, k.plan.head_split
+@   return string.format("{ %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s }, NULL", I(p.q_tile), I(p.kv_heads_per_item),
+@     I(p.mp), I(p.keys), I(p.scratch.total), I(sp.max), I(sp.min_keys), I(sp.align), I(sp.below_batch),
+@     I(p.pack_kv_min_q), I(hs.min_bytes), I(hs.min_flop))
 @ end
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
- * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
+ * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
+ * function computing it, kernel */
 static const attngen_kernel_info $(table_name)_kernels[] = {
 @ for _, sec in ipairs(sections) do
 @   if sec.isa.spec.arch then

@@ -45,7 +45,7 @@ typedef enum {
   ATTNGEN_ISA_COUNT_ = $(I(#spec.isas))
 } attngen_isa;
 
-/* Best first: X(ISA, name, compiled here, its CPU check in runtime/attngen.c) */
+/* Best first: X(ISA, name, compiled here, its CPU check in runtime/attngen_cpu.c) */
 #define ATTNGEN_ISA_LIST(X) \
 @ for _, s in ipairs(spec.isas) do
   X($(s.name:upper()), $(s.name), ATTNGEN_ISA_COMPILED_$(s.name:upper()), $(s.detect)) \

@@ -776,6 +776,48 @@ static int check_repack(const test_case *c, const attngen_kernel *k, const fixtu
   return fail;
 }
 
+/* The decode head split follows the kernel's numbers (work.head_split_min_*, chosen by the plan): with thresholds
+ * every part meets, a plan on more threads than items cuts each item's kv heads into ceil(threads / items) parts (at
+ * most one per kv head); with both 0 it never cuts. The cut output is bit-identical to attngen_run's. */
+static int check_head_split(const test_case *c, const attngen_kernel *k, const fixture *f, const fbuf *o0,
+                            case_result *r) {
+  enum { NTHREADS = 4 };
+  attngen_kernel never = *k, always = *k;
+  never.work.head_split_min_bytes = never.work.head_split_min_flop = 0;
+  always.work.head_split_min_bytes = 1;
+  always.work.head_split_min_flop = 0;
+  attngen_plan *p_never = NULL, *p_always = NULL;
+  int fail = 0;
+  if (attngen_plan_create(&never, &f->a, NTHREADS, &p_never) ||
+      attngen_plan_create(&always, &f->a, NTHREADS, &p_always))
+    fail = case_failf(r, "head split plan: %s", attngen_last_error());
+  if (!fail) {
+    const size_t items = attngen_plan_items(p_never), kvh = (size_t)c->shape.kv_heads;
+    size_t parts = items < NTHREADS ? (NTHREADS + items - 1) / items : 1;
+    if (parts > kvh) parts = kvh;
+    const size_t part_heads = (kvh + parts - 1) / parts, want = items * ((kvh + part_heads - 1) / part_heads);
+    if (attngen_plan_items(p_always) != want)
+      fail = case_failf(r, "head split at every part size: %zu items on %d threads, expected %zu (%zu items of all "
+                        "%zu kv heads without it)", attngen_plan_items(p_always), NTHREADS, want, items, kvh);
+  }
+  attngen_plan_destroy(p_never);
+  attngen_plan_destroy(p_always);
+  fbuf o;
+  if (!fail && fbuf_clone(&o, o0)) return case_failf(r, "out of memory");
+  if (!fail) {
+    attngen_args a = f->a;
+    a.o = o.p;
+    a.lse = NULL;
+    const int st = attngen_run_parallel(&always, &a, NTHREADS);
+    if (st != ATTNGEN_OK)
+      fail = case_failf(r, "head split run: %s (%s)", attngen_status_name(st), attngen_last_error());
+    else if (memcmp(o.base, f->o.base, o.total * sizeof(float)) != 0)
+      fail = case_failf(r, "the output cut by kv heads on %d threads differs from attngen_run's", NTHREADS);
+    fbuf_free(&o);
+  }
+  return fail;
+}
+
 static int run_threads(const test_case *c, case_result *r) {
   attngen_kernel k;
   if (get_kernel(c, &k, r)) return 1;
@@ -834,6 +876,8 @@ static int run_threads(const test_case *c, case_result *r) {
     fbuf_free(&l);
   }
   if (!fail && c->shape.phase == ATTNGEN_PHASE_PREFILL) fail = check_repack(c, &k, &f, &o0, r);
+  if (!fail && c->shape.phase == ATTNGEN_PHASE_DECODE && k.work.kv_heads_per_item == 0)
+    fail = check_head_split(c, &k, &f, &o0, r);
   fbuf_free(&o0);
   fbuf_free(&l0);
   free(ref);

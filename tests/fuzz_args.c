@@ -12,7 +12,7 @@
  *    (NULL pointers; 0, negative, INT_MIN, INT_MAX, ATTNGEN_MAX_LEN + 1 sizes; PTRDIFF_MIN/MAX strides;
  *    o = q, o inside q, lse inside o, kv_lens inside o, outputs shifted onto a neighbour; kv_lens out of range;
  *    NaN/inf/negative scale; wrong optional shape fields; bad thread counts; NULL or mismatched kernels).
- *    An oracle written from the rules of attngen.h (not from attngen.c) says whether the call must be
+ *    An oracle written from the rules of attngen.h (not from the runtime's sources) says whether the call must be
  *    accepted, must be refused, or may be either (output strides that interleave without touching).
  *      - accepted calls (attngen_run, attngen_run_parallel or the plan API with items in random order) are
  *        compared with the float64 reference (tests/reference.c) at the suite's tolerance CASE_TOL, rows
@@ -212,7 +212,7 @@ static int arena_changed(const arena *ar, unsigned char *const *allow, int *blk_
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* the oracle: the rules of attngen.h, written independently of runtime/attngen.c */
+/* the oracle: the rules of attngen.h, written independently of runtime/attngen_args.c */
 
 enum { MUST_ACCEPT = 0, EITHER = 1, MUST_REFUSE = 2 };
 

@@ -357,8 +357,8 @@ int rope_run_step(const test_case *c, case_result *r) {
     fail = run_over_cache(&w, &w.c, &kpre, b, explicit_pos, o_run + (size_t)b * w.Lmax * qrow, l_run, r);
   if (fail) goto done;
   /* whether the full prefill wrote the same cache: the same rows and positions are appended alike, except that
-   * the RoPE cos/sin of a position may round differently with the run of tokens it came in (runtime/attngen.c,
-   * rope_cos_sin), so that a rounding or quantization step can flip where positions are large */
+   * the RoPE cos/sin of a position may round differently with the run of tokens it came in (runtime/attngen_rope.c,
+   * attngen_rope_cos_sin), so that a rounding or quantization step can flip where positions are large */
   const int same = kvt_same(&full, &w.c);
 
   double e_dec = 0, e_full = 0, e_df = 0, e_run = 0, e_rd = 0, e_lse = 0, e_k = 0;

@@ -13,7 +13,7 @@
 
 LUA         ?= lua5.4
 BUILD       ?= build
-RUNTIME_SRC ?= runtime/attngen.c generated/runtime/attngen_generic.c
+RUNTIME_SRC ?= $(sort $(wildcard runtime/*.c)) generated/runtime/attngen_generic.c
 RUNTIME_INC ?= -Iruntime -Igenerated/runtime
 
 TEST_GCC      ?= gcc
@@ -78,7 +78,7 @@ TEST_OPT_clang = $(TEST_WARN)
 TEST_OPT_a64   = $(TEST_WARN)
 TEST_SAN_FLAGS ?= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 TEST_OPT_san   = -O1 -g -Wall $(TEST_SAN_FLAGS)
-# every build of the runtime for tests fills each scratch buffer a plan takes with quiet NaNs (runtime/attngen.c,
+# every build of the runtime for tests fills each scratch buffer a plan takes with quiet NaNs (runtime/attngen_memory.c,
 # ATTNGEN_POISON_SCRATCH): a kernel that lets a number it did not write reach an output fails its checks
 TEST_POISON := -DATTNGEN_POISON_SCRATCH
 TEST_XFLAGS_gcc := $(TEST_POISON)

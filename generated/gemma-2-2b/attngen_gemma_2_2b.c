@@ -6301,46 +6301,47 @@ static void attn_h8_kv4_d256_causal_padding_decode__scalar(const attngen_kernel 
 }
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
- * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
+ * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
+ * function computing it, kernel */
 static const attngen_kernel_info attngen_table_gemma_2_2b_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49 }, NULL, attn_h8_kv4_d256_causal_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_prefill__avx512 },
   { "attn_h8_kv4_d256_causal_padding_prefill__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__avx512 },
   { "attn_h8_kv4_d256_causal_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_decode__avx512 },
   { "attn_h8_kv4_d256_causal_padding_decode__avx512", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx512 },
+    ATTNGEN_ISA_AVX512, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx512 },
 #endif
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_h8_kv4_d256_causal_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49 }, NULL, attn_h8_kv4_d256_causal_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_prefill__avx2 },
   { "attn_h8_kv4_d256_causal_padding_prefill__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 48, 1, 96, 32, 60992, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__avx2 },
   { "attn_h8_kv4_d256_causal_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_decode__avx2 },
   { "attn_h8_kv4_d256_causal_padding_decode__avx2", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx2 },
+    ATTNGEN_ISA_AVX2, ATTNGEN_KV_F32, { 8, 0, 16, 8, 41280, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_decode__avx2 },
 #endif
 #if defined(__aarch64__)
   { "attn_h8_kv4_d256_causal_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49 }, NULL, attn_h8_kv4_d256_causal_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_prefill__neon },
   { "attn_h8_kv4_d256_causal_padding_prefill__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 48, 1, 96, 32, 62048, 1, 0, 1, 0, 49, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__neon },
   { "attn_h8_kv4_d256_causal_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_decode__neon },
   { "attn_h8_kv4_d256_causal_padding_decode__neon", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__neon },
+    ATTNGEN_ISA_NEON, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_decode__neon },
 #endif
   { "attn_h8_kv4_d256_causal_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33 }, NULL, attn_h8_kv4_d256_causal_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_prefill__scalar },
   { "attn_h8_kv4_d256_causal_padding_prefill__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_PREFILL,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 32, 1, 64, 32, 43392, 1, 0, 1, 0, 33, 0, 0 }, NULL, attn_h8_kv4_d256_causal_padding_prefill__scalar },
   { "attn_h8_kv4_d256_causal_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_decode__scalar },
   { "attn_h8_kv4_d256_causal_padding_decode__scalar", 8, 4, 256, ATTNGEN_MASK_CAUSAL_PADDING, ATTNGEN_PHASE_DECODE,
-    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0 }, NULL, attn_h8_kv4_d256_causal_padding_decode__scalar },
+    ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 8, 0, 16, 64, 37184, 8, 512, 256, 8, 0, 4194304, 4000000 }, NULL, attn_h8_kv4_d256_causal_padding_decode__scalar },
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
 };
 
@@ -6381,9 +6382,9 @@ static const double attngen_table_gemma_2_2b_inv_freq[128] = {
   0.0001333521432163324, 0.00012409377607517196, 0.00011547819846894582, 0.00010746078283213175,
 };
 
-/* ABI 5 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 6 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope */
 const attngen_table attngen_table_gemma_2_2b = {
-  5, "gemma-2-2b", "0.2.0", 8, 4, 256, { 0, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_gemma_2_2b_kernels,
+  6, "gemma-2-2b", "0.2.0", 8, 4, 256, { 0, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_gemma_2_2b_kernels,
   (int)(sizeof attngen_table_gemma_2_2b_kernels / sizeof attngen_table_gemma_2_2b_kernels[0]) - 1
 };

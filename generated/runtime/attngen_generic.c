@@ -1719,6 +1719,8 @@ static void attn_generic_prefill__avx512__work(const attngen_shape *shape, attng
   w->split_align = 1;
   w->split_below_batch = 0;
   w->pack_kv_min_q = (g >= 96 ? 1 : 96 / g) + 1;
+  w->head_split_min_bytes = 0;
+  w->head_split_min_flop = 0;
   (void)kvh; /* a prefill item covers one kv head */
 }
 
@@ -1930,6 +1932,8 @@ static void attn_generic_decode__avx512__work(const attngen_shape *shape, attnge
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 512 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -2165,6 +2169,8 @@ static void attn_generic_decode_f16__avx512__work(const attngen_shape *shape, at
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_f16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 1024 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -2400,6 +2406,8 @@ static void attn_generic_decode_bf16__avx512__work(const attngen_shape *shape, a
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_bf16__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 1024 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -2635,6 +2643,8 @@ static void attn_generic_decode_int8__avx512__work(const attngen_shape *shape, a
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 2048 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -2881,6 +2891,8 @@ static void attn_generic_decode_int8_g64__avx512__work(const attngen_shape *shap
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8_g64__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 2048 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -3127,6 +3139,8 @@ static void attn_generic_decode_int8_g32__avx512__work(const attngen_shape *shap
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8_g32__avx512: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x64, ((kvh * d) >= 2048 ? 8 : 128) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -4974,6 +4988,8 @@ static void attn_generic_prefill__avx2__work(const attngen_shape *shape, attngen
   w->split_align = 1;
   w->split_below_batch = 0;
   w->pack_kv_min_q = (g >= 96 ? 1 : 96 / g) + 1;
+  w->head_split_min_bytes = 0;
+  w->head_split_min_flop = 0;
   (void)kvh; /* a prefill item covers one kv head */
 }
 
@@ -5185,6 +5201,8 @@ static void attn_generic_decode__avx2__work(const attngen_shape *shape, attngen_
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 512 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -5420,6 +5438,8 @@ static void attn_generic_decode_f16__avx2__work(const attngen_shape *shape, attn
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_f16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 1024 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -5655,6 +5675,8 @@ static void attn_generic_decode_bf16__avx2__work(const attngen_shape *shape, att
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_bf16__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 1024 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -5890,6 +5912,8 @@ static void attn_generic_decode_int8__avx2__work(const attngen_shape *shape, att
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 2048 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -6136,6 +6160,8 @@ static void attn_generic_decode_int8_g64__avx2__work(const attngen_shape *shape,
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8_g64__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 2048 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -6382,6 +6408,8 @@ static void attn_generic_decode_int8_g32__avx2__work(const attngen_shape *shape,
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8_g32__avx2: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x32, ((kvh * d) >= 2048 ? 8 : 32) (128 on rows contiguous per head) keys per tile, head_dim at run time */
@@ -8238,6 +8266,8 @@ static void attn_generic_prefill__neon__work(const attngen_shape *shape, attngen
   w->split_align = 1;
   w->split_below_batch = 0;
   w->pack_kv_min_q = (g >= 96 ? 1 : 96 / g) + 1;
+  w->head_split_min_bytes = 0;
+  w->head_split_min_flop = 0;
   (void)kvh; /* a prefill item covers one kv head */
 }
 
@@ -8449,6 +8479,8 @@ static void attn_generic_decode__neon__work(const attngen_shape *shape, attngen_
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
@@ -8684,6 +8716,8 @@ static void attn_generic_decode_f16__neon__work(const attngen_shape *shape, attn
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_f16__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
@@ -8919,6 +8953,8 @@ static void attn_generic_decode_bf16__neon__work(const attngen_shape *shape, att
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_bf16__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
@@ -9154,6 +9190,8 @@ static void attn_generic_decode_int8__neon__work(const attngen_shape *shape, att
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
@@ -9400,6 +9438,8 @@ static void attn_generic_decode_int8_g64__neon__work(const attngen_shape *shape,
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8_g64__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
@@ -9646,6 +9686,8 @@ static void attn_generic_decode_int8_g32__neon__work(const attngen_shape *shape,
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8_g32__neon: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x24, 64 keys per tile, head_dim at run time */
@@ -11384,6 +11426,8 @@ static void attn_generic_prefill__scalar__work(const attngen_shape *shape, attng
   w->split_align = 1;
   w->split_below_batch = 0;
   w->pack_kv_min_q = (g >= 64 ? 1 : 64 / g) + 1;
+  w->head_split_min_bytes = 0;
+  w->head_split_min_flop = 0;
   (void)kvh; /* a prefill item covers one kv head */
 }
 
@@ -11566,6 +11610,8 @@ static void attn_generic_decode__scalar__work(const attngen_shape *shape, attnge
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
@@ -11801,6 +11847,8 @@ static void attn_generic_decode_f16__scalar__work(const attngen_shape *shape, at
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_f16__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
@@ -12036,6 +12084,8 @@ static void attn_generic_decode_bf16__scalar__work(const attngen_shape *shape, a
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_bf16__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
@@ -12271,6 +12321,8 @@ static void attn_generic_decode_int8__scalar__work(const attngen_shape *shape, a
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
@@ -12517,6 +12569,8 @@ static void attn_generic_decode_int8_g64__scalar__work(const attngen_shape *shap
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8_g64__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
@@ -12763,6 +12817,8 @@ static void attn_generic_decode_int8_g32__scalar__work(const attngen_shape *shap
   w->split_align = 256;
   w->split_below_batch = 8;
   w->pack_kv_min_q = 0;
+  w->head_split_min_bytes = 4194304;
+  w->head_split_min_flop = 4000000;
 }
 
 /* attn_generic_decode_int8_g32__scalar: every kv head and all queries of a step per item, Q·Kᵀ as 2x4 dot products, P·V 2x4, 64 keys per tile, head_dim at run time */
@@ -12996,7 +13052,8 @@ static void attn_generic_decode_int8_g32__scalar(const attngen_kernel *kernel, c
 }
 
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, work cut (q_tile, kv heads per item, row stride, keys per tile,
- * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len) or the function computing it, kernel */
+ * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
+ * function computing it, kernel */
 static const attngen_kernel_info attngen_table_generic_kernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
   { "attn_generic_prefill__avx512", 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL,
@@ -13103,9 +13160,9 @@ static const attngen_kernel_info attngen_table_generic_kernels[] = {
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 5 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 6 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope */
 const attngen_table attngen_table_generic = {
-  5, "generic", "0.2.0", 0, 0, 0, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_generic_kernels,
+  6, "generic", "0.2.0", 0, 0, 0, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 } }, attngen_table_generic_kernels,
   (int)(sizeof attngen_table_generic_kernels / sizeof attngen_table_generic_kernels[0]) - 1
 };

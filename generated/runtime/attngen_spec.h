@@ -12,7 +12,7 @@
 #define ATTNGEN_VERSION_PATCH 0
 #define ATTNGEN_VERSION_STRING "0.2.0"
 /* Layout and meaning of generated tables; attngen_select refuses a table with another ABI. */
-#define ATTNGEN_ABI 5
+#define ATTNGEN_ABI 6
 
 #define ATTNGEN_MAX_HEADS 1024
 #define ATTNGEN_MAX_HEAD_DIM 512
@@ -44,7 +44,7 @@ typedef enum {
   ATTNGEN_ISA_COUNT_ = 4
 } attngen_isa;
 
-/* Best first: X(ISA, name, compiled here, its CPU check in runtime/attngen.c) */
+/* Best first: X(ISA, name, compiled here, its CPU check in runtime/attngen_cpu.c) */
 #define ATTNGEN_ISA_LIST(X) \
   X(AVX512, avx512, ATTNGEN_ISA_COMPILED_AVX512, attngen_cpu_has_avx512) \
   X(AVX2, avx2, ATTNGEN_ISA_COMPILED_AVX2, attngen_cpu_has_avx2) \

@@ -243,7 +243,15 @@ local function new_build(root, machine, c, isa, masks)
   f:write("#!/bin/sh\n# compiles one source of the tune harness: cc1.sh SOURCE.c OBJECT.o\n",
     "exec ", quote(b.cc), " -O2 ", inc, " -c \"$1\" -o \"$2\"\n")
   f:close()
-  b.sources[#b.sources + 1] = { src = quote(rt .. "/attngen.c"), obj = "rt_attngen.o" }
+  -- the hand-written runtime: every C file in runtime/ (an installed tree keeps the generic kernels there too; the
+  -- harness compiles the ones generated above instead)
+  local lst, names = sh("cd " .. quote(rt) .. " && ls *.c")
+  if lst ~= 0 then fail("--tune", "cannot list the runtime's sources in %s: %s", rt, printable(names)) end
+  for name in names:gmatch("[^\n]+") do
+    if name ~= "attngen_generic.c" then
+      b.sources[#b.sources + 1] = { src = quote(rt .. "/" .. name), obj = "rt_" .. name:gsub("%.c$", ".o") }
+    end
+  end
   b.sources[#b.sources + 1] = { src = "runtime/attngen_generic.c", obj = "rt_generic.o" }
   b.sources[#b.sources + 1] = { src = quote(root .. "/tools/tune/tune_harness.c"), obj = "tune_harness.o", harness = true }
   return b
