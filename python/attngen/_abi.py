@@ -23,7 +23,7 @@ STATUS_CODES = {0: "ATTNGEN_OK", -1: "ATTNGEN_ERR_NULL", -2: "ATTNGEN_ERR_SIZE",
                 -7: "ATTNGEN_ERR_NOMEM", -8: "ATTNGEN_ERR_STRIDE", -9: "ATTNGEN_ERR_ALIAS", -10: "ATTNGEN_ERR_DTYPE"}
 
 # C constants the package relies on, by their C names.
-CONSTANTS = {"ATTNGEN_ABI": 5, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
+CONSTANTS = {"ATTNGEN_ABI": 6, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
              "ATTNGEN_MAX_THREADS": 1024}
 CONSTANTS.update({"ATTNGEN_ISA_" + n.upper(): i for i, n in enumerate(ISAS)})
 CONSTANTS.update({"ATTNGEN_PHASE_" + n.upper(): i for i, n in enumerate(PHASES)})
@@ -60,7 +60,8 @@ class Work(ctypes.Structure):
     _c_name = "attngen_work"
     _fields_ = [("q_tile", c_int), ("kv_heads_per_item", c_int), ("row_stride", c_int), ("keys_per_tile", c_int),
                 ("scratch_floats", ctypes.c_size_t), ("split_max", c_int), ("split_min_keys", c_int),
-                ("split_align", c_int), ("split_below_batch", c_int), ("pack_kv_min_q", c_int)]
+                ("split_align", c_int), ("split_below_batch", c_int), ("pack_kv_min_q", c_int),
+                ("head_split_min_bytes", c_int), ("head_split_min_flop", c_int)]
 
 
 class Rope(ctypes.Structure):
