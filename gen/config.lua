@@ -6,6 +6,7 @@ local errors = require("errors")
 local plan = require("plan")
 local rope_frequencies = require("rope_frequencies")
 local register_budget = require("register_budget")
+local attn_features = require("attn_features")
 
 local M = {}
 
@@ -236,6 +237,8 @@ function M.validate(raw, where, origin)
   local known = {}
   for _, k in ipairs(FIELDS) do known[k] = true end
   for _, o in ipairs(spec.options) do known[o.name] = true end
+  for _, f in ipairs(attn_features.fields()) do known[f] = true end
+  for a in pairs(spec.attn_field_aliases) do known[a] = true end
   local keys = {}
   for k in pairs(raw) do keys[#keys + 1] = k end
   table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
@@ -246,6 +249,7 @@ function M.validate(raw, where, origin)
       local all = {}
       for _, f in ipairs(FIELDS) do all[#all + 1] = f end
       for _, o in ipairs(spec.options) do all[#all + 1] = o.name end
+      for _, f in ipairs(attn_features.fields()) do all[#all + 1] = f end
       fail(where, k, "unknown field (known: %s)", table.concat(all, ", "))
     end
   end
@@ -284,6 +288,7 @@ function M.validate(raw, where, origin)
     end
   end
   c.rope = check_rope(where, raw, c.head_dim)
+  c.attn = attn_features.validate(where, raw, c.masks)
   c.tuned = check_tuned(where, raw, c.head_dim, math.floor(c.heads / c.kv_heads))
   -- per-kernel options: validated by the spec's own rule, absent = the option's default
   c.options = {}

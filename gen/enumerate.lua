@@ -15,7 +15,7 @@ function M.model(c)
         for _, dtype in ipairs(c.kv_dtypes) do
           local k = { isa = isa, phase = phase, mask = mask, heads = c.heads, kv_heads = c.kv_heads,
                       D = c.head_dim, G = math.floor(c.heads / c.kv_heads),
-                      features = spec.features_of(mask), options = c.options, rope = c.rope, kv_dtype = dtype,
+                      features = spec.features_of(mask), attn = c.attn, options = c.options, rope = c.rope, kv_dtype = dtype,
                       tuned = c.tuned and c.tuned[isa] and c.tuned[isa][phase] } -- the config's plan knobs, if any
           k.name = spec.kernel_name(k)
           M.reads_as(k)

@@ -8,6 +8,7 @@ local spec = require("spec")
 local kvtype = require("kvtype")
 local version = require("version")
 local rope_frequencies = require("rope_frequencies")
+local attn_features = require("attn_features")
 local user_error = require("errors").raise
 
 local M = {}
@@ -108,6 +109,14 @@ local function config_lines(c)
       lines[#lines + 1] = "  scaling = { " .. table.concat(t, ", ") .. " } },"
     end
   end
+  for _, a in ipairs(spec.attn_features) do
+    for _, f in ipairs(c.attn and c.attn[a.name] and a.fields or {}) do
+      local v = c.attn[a.name][f.name]
+      if type(v) == "table" then v = string.format("{ max_bias = %s }", num(v.max_bias or 8))
+      elseif type(v) == "number" then v = num(v) else v = tostring(v) end
+      if c.attn[a.name][f.name] ~= nil then lines[#lines + 1] = string.format("%s = %s,", f.name, v) end
+    end
+  end
   if c.tuned then
     for _, l in ipairs(M.tuned_lines(c.tuned, "")) do lines[#lines + 1] = l end
   end
@@ -139,8 +148,22 @@ local function render_kernel(root, isa, k)
     if not k.D then return nil end
     return k.options[name]
   end
+  -- attention features too: attn(name) is true/false in a specialized kernel, nil in a generic one (the bound
+  -- shape's features say); their values are read at run time either way
+  local asked_attn = {}
+  local function attn(name)
+    if not spec.attn_feature[name] then error("template asks for unknown attention feature '" .. name .. "'") end
+    asked_attn[name] = true
+    if not k.D then return nil end
+    return (k.attn and k.attn[name]) ~= nil
+  end
   local text = render(root, "kernel.c.tpl", { isa = isa, kern = k, plan = k.plan, mk = k.plan.mk, feature = feature,
-                                              rope = rope, option = option })
+                                              rope = rope, option = option, attn = attn })
+  for _, a in ipairs(spec.attn_features) do
+    if (not k.D or (k.attn and k.attn[a.name])) and not asked_attn[a.name] then
+      user_error("spec: attention feature '%s' is not implemented by templates/kernel.c.tpl", a.name)
+    end
+  end
   for _, f in ipairs(spec.mask_features) do
     if (not k.features or k.features[f.name]) and not asked[f.name] then
       user_error("spec: mask feature '%s' (mask '%s') is not implemented by templates/kernel.c.tpl", f.name, k.mask)
@@ -247,6 +270,10 @@ function M.model(root, c, kernels, vocab, outdir, regen)
   env.kernels, env.sections = kernels, sections(root, kernels, vocab)
   env.num = num
   if c.rope then env.inv_freq = rope_frequencies.inverse(c.rope) end
+  if c.attn and c.attn.alibi then
+    env.attn_max_bias = attn_features.alibi_max_bias(c.attn.alibi.alibi)
+    env.alibi_slopes = attn_features.alibi_slopes(c.heads, env.attn_max_bias)
+  end
   env.isas = {}
   for _, s in ipairs(env.sections) do env.isas[#env.isas + 1] = s.isa end
   return {

@@ -96,6 +96,13 @@ int attngen_check_kv_pointers(attngen_kv_dtype t, const void *const p[KVP_COUNT]
 /* Validates everything and returns a normalized copy (default strides, capacity, scale). */
 int attngen_check_args(const attngen_kernel *kern, const attngen_args *in, attngen_args *a);
 
+/* ---- attention features (attngen_features.c) */
+
+/* Checks the call's feature values against the kernel's features and fills what the call left 0 / NULL from the
+ * table's params.features (the kernels read the resolved values from their args). */
+int attngen_resolve_features(const attngen_kernel *k, attngen_args *a);
+int attngen_window_first_key(const attngen_args *a, int offset);
+
 /* ---- plans (attngen_plan.c) */
 
 struct attngen_plan {
@@ -118,6 +125,10 @@ struct attngen_plan {
   attngen_args packed;
   size_t bytes;
 };
+
+/* attngen_plan_create with each sequence's causal offset (attngen_step: its cache length; NULL: kv_len - q_len). */
+int attngen_plan_create_at(const attngen_kernel *kernel, const attngen_args *args, const int32_t *offsets,
+                           int nthreads, attngen_plan **out);
 
 /* ---- memory (attngen_memory.c) */
 
