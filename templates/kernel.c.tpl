@@ -127,7 +127,7 @@ $(ind)    for (int j = 0; j < n; ++j) st[$(at)] += slope[R] * ((float)(kt + j) -
 $(ind)  for (int j = 0; j < n; ++j) {
 $(ind)    const $(V) key = $(isa.set1("(float)(kt + j)"));
 $(ind)    for (int R = 0; R < $(nrows); R += $(I(W)))
-$(ind)      $(isa.store("st + " .. at, isa.fma(isa.load("slope + R"), isa.sub("key", isa.load("qpos + R")), isa.load("st + " .. at))))
+$(ind)      $(isa.store("st + " .. at, isa.fma(isa.load("st + " .. at), isa.load("slope + R"), isa.sub("key", isa.load("qpos + R")))))
 $(ind)  }
 @     end
 $(ind)}

@@ -1880,7 +1880,7 @@ static ATTNGEN_TARGET_AVX512 void attn_generic_prefill__avx512(const attngen_ker
         for (int j = 0; j < n; ++j) {
           const __m512 key = _mm512_set1_ps((float)(kt + j));
           for (int R = 0; R < rows_qk; R += 16)
-            _mm512_storeu_ps(st + j * mp + R, _mm512_fmadd_ps(_mm512_sub_ps(key, _mm512_loadu_ps(qpos + R)), _mm512_loadu_ps(st + j * mp + R), _mm512_loadu_ps(slope + R)));
+            _mm512_storeu_ps(st + j * mp + R, _mm512_fmadd_ps(_mm512_loadu_ps(slope + R), _mm512_sub_ps(key, _mm512_loadu_ps(qpos + R)), _mm512_loadu_ps(st + j * mp + R)));
         }
       }
       if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
@@ -5512,7 +5512,7 @@ static ATTNGEN_TARGET_AVX2 void attn_generic_prefill__avx2(const attngen_kernel 
         for (int j = 0; j < n; ++j) {
           const __m256 key = _mm256_set1_ps((float)(kt + j));
           for (int R = 0; R < rows_qk; R += 8)
-            _mm256_storeu_ps(st + j * mp + R, _mm256_fmadd_ps(_mm256_sub_ps(key, _mm256_loadu_ps(qpos + R)), _mm256_loadu_ps(st + j * mp + R), _mm256_loadu_ps(slope + R)));
+            _mm256_storeu_ps(st + j * mp + R, _mm256_fmadd_ps(_mm256_loadu_ps(slope + R), _mm256_sub_ps(key, _mm256_loadu_ps(qpos + R)), _mm256_loadu_ps(st + j * mp + R)));
         }
       }
       if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
@@ -9152,7 +9152,7 @@ static void attn_generic_prefill__neon(const attngen_kernel *kernel, const attng
         for (int j = 0; j < n; ++j) {
           const float32x4_t key = vdupq_n_f32((float)(kt + j));
           for (int R = 0; R < rows_qk; R += 4)
-            vst1q_f32(st + j * mp + R, vfmaq_f32(vld1q_f32(slope + R), vsubq_f32(key, vld1q_f32(qpos + R)), vld1q_f32(st + j * mp + R)));
+            vst1q_f32(st + j * mp + R, vfmaq_f32(vld1q_f32(st + j * mp + R), vld1q_f32(slope + R), vsubq_f32(key, vld1q_f32(qpos + R))));
         }
       }
       if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
@@ -12636,7 +12636,7 @@ static void attn_generic_prefill__scalar(const attngen_kernel *kernel, const att
         for (int j = 0; j < n; ++j) {
           const float key = ((float)(kt + j));
           for (int R = 0; R < rows_qk; R += 1)
-            *(st + j * mp + R) = (*(slope + R)) + (key - (*(qpos + R))) * (*(st + j * mp + R));
+            *(st + j * mp + R) = (*(st + j * mp + R)) + (*(slope + R)) * (key - (*(qpos + R)));
         }
       }
       if (kt < win_last) /* a row's window starts inside this tile: its keys below it (not sink tokens) are hidden */
