@@ -790,18 +790,22 @@ typedef struct {
   float *q, *kv, *o, *sinks;
 } feature_case;
 
-static int feature_case_init(bench_state *st, feature_case *c, const char *model, int H, int KVH, int D,
-                             attngen_phase phase, int q_len, int kv_len) {
+/* The causal kernel of `model`'s table for its own shape and features, on random Q, K, V (and sink logits). */
+static int feature_case_init(bench_state *st, feature_case *c, const char *model, attngen_phase phase, int q_len,
+                             int kv_len) {
   const attngen_table *t = find_table(model);
-  const size_t qn = (size_t)q_len * H * D, kn = (size_t)kv_len * KVH * D;
   memset(c, 0, sizeof *c);
-  c->sh = mkshape(H, KVH, D, ATTNGEN_MASK_CAUSAL, phase);
-  c->sh.features = t ? t->kernels[0].features : 0; /* a bench table's kernels share its features */
+  if (t) {
+    c->sh = mkshape(t->heads, t->kv_heads, t->head_dim, ATTNGEN_MASK_CAUSAL, phase);
+    c->sh.features = t->kernels[0].features; /* a bench table's kernels share its features */
+  }
   if (!t || attngen_select(t, &c->sh, &c->k) != ATTNGEN_OK) {
     printf("features: %s: no kernel (%s)\n", model, t ? attngen_last_error() : "table not built");
     st->errors++;
     return -1;
   }
+  const int H = t->heads;
+  const size_t qn = (size_t)q_len * H * t->head_dim, kn = (size_t)kv_len * t->kv_heads * t->head_dim;
   c->q = alloc_floats(qn), c->kv = alloc_floats(2 * kn), c->o = alloc_floats(qn), c->sinks = alloc_floats((size_t)H);
   fill_random(c->q, qn, 31), fill_random(c->kv, 2 * kn, 32), fill_random(c->sinks, (size_t)H, 33);
   c->a.batch = 1, c->a.q_len = q_len, c->a.kv_len = kv_len;
@@ -833,8 +837,8 @@ static void run_features(bench_state *st, const char *outdir) {
   feature_case a, b;
   { /* sliding window, prefill */
     const int S = st->quick ? 2048 : 8192, W = st->quick ? 512 : 1024;
-    if (!feature_case_init(st, &a, "bench-h32-kv8-d128", 32, 8, 128, ATTNGEN_PHASE_PREFILL, S, S)) {
-      if (!feature_case_init(st, &b, "bench-window-h32-kv8-d128", 32, 8, 128, ATTNGEN_PHASE_PREFILL, S, S)) {
+    if (!feature_case_init(st, &a, "bench-h32-kv8-d128", ATTNGEN_PHASE_PREFILL, S, S)) {
+      if (!feature_case_init(st, &b, "bench-window-h32-kv8-d128", ATTNGEN_PHASE_PREFILL, S, S)) {
         b.a.window = W;
         snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d, 2 threads: no window vs window %d", S, W);
         feature_pair(st, label, &a, &b, 2, 1.0 / 3.5, 3, csv);
@@ -844,24 +848,25 @@ static void run_features(bench_state *st, const char *outdir) {
     }
   }
   /* sliding window, decode: the window's keys only, wherever they sit in a long cache */
-  if (!feature_case_init(st, &a, "llama-3-8b", 32, 8, 128, ATTNGEN_PHASE_DECODE, 1, 4096)) {
-    if (!feature_case_init(st, &b, "bench-window-h32-kv8-d128", 32, 8, 128, ATTNGEN_PHASE_DECODE, 1, 32768)) {
+  if (!feature_case_init(st, &a, "llama-3-8b", ATTNGEN_PHASE_DECODE, 1, 4096)) {
+    if (!feature_case_init(st, &b, "bench-window-h32-kv8-d128", ATTNGEN_PHASE_DECODE, 1, 32768)) {
       feature_pair(st, "decode h32/kv8/d128 q=1: kv=4096 vs window 4096 at kv=32768", &a, &b, 1, 1.2, 7, csv);
       feature_case_free(&b);
     }
     feature_case_free(&a);
   }
   /* the overhead of soft-cap, ALiBi and sink logits at head_dim 128 and 256 */
-  static const struct { const char *plain, *shape; int H, KVH, D; } dims[] = {
-      {"bench-h32-kv8-d128", "h32-kv8-d128", 32, 8, 128}, {"bench-h16-kv8-d256", "h16-kv8-d256", 16, 8, 256}};
-  static const struct { const char *name; double target; } feats[] = {{"softcap", 1.10}, {"alibi", 1.10}, {"sinks", 1.03}};
+  static const struct { const char *plain, *shape; } dims[] = {{"bench-h32-kv8-d128", "h32-kv8-d128"},
+                                                                {"bench-h16-kv8-d256", "h16-kv8-d256"}};
+  static const struct { const char *name; double target; } feats[] = {
+      {"softcap", 1.10}, {"alibi", 1.10}, {"sinks", 1.03}};
   const int S = st->quick ? 1024 : 2048;
   for (int d = 0; d < 2; d++)
     for (int f = 0; f < 3; f++) {
       char model[64];
       snprintf(model, sizeof model, "bench-%s-%s", feats[f].name, dims[d].shape);
-      if (feature_case_init(st, &a, dims[d].plain, dims[d].H, dims[d].KVH, dims[d].D, ATTNGEN_PHASE_PREFILL, S, S)) continue;
-      if (!feature_case_init(st, &b, model, dims[d].H, dims[d].KVH, dims[d].D, ATTNGEN_PHASE_PREFILL, S, S)) {
+      if (feature_case_init(st, &a, dims[d].plain, ATTNGEN_PHASE_PREFILL, S, S)) continue;
+      if (!feature_case_init(st, &b, model, ATTNGEN_PHASE_PREFILL, S, S)) {
         snprintf(label, sizeof label, "prefill %s causal S=%d: without vs with %s", dims[d].shape, S, feats[f].name);
         feature_pair(st, label, &a, &b, 1, feats[f].target, 7, csv);
         feature_case_free(&b);
@@ -871,9 +876,8 @@ static void run_features(bench_state *st, const char *outdir) {
   for (int d = 0; d < 2; d++) {
     char model[64];
     snprintf(model, sizeof model, "bench-sinks-%s", dims[d].shape);
-    if (feature_case_init(st, &a, d ? dims[d].plain : "llama-3-8b", dims[d].H, dims[d].KVH, dims[d].D,
-                          ATTNGEN_PHASE_DECODE, 1, 4096)) continue;
-    if (!feature_case_init(st, &b, model, dims[d].H, dims[d].KVH, dims[d].D, ATTNGEN_PHASE_DECODE, 1, 4096)) {
+    if (feature_case_init(st, &a, d ? dims[d].plain : "llama-3-8b", ATTNGEN_PHASE_DECODE, 1, 4096)) continue;
+    if (!feature_case_init(st, &b, model, ATTNGEN_PHASE_DECODE, 1, 4096)) {
       snprintf(label, sizeof label, "decode %s q=1 kv=4096: without vs with sinks", dims[d].shape);
       feature_pair(st, label, &a, &b, 1, 1.03, 7, csv);
       feature_case_free(&b);

@@ -621,6 +621,8 @@ int rope_run_append(const test_case *c, case_result *r) {
     memset(&s0, 0, sizeof s0);
     s0.kv = base;
     s0.q = x.q, s0.o = x.o, s0.lse = x.lse;
+    static const float zero_sinks[ATTNGEN_MAX_HEADS]; /* sink logits of 0: a kernel with SINKS needs some */
+    if (k.shape.features & ATTNGEN_ATTN_SINKS) s0.sinks = zero_sinks;
 #define STEP_WITH(kern, what, mutation, want)                                                                        \
   do {                                                                                                               \
     s = s0;                                                                                                          \
