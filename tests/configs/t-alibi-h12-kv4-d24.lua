@@ -4,11 +4,8 @@
 return {
   name     = "t-alibi-h12-kv4-d24",
   source   = "tests/configs/t-alibi-h12-kv4-d24.lua (synthetic test shape: ALiBi, 12 heads, GQA 3)",
-  heads    = 12,
-  kv_heads = 4,
-  head_dim = 24,
-  masks    = { "none", "causal", "causal_padding", "cross" },
-  phases   = { "prefill", "decode" },
+  heads = 12, kv_heads = 4, head_dim = 24,
+  masks = { "none", "causal", "causal_padding", "cross" }, phases = { "prefill", "decode" },
   isas     = { "avx512", "avx2", "neon", "scalar" },
   alibi    = true,
 }

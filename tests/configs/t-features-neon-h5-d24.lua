@@ -5,11 +5,8 @@
 return {
   name        = "t-features-neon-h5-d24",
   source      = "tests/configs/t-features-neon-h5-d24.lua (synthetic test shape: every feature in a NEON-only table)",
-  heads       = 5,
-  kv_heads    = 5,
-  head_dim    = 24,
-  masks       = { "causal", "causal_padding" },
-  phases      = { "prefill", "decode" },
+  heads = 5, kv_heads = 5, head_dim = 24,
+  masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
   isas        = { "neon" },
   window      = 40,
   sink_tokens = 2,
