@@ -1182,6 +1182,51 @@ static int run_errors(const test_case *c, case_result *r) {
     bad[base.batch - 1] = base.kv_len + 1;
     RUN_WITH("kv_lens[last] = kv_len + 1", a.kv_lens = bad, WANT(ATTNGEN_ERR_LENGTHS));
   }
+  /* attention features: a value for a kernel without the feature, a kernel with one and no or a bad value */
+  const unsigned ft = sh->features;
+  if (ft & ATTNGEN_ATTN_WINDOW) {
+    RUN_WITH("window = -1", a.window = -1, WANT(ATTNGEN_ERR_SIZE));
+    RUN_WITH("sink_tokens = -1", a.sink_tokens = -1, WANT(ATTNGEN_ERR_SIZE));
+  } else {
+    RUN_WITH("window = 8 without the window feature", a.window = 8, WANT(ATTNGEN_ERR_SHAPE));
+  }
+  if (ft & ATTNGEN_ATTN_SOFTCAP) {
+    RUN_WITH("softcap = -1", a.softcap = -1.0f, WANT(ATTNGEN_ERR_SIZE));
+    RUN_WITH("softcap = inf", a.softcap = INFINITY, WANT(ATTNGEN_ERR_SIZE));
+  } else {
+    RUN_WITH("softcap = 30 without the softcap feature", a.softcap = 30.0f, WANT(ATTNGEN_ERR_SHAPE));
+  }
+  if (ft & ATTNGEN_ATTN_SINKS) RUN_WITH("sinks = NULL", a.sinks = NULL, WANT(ATTNGEN_ERR_NULL));
+  else RUN_WITH("sinks without the sinks feature", a.sinks = f.q.p, WANT(ATTNGEN_ERR_SHAPE));
+  if (!(ft & ATTNGEN_ATTN_ALIBI))
+    RUN_WITH("alibi_slopes without the alibi feature", a.alibi_slopes = f.q.p, WANT(ATTNGEN_ERR_SHAPE));
+  { /* the features' shapes and values, on generic kernels (no table to give values) */
+    attngen_kernel gk;
+    attngen_shape gs = *sh;
+    float slopes[4];
+    gs.features = 1u << 30;
+    expect_status(&x, "attngen_select_generic(unknown feature bit)", attngen_select_generic(&gs, ATTNGEN_ISA_SCALAR, &gk),
+                  WANT(ATTNGEN_ERR_SHAPE));
+    gs.features = ATTNGEN_ATTN_WINDOW, gs.mask = ATTNGEN_MASK_PADDING;
+    expect_status(&x, "attngen_select_generic(window with the padding mask)",
+                  attngen_select_generic(&gs, ATTNGEN_ISA_SCALAR, &gk), WANT(ATTNGEN_ERR_UNSUPPORTED));
+    a = base;
+    a.window = a.sink_tokens = 0, a.softcap = 0.0f, a.sinks = a.alibi_slopes = NULL;
+    static const struct { unsigned bit; int want; const char *what; } none[] = {
+        {ATTNGEN_ATTN_SOFTCAP, ATTNGEN_ERR_SIZE, "generic soft-cap kernel without softcap"},
+        {ATTNGEN_ATTN_ALIBI, ATTNGEN_ERR_NULL, "generic ALiBi kernel without slopes"},
+        {ATTNGEN_ATTN_SINKS, ATTNGEN_ERR_NULL, "generic sinks kernel without sinks"},
+        {ATTNGEN_ATTN_WINDOW, ATTNGEN_ERR_SIZE, "generic window kernel without window"}}; /* causal masks only */
+    for (int i = 0; i < 4; i++) {
+      gs = *sh;
+      gs.features = none[i].bit;
+      if (attngen_select_generic(&gs, ATTNGEN_ISA_SCALAR, &gk) == ATTNGEN_OK)
+        expect_status(&x, none[i].what, attngen_run(&gk, &a), WANT(none[i].want));
+    }
+    expect_status(&x, "attngen_alibi_slopes(heads 0)", attngen_alibi_slopes(0, 8.0, slopes), WANT(ATTNGEN_ERR_SIZE));
+    expect_status(&x, "attngen_alibi_slopes(max_bias 0)", attngen_alibi_slopes(4, 0.0, slopes), WANT(ATTNGEN_ERR_SIZE));
+    expect_status(&x, "attngen_alibi_slopes(out NULL)", attngen_alibi_slopes(4, 8.0, NULL), WANT(ATTNGEN_ERR_NULL));
+  }
   RUN_WITH("q_stride.head < 0", (a.q_stride = f.qs, a.q_stride.head = -(ptrdiff_t)sh->head_dim),
            WANT(ATTNGEN_ERR_STRIDE));
   RUN_WITH("k_stride.seq < 0", (a.k_stride = f.ks, a.k_stride.seq = -f.ks.seq), WANT(ATTNGEN_ERR_STRIDE));
