@@ -1684,9 +1684,20 @@ static void add_numeric_typed(vec *v, test_case b, case_subset subset) {
   }
 }
 
+/* A window kernel's decode with a window of 1100 keys passed per call: past 2 x split_min_keys, so the runtime cuts
+ * the window's keys (not the cache's) among splits, the first also holding the sink tokens, and merges them with
+ * the sink logits joining once. */
+static void add_window_splits(vec *v, test_case b) {
+  if (!(b.shape.features & ATTNGEN_ATTN_WINDOW) || b.shape.phase != ATTNGEN_PHASE_DECODE) return;
+  b.window = 1100;
+  mk(v, b, 1, 1, 2049, 2100, KVL_NULL, LAYOUT_DENSE, RANGE_UNIT, 1);
+  mk(v, b, 3, 4, 2049, 2100, KVL_VARIED, LAYOUT_PADDED, RANGE_UNIT, 1); /* kv_lens 2049, 0, 1025 */
+}
+
 static void add_numeric(vec *v, test_case b, case_subset subset, int level) {
   static const int L[] = {1, 7, 33, 130, 257};
   b.kind = CK_NUMERIC;
+  add_window_splits(v, b);
   if (b.shape.kv_dtype != ATTNGEN_KV_F32) {
     add_numeric_typed(v, b, subset);
     return;
