@@ -8,7 +8,6 @@ import contextlib
 import importlib
 
 import numpy as np
-import torch
 
 
 def token_major(x):

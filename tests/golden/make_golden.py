@@ -138,7 +138,7 @@ def run(name, out_dir):
             if "sinks" in rec:
                 arrays[f"L{idx}.sinks"] = rec["sinks"]
             if is_bloom:
-                layer["scaling"] = rec["scaling"]
+                layer.update(scaling=rec["scaling"], sliding_window=None, softcap=None)
                 slopes = _get_alibi_slopes(rec["alibi_bias"].shape[0], "cpu").numpy()
                 kv_len = rec["alibi_bias"].shape[1]
                 assert np.array_equal(rec["alibi_bias"], slopes[:, None] * np.arange(kv_len, dtype=np.float32)), \
