@@ -6,7 +6,8 @@ model's own cache. `make golden` runs it (tests/golden/golden.mk); it needs torc
 The arrays are exactly what the fp32 model produced, token-major [1, tokens, heads, head_dim]; per layer L<i>:
   prefill.{q,k,v,out}       the attention function's inputs (after RoPE) and output (before o_proj)
   prefill.{q_pre,k_pre}     q and k before RoPE (RoPE models)
-  decode<s>.{...}           the same for decode step s (1 query; k, v: the new row only, see cache_rows)
+  decode<s>.{...}           the same for decode step s: 1 query; k, v the new row only (the .json's cache_rows
+                            says how many of the layer's latest rows the attention read: all, or the window's)
   inv_freq, sinks, alibi_slopes   when the layer has them
 The .json records the versions, config values, each layer's kind and parameters, and the conventions checked here
 against the model's own masks and biases (window edge, ALiBi sign), so a reader need not rerun the model."""
@@ -45,9 +46,8 @@ def window_rule(window):
 
 
 def check_mask(rec, q_pos, k_pos, window, where):
-    """The model's own mask must be the rule the .json states; BLOOM's mask is applied inline and not recorded."""
-    if rec.get("visible") is None:
-        return
+    """The model's own mask (eager models record it in every phase) must be the rule the .json states."""
+    assert rec["visible"] is not None, f"{where}: the attention function got no mask"
     want = window_rule(window)(q_pos[:, None], k_pos[None, :])
     got = rec["visible"][-len(q_pos):, -len(k_pos):]
     assert got.shape == want.shape and (got == want).all(), f"{where}: mask differs from the stated window rule"
@@ -71,88 +71,96 @@ def max_logit(arrays, idx, scaling):
     return float(np.abs(np.einsum("bihd,bjhd->bhij", q, k)).max() * scaling)
 
 
-def layer_kinds(model, config):
+def layer_kinds(name, config):
+    """Each layer's kind: the config's layer_types; Mistral has none and a window on every layer."""
+    if name == "mistral":
+        return ["sliding_attention"] * config.num_hidden_layers
     n = config.num_hidden_layers if hasattr(config, "num_hidden_layers") else config.n_layer
     return list(getattr(config, "layer_types", None) or ["full_attention"] * n)
 
 
 def rope_params(config, kind):
-    params = getattr(config, "rope_parameters", None)
-    if not params:
-        return None
-    return dict(params.get(kind, params)) if kind in params else dict(params)
+    params = config.rope_parameters
+    return dict(params[kind] if kind in params else params)
 
 
-def run(name, out_dir):
-    model, config = tm.build(name)
-    kinds = layer_kinds(model, config)
+def record(model):
+    """[(phase, {layer: record})]: a PREFILL-token prompt, then DECODE_STEPS tokens one at a time on the model's own
+    cache (the prompt's continuation from the same seeded ids: what matters is the cache, not the text)."""
     ids = torch.randint(tm.VOCAB, (1, tm.PREFILL + tm.DECODE_STEPS), generator=torch.Generator().manual_seed(tm.SEED))
     recorder = capture.Recorder()
-    arrays, layers = {}, []
-    history = {}                    # layer -> (k rows, v rows) so far, to compare with what the cache presents
     with torch.no_grad(), capture.recording(model, recorder):
-        out = model(ids[:, :tm.PREFILL], use_cache=True)
-        cache = out.past_key_values
-        steps = [("prefill", dict(recorder.calls))]
+        cache = model(ids[:, :tm.PREFILL], use_cache=True).past_key_values
+        steps = [("prefill", recorder.calls)]
         for s in range(tm.DECODE_STEPS):
             recorder.reset()
             pos = tm.PREFILL + s
             model(ids[:, pos:pos + 1], cache=cache, use_cache=True)
-            steps.append((f"decode{s}", dict(recorder.calls)))
+            steps.append((f"decode{s}", recorder.calls))
+    return steps
 
-    for idx, kind in enumerate(kinds):
-        window = steps[0][1][idx].get("sliding_window")
-        if name == "mistral":
-            kind = "sliding_attention"      # Mistral has no layer_types: every layer has the window
-        assert (window is not None) == (kind == "sliding_attention"), f"{name} L{idx}: kind {kind}, window {window}"
-        layer = {"index": idx, "kind": kind}
-        is_bloom = name == "bloom"
-        for phase, calls in steps:
-            rec = calls[idx]
-            start = 0 if phase == "prefill" else tm.PREFILL + int(phase[len("decode"):])
-            new = tm.PREFILL if phase == "prefill" else 1
-            q_pos = np.arange(start, start + new)
-            prefix = f"L{idx}.{phase}."
-            k, v = rec["k"], rec["v"]
-            if not is_bloom:
-                # The attention function sees the cache's rows then the new ones: they must be exactly the rows
-                # recorded before (or the last of them, for a sliding cache that drops the oldest).
-                rows = k.shape[1]
-                old_k, old_v = history.get(idx, (k[:, :0], v[:, :0]))
-                seen = rows - new
-                assert seen <= old_k.shape[1], f"{name} L{idx} {phase}: cache presents rows never recorded"
-                assert np.array_equal(k[:, :seen], old_k[:, old_k.shape[1] - seen:]), f"{name} L{idx} {phase}: k"
-                assert np.array_equal(v[:, :seen], old_v[:, old_v.shape[1] - seen:]), f"{name} L{idx} {phase}: v"
-                k_pos = np.arange(start + new - rows, start + new)
-                check_mask(rec, q_pos, k_pos, rec["sliding_window"], f"{name} L{idx} {phase}")
-                layer.setdefault("cache_rows", {})[phase] = rows
-                k, v = k[:, seen:], v[:, seen:]
-                layer.update(scaling=rec["scaling"], sliding_window=rec["sliding_window"], softcap=rec["softcap"])
-            history[idx] = tuple(np.concatenate([h, x], axis=1) for h, x in zip(history.get(idx, (k[:, :0], v[:, :0])), (k, v)))
-            keep = {"q": rec["q"], "k": k, "v": v, "out": rec["out"]}
-            if "q_pre" in rec:
-                keep.update(q_pre=rec["q_pre"], k_pre=rec["k_pre"])
-            for key, a in keep.items():
-                assert a.dtype == np.float32 and a.shape[1] == new, f"{name} L{idx} {phase}.{key}: {a.shape}"
-                arrays[prefix + key] = a
-            if "sinks" in rec:
-                arrays[f"L{idx}.sinks"] = rec["sinks"]
-            if is_bloom:
-                layer.update(scaling=rec["scaling"], sliding_window=None, softcap=None)
-                slopes = _get_alibi_slopes(rec["alibi_bias"].shape[0], "cpu").numpy()
-                kv_len = rec["alibi_bias"].shape[1]
-                assert np.array_equal(rec["alibi_bias"], slopes[:, None] * np.arange(kv_len, dtype=np.float32)), \
-                    f"bloom {phase}: the ALiBi bias is not slope * key position"
-                arrays[f"L{idx}.alibi_slopes"] = slopes
-                layer.setdefault("cache_rows", {})[phase] = kv_len
-        layer["max_abs_logit"] = max_logit(arrays, idx, layer["scaling"])
-        inv, factor = inv_freq_of(model, kind)
-        if inv is not None:
-            arrays[f"L{idx}.inv_freq"] = inv
-            layer["rope"] = dict(rope_params(config, kind), style="half", rotary_dim=int(2 * inv.size),
-                                 attention_scaling=factor)
-        layers.append(layer)
 
+def new_rows(name, idx, phase, rec, start, new, past):
+    """k, v of this phase's new tokens, and the rows the attention read. Eager models hand the attention function the
+    cache's rows and the new ones: the cache's must be exactly rows recorded before (the last of them, for a sliding
+    cache that drops the oldest), and the model's mask the stated window rule over their positions."""
+    k, v = rec["k"], rec["v"]
+    if "alibi_bias" in rec:             # BLOOM: the projection's new rows; its cache is read inside forward
+        return k, v, start + new
+    rows, old_k, old_v = k.shape[1], past[0], past[1]
+    seen = rows - new
+    where = f"{name} L{idx} {phase}"
+    assert seen <= old_k.shape[1], f"{where}: the cache presents rows never recorded"
+    assert np.array_equal(k[:, :seen], old_k[:, old_k.shape[1] - seen:]), f"{where}: cached k differs"
+    assert np.array_equal(v[:, :seen], old_v[:, old_v.shape[1] - seen:]), f"{where}: cached v differs"
+    check_mask(rec, np.arange(start, start + new), np.arange(start + new - rows, start + new), rec["sliding_window"],
+               where)
+    return k[:, seen:], v[:, seen:], rows
+
+
+def layer_entry(name, model, config, idx, kind, steps, arrays):
+    """Stores layer idx's arrays as L<idx>.* and returns its .json entry."""
+    layer = {"index": idx, "kind": kind, "cache_rows": {}}
+    past = None
+    for phase, calls in steps:
+        rec = calls[idx]
+        start = 0 if phase == "prefill" else tm.PREFILL + int(phase[len("decode"):])
+        new = tm.PREFILL if phase == "prefill" else 1
+        if past is None:
+            past = rec["k"][:, :0], rec["v"][:, :0]
+        k, v, layer["cache_rows"][phase] = new_rows(name, idx, phase, rec, start, new, past)
+        past = np.concatenate([past[0], k], axis=1), np.concatenate([past[1], v], axis=1)
+        keep = {"q": rec["q"], "k": k, "v": v, "out": rec["out"]}
+        if "q_pre" in rec:
+            keep.update(q_pre=rec["q_pre"], k_pre=rec["k_pre"])
+        for key, a in keep.items():
+            assert a.dtype == np.float32 and a.shape[1] == new, f"{name} L{idx} {phase}.{key}: {a.shape}"
+            arrays[f"L{idx}.{phase}.{key}"] = a
+        layer.update(scaling=rec["scaling"], sliding_window=rec.get("sliding_window"), softcap=rec.get("softcap"))
+        if "sinks" in rec:
+            arrays[f"L{idx}.sinks"] = rec["sinks"]
+        if "alibi_bias" in rec:
+            heads, kv_len = rec["alibi_bias"].shape
+            slopes = _get_alibi_slopes(heads, "cpu").numpy()
+            assert np.array_equal(rec["alibi_bias"], slopes[:, None] * np.arange(kv_len, dtype=np.float32)), \
+                f"{name} {phase}: the ALiBi bias is not slope * key position"
+            arrays[f"L{idx}.alibi_slopes"] = slopes
+    assert (layer["sliding_window"] is not None) == (kind == "sliding_attention"), f"{name} L{idx}: {kind}"
+    layer["max_abs_logit"] = max_logit(arrays, idx, layer["scaling"])
+    inv, factor = inv_freq_of(model, kind)
+    if inv is not None:
+        arrays[f"L{idx}.inv_freq"] = inv
+        layer["rope"] = dict(rope_params(config, kind), style="half", rotary_dim=int(2 * inv.size),
+                             attention_scaling=factor)
+    return layer
+
+
+def run(name, out_dir):
+    model, config = tm.build(name)
+    steps = record(model)
+    arrays = {}
+    layers = [layer_entry(name, model, config, idx, kind, steps, arrays)
+              for idx, kind in enumerate(layer_kinds(name, config))]
     meta = {
         "model": name, "class": type(model).__name__, "transformers": transformers.__version__,
         "torch": torch.__version__, "seed": tm.SEED, "dtype": "float32", "attn_implementation": "eager",

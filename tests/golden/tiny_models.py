@@ -2,15 +2,16 @@
 """The tiny random-weight models behind the golden vectors: each real model's attention conventions (window, soft-cap,
 sinks, ALiBi, RoPE kind and theta, scaling) at a small shape, built from a config object, never downloaded.
 
-Shapes: the catalog's heads/kv_heads ratio (GQA group) where it has an entry, 2 layers at most, head_dim 16, hidden
-size 64. The catalog's full shapes (e.g. 32 x 128) would make each file megabytes; the conventions pinned here do
-not depend on the width, except ALiBi's slopes, which depend on the head count (BLOOM keeps 12, not a power of two).
-Windows shrink to 16 so that a 40-token prefill crosses the edge twice."""
+Shapes: the real model's GQA group (heads / kv_heads), 2 layers at most, head_dim 16, hidden size 64 (BLOOM: 12
+heads of 8, hidden 96, as its head_dim is hidden / heads). The catalog's full shapes (e.g. 32 heads x 128) would make
+each file megabytes; the conventions pinned here do not depend on the width, except ALiBi's slopes, which depend on
+the head count (BLOOM keeps 12, not a power of two). Windows shrink to 16 so that a 40-token prefill crosses the edge
+twice. Sliding layers' real windows: Mistral 4096, Gemma 2 4096, Gemma 3 512 or 1024, gpt-oss 128."""
 import torch
 import transformers as tf
 
 SEED = 20260101
-WINDOW = 16            # every sliding layer's window (the real models use 128 to 4096)
+WINDOW = 16            # every sliding layer's window
 PREFILL = 40           # prompt tokens: > 2 windows
 DECODE_STEPS = 3       # tokens generated after the prompt, one at a time, with the model's own cache
 VOCAB = 128
