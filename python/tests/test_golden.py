@@ -157,7 +157,8 @@ class Features(Golden):
         """Every selected layer's prefill and decode steps through attngen.attention(..., **extra(layer, arrays))."""
         absent = missing(*args)
         if absent:
-            self.skipTest(f"attngen.attention has no {', '.join(absent)} argument yet")
+            expected = " ".join(self._testMethodDoc.split())
+            self.skipTest(f"attngen.attention has no {', '.join(absent)} argument yet. {expected}")
         ran = 0
         for name, meta, arrays, layer in self.layers(*names):
             if not select(layer, arrays):

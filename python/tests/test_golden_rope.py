@@ -69,7 +69,8 @@ class Rope(Golden):
                     raise
         model = self.built[cname]
         if isinstance(model, str):
-            self.skipTest(f"attngen has no YaRN RoPE scaling yet (gpt-oss); the generator says: {model}")
+            self.skipTest(f"attngen has no YaRN RoPE scaling yet (gpt-oss). Expected config: rope = {lua}. "
+                          f"The generator says: {model}")
         return model
 
     def rotate(self, model, x, positions):
