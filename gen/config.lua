@@ -133,14 +133,22 @@ local function check_rope(where, raw, head_dim)
     if not kind then
       fail(where, "rope.scaling.type", "unknown scaling type %s (supported: %s)", show(s.type), table.concat(types, ", "))
     end
-    local allowed = { "type" }
+    local allowed, defaults = { "type" }, {}
     for _, p in ipairs(kind.params) do allowed[#allowed + 1] = p end
+    for _, o in ipairs(kind.optional or {}) do allowed[#allowed + 1], defaults[o[1]] = o[1], o[2] end
     check_keys(where, s, "rope.scaling", allowed)
     r.scaling = { type = s.type }
-    for _, name in ipairs(kind.params) do
+    for i = 2, #allowed do
+      local name = allowed[i]
       local f, x = "rope.scaling." .. name, s[name]
-      if x == nil then fail(where, f, "missing (%s scaling needs %s)", s.type, table.concat(kind.params, ", ")) end
-      if spec.rope_param[name].int then
+      if x == nil and defaults[name] == nil then
+        fail(where, f, "missing (%s scaling needs %s)", s.type, table.concat(kind.params, ", "))
+      end
+      if x == nil then x = defaults[name] or nil end
+      if x == nil then -- optional, no default: stays absent
+      elseif spec.rope_param[name].bool then
+        if type(x) ~= "boolean" then fail(where, f, "must be true or false, got %s", show(x)) end
+      elseif spec.rope_param[name].int then
         if not finite(x) or x ~= math.floor(x) or x < 1 or x > PARAM_MAX then
           fail(where, f, "must be an integer in 1..%g, got %s", PARAM_MAX, show(x))
         end

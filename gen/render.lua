@@ -52,6 +52,21 @@ local function num(v)
 end
 M.num = num
 
+-- A scaling type's fields in spec order: the required ones, then the optional ones.
+function M.scaling_fields(name)
+  local kind, out = spec.rope_scaling[name], {}
+  for _, p in ipairs(kind.params) do out[#out + 1] = p end
+  for _, o in ipairs(kind.optional or {}) do out[#out + 1] = o[1] end
+  return out
+end
+
+-- A rope scaling parameter as a C double: true and false as 1 and 0, absent as 0.
+function M.c_param(v)
+  if v == nil then return "0" end
+  if type(v) == "boolean" then return v and "1" or "0" end
+  return num(v)
+end
+
 -- The `tuned` table as Lua source, one line per ISA, knobs and phases in spec order: the stamp echoes it and
 -- `attngen --tune --write` records it in the config, so both read the same.
 function M.tuned_lines(tuned, indent)
@@ -102,8 +117,9 @@ local function config_lines(c)
       r.rotary_dim, r.scaling and "," or " },")
     if r.scaling then
       local t = { string.format("type = %q", r.scaling.type) }
-      for _, p in ipairs(spec.rope_scaling[r.scaling.type].params) do
-        t[#t + 1] = string.format("%s = %s", p, num(r.scaling[p]))
+      for _, p in ipairs(M.scaling_fields(r.scaling.type)) do
+        local v = r.scaling[p]
+        if v ~= nil then t[#t + 1] = string.format("%s = %s", p, type(v) == "boolean" and tostring(v) or num(v)) end
       end
       lines[#lines + 1] = "  scaling = { " .. table.concat(t, ", ") .. " } },"
     end
@@ -245,7 +261,7 @@ function M.model(root, c, kernels, vocab, outdir, regen)
   env.list_macro = "ATTNGEN_" .. c.cname:upper() .. "_KERNELS"
   env.table_name = "attngen_table_" .. c.cname
   env.kernels, env.sections = kernels, sections(root, kernels, vocab)
-  env.num = num
+  env.num, env.c_param, env.cs_scale = num, M.c_param, rope_frequencies.cs_scale
   if c.rope then env.inv_freq = rope_frequencies.inverse(c.rope) end
   env.isas = {}
   for _, s in ipairs(env.sections) do env.isas[#env.isas + 1] = s.isa end
@@ -264,7 +280,7 @@ function M.runtime(root, kernels, vocab, outdir, regen)
   env.file = { h = "attngen.h", c = "attngen_generic.c" }
   env.table_name = "attngen_table_generic"
   env.sections = sections(root, kernels, vocab)
-  env.num = num
+  env.num, env.c_param, env.cs_scale = num, M.c_param, rope_frequencies.cs_scale
   local senv = base_env(regen)
   local vmaj, vmin, vpat = version:match("^(%d+)%.(%d+)%.(%d+)$")
   senv.vmaj, senv.vmin, senv.vpat = vmaj, vmin, vpat

@@ -69,10 +69,11 @@ static const double $(table_name)_inv_freq[$(I(#inv_freq))] = {
 
 @   local f = { "ATTNGEN_ROPE_" .. rope.style:upper(), I(rope.rotary_dim), table_name .. "_inv_freq", num(rope.theta),
 @               rope.scaling and ("ATTNGEN_ROPE_SCALING_" .. rope.scaling.type:upper()) or "ATTNGEN_ROPE_SCALING_NONE" }
-@   for _, p in ipairs(spec.rope.params) do f[#f + 1] = rope.scaling and rope.scaling[p.name] and num(rope.scaling[p.name]) or "0" end
+@   for _, p in ipairs(spec.rope.params) do f[#f + 1] = c_param(rope.scaling and rope.scaling[p.name]) end
+@   f[#f + 1] = num(cs_scale(rope))
 @   params[#params + 1] = "{ " .. table.concat(f, ", ") .. " }"
 @ else
-@   params[#params + 1] = "{ ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE" .. string.rep(", 0", #spec.rope.params) .. " }"
+@   params[#params + 1] = "{ ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE" .. string.rep(", 0", #spec.rope.params + 1) .. " }"
 @ end
 /* ABI $(I(abi)) of attngen $(version); the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): $(table.concat(spec.names(spec.options), ", ")), rope */
