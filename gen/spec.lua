@@ -64,7 +64,8 @@ spec.kv_dtypes = {
 
 -- Per-kernel scalar options: a config field, a field of attngen_params (carried by every table and bound
 -- kernel, so the generic fallback computes the same result), and a stamp line. `check` returns an error
--- message or nil; `default` is what the kernel uses when the config leaves the option out.
+-- message or nil; `default` is what the kernel uses when the config leaves the option out. `per_kind = true`: a
+-- kind of layer (config `kinds`) may set its own value (spec.kind_fields).
 local FLT_MIN, FLT_MAX = 1.1754943508222875e-38, 3.4028234663852886e+38
 spec.options = {
   { name = "scale", ctype = "float", default = 0,
@@ -75,6 +76,7 @@ spec.options = {
       end
     end,
     used_by = "runtime", -- resolved once by the runtime (args, else table, else 1/sqrt(head_dim)), not by templates
+    per_kind = true,
     c_value = function(v) return spec.c_float(v) end },
 }
 
@@ -85,6 +87,7 @@ spec.options = {
 -- runtime turns them into cos/sin per token (float64 angle) and kernels rotate Q while packing it, the cache append
 -- rotates K.
 spec.rope = {
+  per_kind = true, -- each kind of layer (config `kinds`) may have its own
   -- how the rotary dims pair up; `id` is the C enum value (attngen_rope_style, 0 = no RoPE)
   styles = {
     { name = "half", id = 1,
@@ -237,6 +240,23 @@ function spec.names(list)
   return t
 end
 
+-- The config fields a kind of layer (config `kinds`) may set for itself: `rope` and every entry of a spec list
+-- marked per_kind = true (options today), in a fixed order: rope, then the lists by name, each in its order.
+function spec.kind_fields()
+  local out, lists = {}, {}
+  if spec.rope.per_kind then out[1] = "rope" end
+  for key, v in pairs(spec) do
+    if type(v) == "table" and type(v[1]) == "table" then lists[#lists + 1] = key end
+  end
+  table.sort(lists)
+  for _, key in ipairs(lists) do
+    for _, e in ipairs(spec[key]) do
+      if e.per_kind and e.name then out[#out + 1] = e.name end
+    end
+  end
+  return out
+end
+
 -- The feature set of a mask preset: { causal = true, kv_lens = true }. The one place that decides it.
 function spec.features_of(mask_name)
   local f = {}
@@ -248,8 +268,11 @@ end
 -- Generic kernels (shape read at run time) are attn_generic_<phase>__<isa>.
 -- An fp32 cache is the default and adds nothing; another storage type adds its name after the phase:
 -- attn_h32_kv8_d128_causal_decode_f16__avx512, attn_generic_decode_int8__avx2.
+-- A kernel of one kind of layer whose code differs from the same-named kernel of an earlier kind (gen/share.lua) adds
+-- the kind's name (k.variant) after that: attn_h4_kv1_d64_causal_decode_nope__avx2.
 function spec.kernel_name(k)
   local t = (k.kv_dtype and k.kv_dtype ~= "f32") and ("_" .. k.kv_dtype) or ""
+  if k.variant then t = t .. "_" .. k.variant end
   if not k.D then return string.format("attn_generic_%s%s__%s", k.phase, t, k.isa) end
   return string.format("attn_h%d_kv%d_d%d_%s_%s%s__%s", k.heads, k.kv_heads, k.D, k.mask, k.phase, t, k.isa)
 end

@@ -1527,8 +1527,14 @@ static void mk(vec *v, test_case base, int batch, int q, int kv, int cap, case_k
   c.range = range;
   c.scale = range == RANGE_LARGE ? 1.0f : 0.0f;
   c.want_lse = lse;
-  /* RoPE tables: exact large scores only without rotation, so those ranges put every query at position 0 */
-  if (range != RANGE_UNIT && rope_of(base.table, &base.shape)) c.pos = POS_ZERO;
+  /* RoPE tables: exact large scores only without rotation, so those ranges put every query at position 0. A RoPE
+   * whose cos and sin carry a factor (YaRN's attention factor) still scales q there, by a non-integer rounded in
+   * fp32, which voids RANGE_LARGE's premise of exact integer scores: those tables run the unit and wide ranges
+   * (whose tolerances allow for the rounding), and RANGE_LARGE's max subtraction runs on every other table, through
+   * the same kernel code (the factor is data in the cos/sin table, never in a kernel). */
+  const attngen_rope *rope = rope_of(base.table, &base.shape);
+  if (range == RANGE_LARGE && rope && rope->cs_scale != 1.0) return;
+  if (range != RANGE_UNIT && rope) c.pos = POS_ZERO;
   push(v, c);
 }
 
