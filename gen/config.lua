@@ -68,7 +68,7 @@ local function check_text(where, origin, raw, field)
 end
 
 local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas", "kv_dtype", "rope",
-                 "tuned", "kinds" }
+                 "tuned", "kinds", "layers" }
 
 -- A finite number (no nan, no inf).
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
@@ -315,6 +315,7 @@ function M.validate(raw, where, origin)
     if field == "rope" then return check_rope(where, v, c.head_dim, path) end
     return check_option(where, path, spec.option[field], v)
   end)
+  c.layers = kinds.layers(where, raw.layers, c.kinds)
   return c
 end
 

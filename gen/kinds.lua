@@ -66,4 +66,27 @@ function M.validate(where, raw, c, check)
   return out
 end
 
+-- layers = { "local", "local", ..., "global" }: the kind of each layer, in order (transformers' `layer_types`), so
+-- that the header can give each layer its table. Returns the list or nil.
+local MAX_LAYERS = 4096
+function M.layers(where, raw, kinds)
+  if raw == nil then return nil end
+  if not kinds then fail(where, "layers", "needs `kinds`: it names the kind of each layer") end
+  local names, known = {}, {}
+  for i, k in ipairs(kinds) do names[i], known[k.name] = k.name, true end
+  if type(raw) ~= "table" or #raw == 0 or #raw > MAX_LAYERS then
+    fail(where, "layers", "must be a list of 1 to %d kind names (%s), one per layer, got %s", MAX_LAYERS,
+      table.concat(names, ", "), show(raw))
+  end
+  local n = 0
+  for _ in pairs(raw) do n = n + 1 end
+  if n ~= #raw then fail(where, "layers", "must be a list (no keys or holes)") end
+  for i, x in ipairs(raw) do
+    if not known[x] then
+      fail(where, string.format("layers[%d]", i), "must name a kind (%s), got %s", table.concat(names, ", "), show(x))
+    end
+  end
+  return raw
+end
+
 return M

@@ -154,6 +154,11 @@ local function config_lines(c)
     end
     lines[#lines + 1] = "},"
   end
+  if c.layers then
+    local q = {}
+    for i, x in ipairs(c.layers) do q[i] = string.format("%q", x) end
+    lines[#lines + 1] = "layers = { " .. table.concat(q, ", ") .. " },"
+  end
   if c.tuned then
     for _, l in ipairs(M.tuned_lines(c.tuned, "")) do lines[#lines + 1] = l end
   end

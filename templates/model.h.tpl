@@ -48,6 +48,13 @@ extern "C" {
 @ for _, t in ipairs(tables) do
 extern const attngen_table $(t.table_name);
 @ end
+@ if c.layers then
+
+/* The table of each of the model's layers, in order (config `layers`): select layer l's kernels from
+ * attngen_layers_$(c.cname)[l]. */
+#define ATTNGEN_$(c.cname:upper())_LAYER_COUNT $(I(#c.layers))
+extern const attngen_table *const attngen_layers_$(c.cname)[$(I(#c.layers))];
+@ end
 
 #ifdef __cplusplus
 }

@@ -84,3 +84,14 @@ const attngen_table $(table_name) = {
   (int)(sizeof $(table_name)_kernels / sizeof $(table_name)_kernels[0]) - 1
 };
 @ end
+@ if c and c.layers then
+
+/* The table of each layer, in order (config `layers`) */
+const attngen_table *const attngen_layers_$(c.cname)[$(I(#c.layers))] = {
+@   for i = 1, #c.layers, 4 do
+@     local l = {}
+@     for j = i, math.min(i + 3, #c.layers) do l[#l + 1] = "&attngen_table_" .. c.cname .. "_" .. c.layers[j] end
+  $(table.concat(l, ", ")),
+@   end
+};
+@ end

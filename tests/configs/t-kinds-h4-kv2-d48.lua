@@ -23,4 +23,5 @@ return {
                                           mscale_all_dim = 1 } } },
     { name = "nope", rope = false },
   },
+  layers   = { "local", "local", "global", "long", "nope", "local", "global" }, -- attngen_layers_t_kinds_h4_kv2_d48
 }
