@@ -313,7 +313,7 @@ function M.validate(raw, where, origin)
   -- kinds of layers: each its own values of the per-kind fields, the top level's by default
   c.kinds = kinds.validate(where, raw.kinds, c, function(path, field, v)
     if field == "rope" then return check_rope(where, v, c.head_dim, path) end
-    return check_option(where, path, spec.option[field], v)
+    return check_option(where, path, spec.kind_entry(field), v)
   end)
   c.layers = kinds.layers(where, raw.layers, c.kinds)
   return c

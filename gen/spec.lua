@@ -240,8 +240,10 @@ function spec.names(list)
   return t
 end
 
+local kind_entries = {}
 -- The config fields a kind of layer (config `kinds`) may set for itself: `rope` and every entry of a spec list
 -- marked per_kind = true (options today), in a fixed order: rope, then the lists by name, each in its order.
+-- spec.kind_entry(name) is the entry of such a field (its `check` validates a kind's value).
 function spec.kind_fields()
   local out, lists = {}, {}
   if spec.rope.per_kind then out[1] = "rope" end
@@ -251,10 +253,14 @@ function spec.kind_fields()
   table.sort(lists)
   for _, key in ipairs(lists) do
     for _, e in ipairs(spec[key]) do
-      if e.per_kind and e.name then out[#out + 1] = e.name end
+      if e.per_kind and e.name then out[#out + 1], kind_entries[e.name] = e.name, e end
     end
   end
   return out
+end
+function spec.kind_entry(name)
+  spec.kind_fields()
+  return kind_entries[name]
 end
 
 -- The feature set of a mask preset: { causal = true, kv_lens = true }. The one place that decides it.

@@ -121,7 +121,7 @@ class Build(Case):
 class Kinds(Case):
     """A config with kinds of layers: one compiled file, a table per kind with its own RoPE, the same kernels."""
 
-    CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "py-kinds-h4-kv2-d32.lua")
+    CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "py-kinds-h4-kv1-d32.lua")
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="attngen-kinds-")
@@ -131,11 +131,11 @@ class Kinds(Case):
 
     def test_each_kind_rotates_by_its_own_rope(self):
         rng = np.random.default_rng(12)
-        q, k, v = uniform(rng, 2, 9, 4, 32), uniform(rng, 2, 9, 2, 32), uniform(rng, 2, 9, 2, 32)
+        q, k, v = uniform(rng, 2, 9, 4, 32), uniform(rng, 2, 9, 1, 32), uniform(rng, 2, 9, 1, 32)
         names = []
         for kind, style, theta in (("local", "half", 10000), ("global", "interleaved", 1000000)):
             m = attngen.build(self.CONFIG, self.dir, kind=kind)
-            self.assertEqual((m.name, m.rope.style, m.rope.theta), ("py-kinds-h4-kv2-d32/" + kind, style, theta))
+            self.assertEqual((m.name, m.rope.style, m.rope.theta), ("py-kinds-h4-kv1-d32/" + kind, style, theta))
             kernel = m.select(mask="causal", phase="prefill", isa="scalar")
             self.assertFalse(kernel.generic)
             names.append(kernel.name)
