@@ -178,6 +178,7 @@ typedef struct {
 @ for _, p in ipairs(spec.rope.params) do
   double $(p.name); /* $(p.doc) (0: not used by this scaling) */
 @ end
+  double cs_scale;              /* every cos and sin is multiplied by it: YaRN's attention factor, else 1 */
 } attngen_rope;
 
 /* ---- per-kernel parameters: config options every kernel of a table carries (and the generic fallback uses) */
