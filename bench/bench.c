@@ -1188,9 +1188,9 @@ int main(int argc, char **argv) {
   FILE *mf = fopen(path, "w");
   if (mf) {
     fprintf(mf, "mode,fma_gflops_1core,read_gbs_1thread,read_gbs_2threads,buffer_mib,repeats,fma_gflops_2threads,"
-                "loadavg_before\n");
-    fprintf(mf, "%s,%.3f,%.3f,%.3f,%.0f,%d,%.3f,%.2f\n", st.quick ? "quick" : "full", st.m.fma_gflops, st.m.bw1_gbs,
-            st.m.bw2_gbs, st.m.buf_mib, st.m.repeats, st.m.fma2_gflops, load0);
+                "loadavg_before,fma_bits\n");
+    fprintf(mf, "%s,%.3f,%.3f,%.3f,%.0f,%d,%.3f,%.2f,%d\n", st.quick ? "quick" : "full", st.m.fma_gflops, st.m.bw1_gbs,
+            st.m.bw2_gbs, st.m.buf_mib, st.m.repeats, st.m.fma2_gflops, load0, st.m.fma_bits);
     fclose(mf);
   }
   snprintf(path, sizeof path, "%s/results.csv", outdir);
