@@ -264,6 +264,15 @@ static void measure_set(const job *jobs, int n, double budget, int min_samples, 
   }
 }
 
+/* The limit of a 2-thread job in each round: best[r] = min(t2[r], t1[r] x work2 / work1), the better of the 2-thread
+ * pass and the 1-thread one scaled to the same work. A host that takes the second vCPU for a while stalls a pass
+ * split evenly between two threads, while a kernel's pool gives the work to the thread that runs: against the
+ * 2-thread pass alone such rounds read 103-134% of the limit. Returns best. */
+static const double *best_of_1t_2t(const double *t1, const double *t2, double work_ratio, int rounds, double *best) {
+  for (int r = 0; r < rounds; r++) best[r] = fmin(t2[r], t1[r] * work_ratio);
+  return best;
+}
+
 /* Median over rounds of num[r] / den[r]. */
 static double paired_ratio(const double *num, const double *den, int rounds) {
   double tmp[MAX_SAMPLES];
@@ -313,16 +322,18 @@ static const char *short_mask(attngen_mask m) { return attngen_mask_name(m); }
  * kernel beating the limit, only the limit or the kernel mismeasured, so it carries a '!' (counted for the
  * footnote). */
 static const char *pct_cell(bench_state *st, char *buf, size_t n, double pct, int decimals) {
-  const int over = pct > 100.0;
-  snprintf(buf, n, "%.*f%%%s", decimals, pct, over ? "!" : "");
+  snprintf(buf, n, "%.*f%%", decimals, pct);
+  const int over = atof(buf) > 100.0; /* as printed: 100.0% is not above */
+  if (over) strncat(buf, "!", n - strlen(buf) - 1);
   st->over_limit += over;
   return buf;
 }
 
 /* A ratio of a specialized kernel's speed over what it is compared with: below 1.00x carries a '*'. */
 static const char *ratio_cell(bench_state *st, char *buf, size_t n, double ratio) {
-  const int slower = ratio < 1.0;
-  snprintf(buf, n, "%.2fx%s", ratio, slower ? "*" : "");
+  snprintf(buf, n, "%.2fx", ratio);
+  const int slower = atof(buf) < 1.0; /* as printed: 1.00x is not below */
+  if (slower) strncat(buf, "*", n - strlen(buf) - 1);
   st->slower += slower;
   return buf;
 }
@@ -388,7 +399,7 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
   const double pct_peak_start = (ok && peak > 0) ? 100.0 * gflops / peak : 0.0;
   const double pct_peak = t->pct_peak_rounds > 0 ? t->pct_peak_rounds : pct_peak_start;
   const double gbs = (ok && decode) ? bytes / t->sec * 1e-9 : 0.0;
-  const double bw = threads >= 2 ? st->m.bw2_gbs : st->m.bw1_gbs;
+  const double bw = threads >= 2 ? fmax(st->m.bw2_gbs, st->m.bw1_gbs) : st->m.bw1_gbs; /* 2 threads: the better */
   /* against the read of these very bytes in the same rounds when measured, else the start-of-run figure */
   const double pct_bw_start = (decode && bw > 0) ? 100.0 * gbs / bw : 0.0;
   const double pct_bw = t->pct_bw_read > 0 ? t->pct_bw_read : pct_bw_start;
@@ -611,18 +622,27 @@ static void run_case(bench_state *st, const bcase *c0) {
   bench_reader_free(rd1);
   bench_reader_free(rd2);
   const double flop = 4.0 * D * H * c->batch * visible_pairs(sh->mask, c->q_len, c->kv_len);
-  /* each kernel job against the peak loop and the read with its thread count */
-  const int kernel_jobs[] = {i1, ig, i2, inx, i4k}, peak_of[] = {ip1, ip1, ip2, ip1, ip1},
-            read_of[] = {ir1, ir1, ir2, ir1, ir1};
+  /* each kernel job against the peak loop and the read with its thread count; the 2-thread limit of a round is the
+   * better of its 2-thread pass and its 1-thread one */
+  const int nr = ip1 >= 0 ? tt[ip1].samples : ir1 >= 0 ? tt[ir1].samples : 0;
+  const double pf1 = pk1 ? bench_peak_flop(pk1) : 0, pf2 = pk2 ? bench_peak_flop(pk2) : 0;
+  double peak2[MAX_SAMPLES], read2[MAX_SAMPLES];
+  const double *pk1s = ip1 >= 0 ? samples[ip1] : NULL, *rd1s = ir1 >= 0 ? samples[ir1] : NULL;
+  const double *pk2s = ip2 < 0 ? NULL : pk1s ? best_of_1t_2t(pk1s, samples[ip2], pf2 / pf1, nr, peak2) : samples[ip2];
+  const double *rd2s = ir2 < 0 ? NULL : rd1s ? best_of_1t_2t(rd1s, samples[ir2], 1.0, nr, read2) : samples[ir2];
+  const int kernel_jobs[] = {i1, ig, i2, inx, i4k};
+  const double *peak_of[] = {pk1s, pk1s, pk2s, pk1s, pk1s}, *read_of[] = {rd1s, rd1s, rd2s, rd1s, rd1s};
   for (int x = 0; x < 5; x++) {
-    const int j = kernel_jobs[x], p = peak_of[x], r = read_of[x];
+    const int j = kernel_jobs[x];
+    const double *p = peak_of[x], *r = read_of[x];
     if (j < 0) continue;
-    if (p >= 0 && tt[j].status == ATTNGEN_OK)
-      tt[j].pct_peak_rounds =
-          100.0 * flop / bench_peak_flop(jobs[p].peak) * paired_ratio(samples[p], samples[j], tt[j].samples);
-    if (r < 0) continue;
-    tt[j].read_gbs = kv_bytes / tt[r].sec * 1e-9;
-    if (tt[j].status == ATTNGEN_OK) tt[j].pct_bw_read = 100.0 * paired_ratio(samples[r], samples[j], tt[j].samples);
+    if (p && tt[j].status == ATTNGEN_OK)
+      tt[j].pct_peak_rounds = 100.0 * flop / (x == 2 ? pf2 : pf1) * paired_ratio(p, samples[j], tt[j].samples);
+    if (!r) continue;
+    double tmp[MAX_SAMPLES];
+    memcpy(tmp, r, sizeof(double) * (size_t)nr);
+    tt[j].read_gbs = kv_bytes / bench_median(tmp, nr) * 1e-9;
+    if (tt[j].status == ATTNGEN_OK) tt[j].pct_bw_read = 100.0 * paired_ratio(r, samples[j], tt[j].samples);
   }
   if (ip1 >= 0 && ip2 >= 0 && tt[i2].status == ATTNGEN_OK)
     tt[i2].peak_2t_over_1t =
@@ -710,10 +730,10 @@ static void run_case(bench_state *st, const bcase *c0) {
     emit(st, c, label, "naive", "naive C triple loop (bench/naive.c)", 0, "c", 1, &tn, -1, -1, strcmp(ref_name, "naive") == 0 ? err_ref : -1, "select", "");
   if (t2.peak_2t_over_1t > 0)
     printf("%-38s   the FMA peak loop in these rounds: 2 threads %.2fx 1 thread (what the host gave the second "
-           "thread; the 2-thread %%peak is against it)\n", "", t2.peak_2t_over_1t);
+           "thread; the 2-thread %%peak is against the better of it and 1 thread per round)\n", "", t2.peak_2t_over_1t);
   if (ir1 >= 0 || ir2 >= 0)
     printf("%-38s   %%bw: against the read of these K/V bytes in the same rounds: 1 thread %.1f GB/s, 2 threads "
-           "%.1f GB/s (start of run: %.1f, %.1f)\n", "", t1.read_gbs, t2.read_gbs, st->m.bw1_gbs, st->m.bw2_gbs);
+           "%.1f GB/s (per round the better of the 2- and 1-thread read; start of run: %.1f, %.1f)\n", "", t1.read_gbs, t2.read_gbs, st->m.bw1_gbs, st->m.bw2_gbs);
   if (note[0]) printf("%-38s   note: %s\n", "", note);
   printf("\n");
 
@@ -1282,9 +1302,10 @@ int main(int argc, char **argv) {
          "median of per-round ratios, the variants being timed in interleaved rounds);\n"
          "%%peak is against the FMA peak loop on as many threads, timed in the same interleaved rounds (median of\n"
          "per-round ratios; the start-of-run figure, threads x the 1-core peak, is in the CSV); %%bw against the\n"
-         "measured read bandwidth for that\n"
-         "thread count; maxerr = max |out - reference| (select row: vs naive if run, else vs generic;\n"
-         "2-thread row: vs 1 thread, expected 0).\n"
+         "measured read bandwidth for that thread count (2 threads: per round the better of the 2- and 1-thread\n"
+         "loop or read, a stalled second vCPU holding back an evenly split pass, not a kernel's pool);\n"
+         "maxerr = max |out - reference| (select row: vs naive if run, else vs generic; 2-thread row: vs 1 thread,\n"
+         "expected 0).\n"
          "K/V (decode): warm = K+V up to 1/4 of the last-level cache (%.0f MiB), repeated on the same buffers, read from\n"
          "the caches (no %%bw: no memory figure bounds it); cold = K+V up to the cache, evicted before every call by a\n"
          "2-thread read of twice the cache (untimed), or K+V beyond the cache (every call streams it from memory).\n"
