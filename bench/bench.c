@@ -8,7 +8,7 @@
  *   select   again with attngen_run_parallel(..., 2);
  *   naive    a plain C triple loop (bench/naive.c), small sizes only, for the plots.
  * Machine numbers (FMA peak of one core, 1- and 2-thread read bandwidth) are measured at the start of the
- * same run (bench/machine.c); percentages are against them, except decode beyond the last-level cache: there the
+ * same run (bench/machine.c); percentages are against them, except decode timed cold (see below): there the
  * case's own K/V bytes are also read plainly (1 and 2 threads, bench_reader: 4 streams in K and 4 in V read in turn,
  * 512 bytes at a time, the fastest plain pattern found) in the same interleaved rounds as the
  * kernels, and %bw is the median of the per-round ratios read time / kernel time (the machine's bandwidth drifts
