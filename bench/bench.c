@@ -217,15 +217,18 @@ typedef struct {
 
 #define MAX_SAMPLES 301
 
-/* Times n jobs interleaved: each round runs one sample of every job in turn, so a slow spell of this shared
- * machine hits all of them alike and their ratios (taken per round, see paired_ratio) stay meaningful.
+#define MAX_JOBS 16
+
+/* Times n jobs (at most MAX_JOBS) interleaved: each round runs one sample of every job, in an order drawn per
+ * round, so a slow spell of this shared machine hits all of them alike and their ratios (taken per round, see
+ * paired_ratio) stay meaningful.
  * Each job: two warm-up calls (the first produces the output that is compared), then samples of `inner`
  * back-to-back calls (inner such that a sample lasts >= 1 ms). Rounds: enough for ~budget seconds per job,
  * at least min_samples. samples[j][r] = seconds per call of job j in round r. */
 static void measure_set(const job *jobs, int n, double budget, int min_samples, timing *out,
                         double samples[][MAX_SAMPLES]) {
-  double tw[8];
-  int inner[8];
+  double tw[MAX_JOBS];
+  int inner[MAX_JOBS];
   int rounds = MAX_SAMPLES;
   for (int j = 0; j < n; j++) {
     out[j].status = ATTNGEN_OK;
@@ -248,12 +251,23 @@ static void measure_set(const job *jobs, int n, double budget, int min_samples, 
     if (r < rounds) rounds = r;
   }
   if (rounds < min_samples) rounds = min_samples;
-  for (int r = 0; r < rounds; r++)
-    for (int j = 0; j < n; j++) {
+  uint64_t x = 0x9E3779B97F4A7C15ull; /* the order of each round: a fixed order beat in step with the host's time
+                                       * slices, and the in-round peak loop read 135-266% for the first cases */
+  for (int r = 0; r < rounds; r++) {
+    int order[MAX_JOBS];
+    for (int j = 0; j < n; j++) order[j] = j;
+    for (int j = n - 1; j > 0; j--) { /* Fisher-Yates, xorshift64 */
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const int k = (int)(x % (uint64_t)(j + 1)), t = order[j];
+      order[j] = order[k], order[k] = t;
+    }
+    for (int i = 0; i < n; i++) {
+      const int j = order[i];
       if (out[j].status != ATTNGEN_OK) continue;
       int st2;
       samples[j][r] = job_time(&jobs[j], inner[j], &st2) / inner[j];
     }
+  }
   for (int j = 0; j < n; j++) {
     if (out[j].status != ATTNGEN_OK) continue;
     double tmp[MAX_SAMPLES];
