@@ -175,12 +175,22 @@ typedef struct {
 
 static int job_run(const job *j);
 
-/* Seconds of `calls` back-to-back runs of j, after its eviction pass when it is timed cold (then calls is 1). */
+/* Seconds of `calls` back-to-back runs of j, after its eviction pass when it is timed cold (then calls is 1). A
+ * limit's pass (the read, the peak loop) counts its capacity time (machine.h), a kernel its wall time. */
 static double job_time(const job *j, int calls, int *status) {
-  if (j->evict) bench_reader_pass(j->evict);
+  if (j->evict) (void)bench_reader_pass(j->evict);
+  double capacity = 0.0;
   const double t0 = bench_now();
-  for (int i = 0; i < calls; i++) *status = job_run(j);
-  return bench_now() - t0;
+  for (int i = 0; i < calls; i++) {
+    if (j->kind == RUN_READ || j->kind == RUN_PEAK) {
+      capacity += j->kind == RUN_READ ? bench_reader_pass(j->reader) : bench_peak_pass(j->peak);
+      *status = ATTNGEN_OK;
+    } else {
+      *status = job_run(j);
+    }
+  }
+  const double wall = bench_now() - t0;
+  return capacity > 0 ? capacity : wall;
 }
 
 static int job_run(const job *j) {
@@ -189,8 +199,8 @@ static int job_run(const job *j) {
   case RUN_PARALLEL: return attngen_run_parallel(j->kernel, j->args, j->threads);
   case RUN_NAIVE: return naive_attention(j->shape, j->args) == 0 ? ATTNGEN_OK : ATTNGEN_ERR_NOMEM;
   case RUN_STEP: return attngen_step(j->kernel, j->step);
-  case RUN_READ: bench_reader_pass(j->reader); return ATTNGEN_OK;
-  case RUN_PEAK: bench_peak_pass(j->peak); return ATTNGEN_OK;
+  case RUN_READ: (void)bench_reader_pass(j->reader); return ATTNGEN_OK;
+  case RUN_PEAK: (void)bench_peak_pass(j->peak); return ATTNGEN_OK;
   }
   return ATTNGEN_ERR_UNSUPPORTED;
 }

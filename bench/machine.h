@@ -40,7 +40,9 @@ double bench_median(double *v, int n);  /* sorts v */
  * Each pass reads every float of a[0..n) and b[0..n) (b may be NULL) once, split evenly across the threads. */
 typedef struct bench_reader bench_reader;
 bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nthreads); /* NULL: no memory */
-void bench_reader_pass(bench_reader *r);
+/* The pass's capacity time: the seconds its threads, each at the rate it ran this pass, would take sharing the work as
+ * they went; a pool's kernel is held to that, not to the slowest thread's wall time (machine.c: team_pass). */
+double bench_reader_pass(bench_reader *r);
 void bench_reader_free(bench_reader *r);
 /* The FMA peak loop of (a), about `seconds` per pass on each of nthreads threads at once (threads parked between
  * passes like the reader's), for a peak measured in the same interleaved rounds as a kernel: a neighbour that
@@ -48,7 +50,7 @@ void bench_reader_free(bench_reader *r);
 typedef struct bench_peak bench_peak;
 bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads);
 void bench_peak_set_seconds(bench_peak *p, double seconds); /* resize a pass (threads keep running it alike) */
-void bench_peak_pass(bench_peak *p);
+double bench_peak_pass(bench_peak *p); /* capacity time, as bench_reader_pass */
 double bench_peak_flop(const bench_peak *p); /* flop of one pass, all threads */
 void bench_peak_free(bench_peak *p);
 /* Human-readable summary to stdout. */
