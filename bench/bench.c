@@ -777,7 +777,7 @@ static void run_case(bench_state *st, const bcase *c0) {
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* RoPE and the KV cache (issue 10), on llama-3-8b's table (theta 500000, rotate_half over 128 dims):
+/* RoPE and the KV cache, on llama-3-8b's table (theta 500000, rotate_half over 128 dims):
  *   decode   the fused step (attngen_step, 1 new token: rotate q while packing + rotate/append the new K row and
  *            copy its V row + attend to the 4096 rows) vs attention alone (attngen_run, the same kernel with its
  *            RoPE descriptor cleared) on the same cache of 4096 rows; target <= 1.05x;
