@@ -69,6 +69,7 @@
 #include <string.h>
 
 #include "kv_types.h"
+#include "merge_cases.h"
 #include "reference.h"
 #include "rope_cases.h"
 
@@ -1453,6 +1454,7 @@ int case_run(const test_case *c, case_result *r) {
   case CK_APPEND: return rope_run_append(c, r);
   case CK_ALLOC: return run_alloc(c, r);
   case CK_CONVERT: return kvt_run_convert(c, r);
+  case CK_MERGE: return merge_run(c, r);
   }
   return case_failf(r, "unknown case kind");
 }
@@ -1461,11 +1463,19 @@ int case_run(const test_case *c, case_result *r) {
 /* names */
 
 void case_name(const test_case *c, char *buf, size_t n) {
-  static const char *kinds[] = {"numeric", "threads", "errors", "table", "step", "append", "alloc", "convert"};
+  static const char *kinds[] = {"numeric", "threads", "errors", "table", "step", "append", "alloc", "convert", "merge"};
   char dt[24] = ""; /* the storage type as kernel names spell it: nothing for fp32, _<type> after the phase */
   if (c->shape.kv_dtype != ATTNGEN_KV_F32) snprintf(dt, sizeof dt, "_%s", attngen_kv_dtype_name(c->shape.kv_dtype));
   if (c->kind == CK_CONVERT) {
     snprintf(buf, n, "convert %s", kvt_convert_name(c->variant));
+    return;
+  }
+  if (c->kind == CK_MERGE) {
+    if (merge_uses_kernels(c->variant))
+      snprintf(buf, n, "merge %s generic/h%d_kv%d_d%d__%s", merge_case_name(c->variant), c->shape.heads,
+               c->shape.kv_heads, c->shape.head_dim, attngen_isa_name(c->isa));
+    else
+      snprintf(buf, n, "merge %s", merge_case_name(c->variant));
     return;
   }
   if (c->kind == CK_ALLOC) {
@@ -1812,6 +1822,18 @@ int cases_build(case_subset subset, test_case **out) {
     b.variant = variant;
     push(&v, b);
   }
+  for (int variant = 0; variant < MERGE_COUNT_; variant++) /* merged partial states: on every ISA when kernels run */
+    for (int isa = 0; isa < ATTNGEN_ISA_COUNT_; isa++) {
+      if (!((isas >> isa) & 1u) || (!merge_uses_kernels(variant) && isa > 0)) continue;
+      test_case b;
+      memset(&b, 0, sizeof b);
+      b.kind = CK_MERGE;
+      b.model = "runtime";
+      b.shape = (attngen_shape){4, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL, ATTNGEN_KV_F32};
+      b.isa = (attngen_isa)isa;
+      b.variant = variant;
+      push(&v, b);
+    }
   for (int t = 0; g_tables[t]; t++) {
     const attngen_table *tab = g_tables[t];
     {

@@ -117,7 +117,14 @@ class StepArgs(ctypes.Structure):
                 ("scale", c_float), ("lse", c_void_p)]
 
 
-STRUCTS = (Shape, Strides, Args, Work, Rope, Params, KernelInfo, Kernel, Table, AppendArgs, StepArgs)
+class MergeArgs(ctypes.Structure):
+    _c_name = "attngen_merge_args"
+    _fields_ = [("batch", c_int), ("q_len", c_int), ("heads", c_int), ("head_dim", c_int), ("n", c_int),
+                ("o_in", c_void_p), ("lse_in", c_void_p), ("o_in_stride", c_void_p), ("lse_in_stride", c_void_p),
+                ("o", c_void_p), ("lse", c_void_p), ("o_stride", Strides), ("lse_stride", Strides)]
+
+
+STRUCTS = (Shape, Strides, Args, Work, Rope, Params, KernelInfo, Kernel, Table, AppendArgs, StepArgs, MergeArgs)
 
 # The K/V pointer fields of each storage type, in Args (attention) and AppendArgs (append / step): (k, v, k scale,
 # v scale); the float types have no scales.
