@@ -52,6 +52,8 @@ help:
 	@echo "  make bench-plot      redraw the plots from $(BUILD)/bench/results.csv"
 	@if [ -f bench/peers/peers.mk ]; then \
 	  echo "  make bench-peers     attngen vs PyTorch, ONNX Runtime, OpenVINO (needs PyPI; bench-peers-plot redraws)"; fi
+	@if [ -f tests/golden/golden.mk ]; then \
+	  echo "  make golden          tests/golden/data from the models' own code (needs PyPI; GOLDEN_PYTHON=, GOLDEN_MODELS=)"; fi
 	@echo "  make size-table      docs/size_table.md: kernels, lines, bytes, compile time, .text per model"
 	@echo "  make $(BUILD)/python/libattngen.so   the runtime as a shared library, for the Python package (python/)"
 	@echo "  make install         generator command, libattngen.a, headers, attngen.pc, CMake package (install.mk)"
@@ -128,6 +130,7 @@ test: deps-test test-generator check-generated test-native test-fuzz test-neon t
 -include examples/downstream/downstream.mk
 -include install.mk
 -include python/python.mk
+-include tests/golden/golden.mk
 
 # docs/size_table.md (linked from README.md and docs/performance.md)
 size-table: generate

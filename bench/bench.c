@@ -8,7 +8,7 @@
  *   select   again with attngen_run_parallel(..., 2);
  *   naive    a plain C triple loop (bench/naive.c), small sizes only, for the plots.
  * Machine numbers (FMA peak of one core, 1- and 2-thread read bandwidth) are measured at the start of the
- * same run (bench/machine.c); percentages are against them, except decode beyond the last-level cache: there the
+ * same run (bench/machine.c); percentages are against them, except decode timed cold (see below): there the
  * case's own K/V bytes are also read plainly (1 and 2 threads, bench_reader: 4 streams in K and 4 in V read in turn,
  * 512 bytes at a time, the fastest plain pattern found) in the same interleaved rounds as the
  * kernels, and %bw is the median of the per-round ratios read time / kernel time (the machine's bandwidth drifts
@@ -21,13 +21,21 @@
  * per-call time over the rounds; the ratios spec/gen and 2T/1T are medians of the per-round ratios. The number
  * of rounds adapts so each variant takes about BENCH_CASE_SECONDS/3 (quick 0.07 s, full 0.3 s, i.e. ~0.2 s /
  * ~1 s per case), at least 7 (quick: 3; naive, timed on its own: 1), after two warm-up calls.
+ * Decode K/V up to a quarter of the last-level cache is timed warm (repeated on the same buffers); up to the whole
+ * cache, cold: before every call (one call per sample) a 2-thread read of a buffer twice the cache, untimed, evicts
+ * it; beyond the cache every call streams it from memory. The K/V column says which (kv_state_of).
+ *
+ * Limits: the FMA peak loop is measured and run in this process, at the width (256 or 512 bits) that gives the
+ * most flop/s here; the bandwidth in a child. A percentage of a limit above 100 is flagged '!' (a measurement
+ * error), a specialized kernel slower than the generic one or than the next ISA's '*'.
  *
  * Useful flops = 4 * head_dim * heads * batch * (visible query/key pairs per head), the pairs counted
  * exactly for the mask (causal: query i sees keys j <= i + kv_len - q_len). Decode bandwidth counts the K and
  * V bytes once: 2 * kv_len * kv_heads * head_dim * 4 * batch.
  *
  * Environment: BENCH_MODE=quick|full (default full), BENCH_CASE_SECONDS (per case, split over its 3 variants),
- * BENCH_FILTER (only cases whose label contains it, e.g. "decode h32"), BENCH_BW_MIB (machine.c).
+ * BENCH_FILTER (only cases whose label contains it, e.g. "decode h32"), BENCH_BW_MIB, BENCH_FMA_BITS=256|512 (the
+ * peak loop's width, forced; machine.c).
  * Usage: bench [OUTDIR]   (default build/bench; writes OUTDIR/results.csv and OUTDIR/machine.csv) */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -161,7 +169,29 @@ typedef struct {
   bench_peak *peak;               /* RUN_PEAK: the FMA peak loop on `threads` threads (machine.h) */
   int match; /* RUN_PEAK: a pass lasts as long as a sample of this (earlier) job: the host takes its cores in
               * spells, and a 1 ms loop beside a 400 ms kernel sample measured a moment, not the same window */
+  bench_reader *evict; /* non-NULL: timed cold, every call after a pass of this reader over a buffer twice the
+                        * last-level cache (untimed), one call per sample */
 } job;
+
+static int job_run(const job *j);
+
+/* Seconds of `calls` back-to-back runs of j, after its eviction pass when it is timed cold (then calls is 1). A
+ * limit's pass (the read, the peak loop) counts its capacity time (machine.h), a kernel its wall time. */
+static double job_time(const job *j, int calls, int *status) {
+  if (j->evict) (void)bench_reader_pass(j->evict);
+  double capacity = 0.0;
+  const double t0 = bench_now();
+  for (int i = 0; i < calls; i++) {
+    if (j->kind == RUN_READ || j->kind == RUN_PEAK) {
+      capacity += j->kind == RUN_READ ? bench_reader_pass(j->reader) : bench_peak_pass(j->peak);
+      *status = ATTNGEN_OK;
+    } else {
+      *status = job_run(j);
+    }
+  }
+  const double wall = bench_now() - t0;
+  return capacity > 0 ? capacity : wall;
+}
 
 static int job_run(const job *j) {
   switch (j->kind) {
@@ -169,11 +199,14 @@ static int job_run(const job *j) {
   case RUN_PARALLEL: return attngen_run_parallel(j->kernel, j->args, j->threads);
   case RUN_NAIVE: return naive_attention(j->shape, j->args) == 0 ? ATTNGEN_OK : ATTNGEN_ERR_NOMEM;
   case RUN_STEP: return attngen_step(j->kernel, j->step);
-  case RUN_READ: bench_reader_pass(j->reader); return ATTNGEN_OK;
-  case RUN_PEAK: bench_peak_pass(j->peak); return ATTNGEN_OK;
+  case RUN_READ: (void)bench_reader_pass(j->reader); return ATTNGEN_OK;
+  case RUN_PEAK: (void)bench_peak_pass(j->peak); return ATTNGEN_OK;
   }
   return ATTNGEN_ERR_UNSUPPORTED;
 }
+
+/* How a decode case's K/V stood in the caches when timed (kv_state_of). */
+typedef enum { KV_NA, KV_WARM, KV_COLD_EVICTED, KV_COLD_BEYOND } kv_state;
 
 typedef struct {
   int status;    /* ATTNGEN_OK or the failing status */
@@ -189,19 +222,23 @@ typedef struct {
   /* the 2-thread row: the peak loop's own 2-thread / 1-thread rate in the same rounds (median of per-round
    * ratios), what the host gave two threads then; 0: not measured */
   double peak_2t_over_1t;
+  kv_state kvs; /* decode: timed warm or cold */
 } timing;
 
 #define MAX_SAMPLES 301
 
-/* Times n jobs interleaved: each round runs one sample of every job in turn, so a slow spell of this shared
- * machine hits all of them alike and their ratios (taken per round, see paired_ratio) stay meaningful.
+#define MAX_JOBS 16
+
+/* Times n jobs (at most MAX_JOBS) interleaved: each round runs one sample of every job, in an order drawn per
+ * round, so a slow spell of this shared machine hits all of them alike and their ratios (taken per round, see
+ * paired_ratio) stay meaningful.
  * Each job: two warm-up calls (the first produces the output that is compared), then samples of `inner`
  * back-to-back calls (inner such that a sample lasts >= 1 ms). Rounds: enough for ~budget seconds per job,
  * at least min_samples. samples[j][r] = seconds per call of job j in round r. */
 static void measure_set(const job *jobs, int n, double budget, int min_samples, timing *out,
                         double samples[][MAX_SAMPLES]) {
-  double tw[8];
-  int inner[8];
+  double tw[MAX_JOBS];
+  int inner[MAX_JOBS];
   int rounds = MAX_SAMPLES;
   for (int j = 0; j < n; j++) {
     out[j].status = ATTNGEN_OK;
@@ -211,29 +248,36 @@ static void measure_set(const job *jobs, int n, double budget, int min_samples, 
     const int m = jobs[j].match;
     if (jobs[j].kind == RUN_PEAK && m >= 0 && m < j && out[m].status == ATTNGEN_OK)
       bench_peak_set_seconds(jobs[j].peak, tw[m] * inner[m]);
-    double t0 = bench_now();
-    out[j].status = job_run(&jobs[j]);
-    tw[j] = bench_now() - t0;
+    tw[j] = job_time(&jobs[j], 1, &out[j].status);
     if (out[j].status != ATTNGEN_OK) continue;
-    if (tw[j] < budget / 4) { /* warm-up 2, for calibration with warm caches */
-      t0 = bench_now();
-      job_run(&jobs[j]);
-      tw[j] = bench_now() - t0;
+    if (tw[j] < budget / 4) { /* warm-up 2, for calibration with warm caches (or evicted ones, timed cold) */
+      int st2;
+      tw[j] = job_time(&jobs[j], 1, &st2);
     }
     if (tw[j] < 1e-7) tw[j] = 1e-7;
-    inner[j] = tw[j] < 1e-3 ? (int)ceil(1e-3 / tw[j]) : 1;
+    inner[j] = tw[j] < 1e-3 && !jobs[j].evict ? (int)ceil(1e-3 / tw[j]) : 1;
     if (inner[j] > 100000) inner[j] = 100000;
     int r = (int)(budget / (tw[j] * inner[j]));
     if (r < rounds) rounds = r;
   }
   if (rounds < min_samples) rounds = min_samples;
-  for (int r = 0; r < rounds; r++)
-    for (int j = 0; j < n; j++) {
-      if (out[j].status != ATTNGEN_OK) continue;
-      double t0 = bench_now();
-      for (int i = 0; i < inner[j]; i++) job_run(&jobs[j]);
-      samples[j][r] = (bench_now() - t0) / inner[j];
+  uint64_t x = 0x9E3779B97F4A7C15ull; /* the order of each round: a fixed order beat in step with the host's time
+                                       * slices, and the in-round peak loop read 135-266% for the first cases */
+  for (int r = 0; r < rounds; r++) {
+    int order[MAX_JOBS];
+    for (int j = 0; j < n; j++) order[j] = j;
+    for (int j = n - 1; j > 0; j--) { /* Fisher-Yates, xorshift64 */
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const int k = (int)(x % (uint64_t)(j + 1)), t = order[j];
+      order[j] = order[k], order[k] = t;
     }
+    for (int i = 0; i < n; i++) {
+      const int j = order[i];
+      if (out[j].status != ATTNGEN_OK) continue;
+      int st2;
+      samples[j][r] = job_time(&jobs[j], inner[j], &st2) / inner[j];
+    }
+  }
   for (int j = 0; j < n; j++) {
     if (out[j].status != ATTNGEN_OK) continue;
     double tmp[MAX_SAMPLES];
@@ -242,6 +286,15 @@ static void measure_set(const job *jobs, int n, double budget, int min_samples, 
     out[j].samples = rounds;
     out[j].calls = rounds * inner[j];
   }
+}
+
+/* The limit of a 2-thread job in each round: best[r] = min(t2[r], t1[r] x work2 / work1), the better of the 2-thread
+ * pass and the 1-thread one scaled to the same work. A host that takes the second vCPU for a while stalls a pass
+ * split evenly between two threads, while a kernel's pool gives the work to the thread that runs: against the
+ * 2-thread pass alone such rounds read 103-134% of the limit. Returns best. */
+static const double *best_of_1t_2t(const double *t1, const double *t2, double work_ratio, int rounds, double *best) {
+  for (int r = 0; r < rounds; r++) best[r] = fmin(t2[r], t1[r] * work_ratio);
+  return best;
 }
 
 /* Median over rounds of num[r] / den[r]. */
@@ -280,10 +333,65 @@ typedef struct {
   int errors;
   double worst_err_naive, worst_err_generic, worst_err_parallel;
   double llc; /* bytes of the last-level cache, read once (llc_bytes); 0 if unknown */
+  bench_reader *evict; /* the eviction pass of cold timing (kv_state), made on first use */
+  float *evict_buf;
+  int over_limit; /* cells printed above 100% of a measured limit, flagged '!' */
+  int slower;     /* specialized kernels slower than what they are compared with, flagged '*' */
   int min_rounds; /* interleaved rounds per case at least (a ratio needs more than one sample) */
 } bench_state;
 
 static const char *short_mask(attngen_mask m) { return attngen_mask_name(m); }
+
+/* A percentage of a measured limit (the FMA peak, the read bandwidth) as printed: a value above 100% cannot be a
+ * kernel beating the limit, only the limit or the kernel mismeasured, so it carries a '!' (counted for the
+ * footnote). */
+static const char *pct_cell(bench_state *st, char *buf, size_t n, double pct, int decimals) {
+  snprintf(buf, n, "%.*f%%", decimals, pct);
+  const int over = atof(buf) > 100.0; /* as printed: 100.0% is not above */
+  if (over) strncat(buf, "!", n - strlen(buf) - 1);
+  st->over_limit += over;
+  return buf;
+}
+
+/* A ratio of a specialized kernel's speed over what it is compared with: below 1.00x carries a '*'. */
+static const char *ratio_cell(bench_state *st, char *buf, size_t n, double ratio) {
+  snprintf(buf, n, "%.2fx", ratio);
+  const int slower = atof(buf) < 1.0; /* as printed: 1.00x is not below */
+  if (slower) strncat(buf, "*", n - strlen(buf) - 1);
+  st->slower += slower;
+  return buf;
+}
+
+/* The footnotes of the marks printed since the counts were over0 / slower0. */
+static void print_footnotes(const bench_state *st, int over0, int slower0) {
+  if (st->over_limit > over0)
+    printf("!  above the measured limit: measurement error (%d cell(s); the limit or the kernel was mismeasured, "
+           "repeat the case)\n", st->over_limit - over0);
+  if (st->slower > slower0)
+    printf("*  specialized kernel slower than what it is compared with in the same rounds (%d; spec/gen: the generic "
+           "kernel, ISA line: the same shape's kernel on the next ISA)\n", st->slower - slower0);
+}
+
+/* The policy: K/V up to a quarter of the last-level cache stays resident between the interleaved jobs and is timed
+ * warm (repeated on the same buffers); up to the whole cache it would stay in part, so the caches are evicted before
+ * every call (cold); beyond it every call streams from memory (cold by size). */
+static kv_state kv_state_of(const bench_state *st, const bcase *c, double kv_bytes) {
+  if (c->shape.phase != ATTNGEN_PHASE_DECODE) return KV_NA;
+  const double llc = st->llc > 0 ? st->llc : 32.0 * 1024 * 1024;
+  return kv_bytes <= llc / 4 ? KV_WARM : kv_bytes <= llc ? KV_COLD_EVICTED : KV_COLD_BEYOND;
+}
+
+static const char *kv_state_name(kv_state k) { return k == KV_NA ? "-" : k == KV_WARM ? "warm" : "cold"; }
+
+/* The 2-thread read of a buffer twice the last-level cache that evicts a cold case's K/V from both cores' caches. */
+static bench_reader *evictor(bench_state *st) {
+  if (!st->evict) {
+    const size_t n = (size_t)(2.0 * (st->llc > 0 ? st->llc : 32.0 * 1024 * 1024) / sizeof(float));
+    st->evict_buf = alloc_floats(n);
+    st->evict = bench_reader_new(st->evict_buf, NULL, n, 2);
+  }
+  return st->evict;
+}
 
 static void case_label(const bcase *c, char *buf, size_t n) {
   if (c->shape.phase == ATTNGEN_PHASE_DECODE)
@@ -296,8 +404,8 @@ static void case_label(const bcase *c, char *buf, size_t n) {
 }
 
 static void print_header(void) {
-  printf("%-38s %-9s %-46s %3s %10s %8s %6s %7s %6s %8s %6s %9s\n", "case", "variant", "kernel (what ran)", "thr",
-         "median ms", "GFLOP/s", "%peak", "GB/s", "%bw", "spec/gen", "2T/1T", "maxerr");
+  printf("%-38s %-9s %-46s %3s %4s %10s %8s %7s %7s %6s %8s %6s %9s\n", "case", "variant", "kernel (what ran)", "thr",
+         "K/V", "median ms", "GFLOP/s", "%peak", "GB/s", "%bw", "spec/gen", "2T/1T", "maxerr");
 }
 
 /* One table row + one CSV row. ratio_sg / ratio_par < 0: not applicable. err < 0: not compared. */
@@ -315,22 +423,22 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
   const double pct_peak_start = (ok && peak > 0) ? 100.0 * gflops / peak : 0.0;
   const double pct_peak = t->pct_peak_rounds > 0 ? t->pct_peak_rounds : pct_peak_start;
   const double gbs = (ok && decode) ? bytes / t->sec * 1e-9 : 0.0;
-  const double bw = threads >= 2 ? st->m.bw2_gbs : st->m.bw1_gbs;
+  const double bw = threads >= 2 ? fmax(st->m.bw2_gbs, st->m.bw1_gbs) : st->m.bw1_gbs; /* 2 threads: the better */
   /* against the read of these very bytes in the same rounds when measured, else the start-of-run figure */
   const double pct_bw_start = (decode && bw > 0) ? 100.0 * gbs / bw : 0.0;
   const double pct_bw = t->pct_bw_read > 0 ? t->pct_bw_read : pct_bw_start;
 
-  char sg[16] = "", par[16] = "", gb[16] = "-", pb[16] = "-", er[16] = "-";
-  if (ratio_sg > 0) snprintf(sg, sizeof sg, "%.2fx", ratio_sg);
+  /* %bw only where the K/V came from memory: a warm call reads them from the caches, beyond any memory figure */
+  const int bw_applies = decode && ok && t->kvs != KV_WARM;
+  char sg[16] = "", par[16] = "", gb[16] = "-", pb[16] = "-", pp[16], er[16] = "-";
+  if (ratio_sg > 0) ratio_cell(st, sg, sizeof sg, ratio_sg);
   if (ratio_par > 0) snprintf(par, sizeof par, "%.2fx", ratio_par);
-  if (decode && ok) {
-    snprintf(gb, sizeof gb, "%.1f", gbs);
-    snprintf(pb, sizeof pb, "%.0f%%", pct_bw);
-  }
+  if (decode && ok) snprintf(gb, sizeof gb, "%.1f", gbs);
+  if (bw_applies) pct_cell(st, pb, sizeof pb, pct_bw, 0);
   if (err >= 0) snprintf(er, sizeof er, "%.1e", err);
   if (ok)
-    printf("%-38s %-9s %-46s %3d %10.3f %8.2f %5.1f%% %7s %6s %8s %6s %9s\n", label, variant, kname, threads,
-           t->sec * 1e3, gflops, pct_peak, gb, pb, sg, par, er);
+    printf("%-38s %-9s %-46s %3d %4s %10.3f %8.2f %7s %7s %6s %8s %6s %9s\n", label, variant, kname, threads,
+           kv_state_name(t->kvs), t->sec * 1e3, gflops, pct_cell(st, pp, sizeof pp, pct_peak, 1), gb, pb, sg, par, er);
   else
     printf("%-38s %-9s %-46s %3d  ERROR %s: %s\n", label, variant, kname, threads, attngen_status_name(t->status),
            attngen_last_error());
@@ -343,10 +451,10 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
             c->shape.kv_heads, c->shape.head_dim, c->q_len, c->kv_len, c->batch, variant, kname, specialized, isa,
             threads, t->calls, ok ? "ok" : attngen_status_name(t->status), ok ? t->sec * 1e3 : 0.0, gflops,
             pct_peak);
-    if (decode && ok)
-      fprintf(st->csv, "%.3f,%.2f,", gbs, pct_bw);
-    else
-      fprintf(st->csv, ",,");
+    if (decode && ok) fprintf(st->csv, "%.3f", gbs);
+    fprintf(st->csv, ",");
+    if (bw_applies) fprintf(st->csv, "%.2f", pct_bw);
+    fprintf(st->csv, ",");
     if (ratio_sg > 0) fprintf(st->csv, "%.4f", ratio_sg);
     fprintf(st->csv, ",");
     if (ratio_par > 0) fprintf(st->csv, "%.4f", ratio_par);
@@ -355,12 +463,12 @@ static void emit(bench_state *st, const bcase *c, const char *label, const char 
     fprintf(st->csv, ",%s,%s,", err >= 0 ? err_ref : "", note ? note : "");
     if (decode && ok && t->read_gbs > 0) fprintf(st->csv, "%.3f", t->read_gbs);
     fprintf(st->csv, ",");
-    if (decode && ok) fprintf(st->csv, "%.2f", pct_bw_start);
+    if (bw_applies) fprintf(st->csv, "%.2f", pct_bw_start);
     fprintf(st->csv, ",");
     if (ok) fprintf(st->csv, "%.2f", pct_peak_start);
     fprintf(st->csv, ",");
     if (ok && t->peak_2t_over_1t > 0) fprintf(st->csv, "%.3f", t->peak_2t_over_1t);
-    fprintf(st->csv, "\n");
+    fprintf(st->csv, ",%s\n", decode ? kv_state_name(t->kvs) : "");
     fflush(st->csv);
   }
   st->rows++;
@@ -373,19 +481,24 @@ static int kernel_is_generic(const attngen_kernel *k) { return k->info && k->inf
 
 /* A row for a variant timed in the same rounds as the selected 1-thread kernel (t1, samples s1, output o1): its
  * time, its output's difference from o1, and the median per-round ratio of its time to t1's, which also goes into
- * *log_sum / *n (a geometric mean in the summary) and into the row's note as before, the ratio, after. */
+ * *log_sum / *n (a geometric mean in the summary) and into the row's note as before, the ratio, after; a ratio
+ * below 1.00x is marked when the selected kernel is the one expected faster (mark_slower). */
 static void emit_versus(bench_state *st, const bcase *c, const char *label, const char *variant, const char *kname,
                         int specialized, const char *isa, const timing *t, const timing *t1, const double *s,
                         const double *s1, const float *out, const float *o1, size_t nq, double *log_sum, int *n,
-                        const char *before, const char *after) {
+                        const char *before, const char *after, int mark_slower) {
   double gain = -1, err = -1;
-  char note[160] = "";
+  char note[160] = "", cell[16];
   if (t1->status == ATTNGEN_OK && t->status == ATTNGEN_OK) {
     err = max_abs_diff(out, o1, nq);
     gain = paired_ratio(s, s1, t1->samples);
     *log_sum += log(gain);
     ++*n;
-    snprintf(note, sizeof note, "%s%.2fx%s", before, gain, after);
+    if (mark_slower)
+      ratio_cell(st, cell, sizeof cell, gain);
+    else
+      snprintf(cell, sizeof cell, "%.2fx", gain);
+    snprintf(note, sizeof note, "%s%s%s", before, cell, after);
   }
   emit(st, c, label, variant, kname, specialized, isa, 1, t, -1, -1, err, "select", note);
   if (note[0]) printf("%-38s   %s\n", "", note);
@@ -414,7 +527,7 @@ static void run_case(bench_state *st, const bcase *c0) {
   const attngen_shape *sh = &c->shape;
   const int H = sh->heads, KVH = sh->kv_heads, D = sh->head_dim;
   const size_t nq = (size_t)c->batch * c->q_len * H * D, nkv = (size_t)c->batch * c->kv_len * KVH * D;
-  const timing none = {ATTNGEN_OK, 0, 0, 0, 0, 0, 0, 0};
+  const timing none = {ATTNGEN_OK, 0, 0, 0, 0, 0, 0, 0, KV_NA};
 
   attngen_kernel ksel, kgen;
   int rc = attngen_select(c->table, sh, &ksel);
@@ -488,24 +601,27 @@ static void run_case(bench_state *st, const bcase *c0) {
   if (have_next) memset(&knext.params.rope, 0, sizeof knext.params.rope);
   job jobs[10];
   int nj = 0, i1, ig = -1, i2, ir1 = -1, ir2 = -1, ip1 = -1, ip2 = -1;
-  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL, NULL, NULL, -1};
-  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL, NULL, NULL, -1};
-  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL, NULL, NULL, -1};
+  jobs[i1 = nj++] = (job){RUN_KERNEL, &ksel, sh, &a1, 1, NULL, NULL, NULL, -1, NULL};
+  if (gen_separate) jobs[ig = nj++] = (job){RUN_KERNEL, &kgen, sh, &ag, 1, NULL, NULL, NULL, -1, NULL};
+  jobs[i2 = nj++] = (job){RUN_PARALLEL, &ksel, sh, &a2, 2, NULL, NULL, NULL, -1, NULL};
   int inx = -1;
-  if (have_next) jobs[inx = nj++] = (job){RUN_KERNEL, &knext, sh, &anx, 1, NULL, NULL, NULL, -1};
-  /* decode beyond the last-level cache is bounded by the memory: the same K/V bytes read plainly, 1 and 2
-   * threads, in the same rounds (in the cache, a read of a few MiB is dominated by waking the reader threads, and
-   * %bw stays against the start-of-run figure) */
+  if (have_next) jobs[inx = nj++] = (job){RUN_KERNEL, &knext, sh, &anx, 1, NULL, NULL, NULL, -1, NULL};
+  /* decode timed cold is bounded by the memory: the same K/V bytes read plainly, 1 and 2 threads, in the same
+   * rounds and as cold (warm, the read of a few MiB is dominated by waking the reader threads, and no memory figure
+   * bounds the kernel: no %bw) */
   const double kv_bytes = 2.0 * (double)nkv * sizeof(float);
+  const kv_state kvs = kv_state_of(st, c, kv_bytes);
   bench_reader *rd1 = NULL, *rd2 = NULL;
   float *k4k = NULL, *v4k = NULL, *o4k = NULL;
   attngen_args a4k;
   int i4k = -1;
-  if (sh->phase == ATTNGEN_PHASE_DECODE && st->m.have_avx2_fma && kv_bytes > st->llc) {
+  if (kvs != KV_NA && kvs != KV_WARM && st->m.have_avx2_fma) {
     rd1 = bench_reader_new(k, v, nkv, 1);
     rd2 = bench_reader_new(k, v, nkv, 2);
-    if (rd1) jobs[ir1 = nj++] = (job){RUN_READ, NULL, sh, NULL, 1, NULL, rd1, NULL, -1};
-    if (rd2) jobs[ir2 = nj++] = (job){RUN_READ, NULL, sh, NULL, 2, NULL, rd2, NULL, -1};
+    if (rd1) jobs[ir1 = nj++] = (job){RUN_READ, NULL, sh, NULL, 1, NULL, rd1, NULL, -1, NULL};
+    if (rd2) jobs[ir2 = nj++] = (job){RUN_READ, NULL, sh, NULL, 2, NULL, rd2, NULL, -1, NULL};
+  }
+  if (kvs == KV_COLD_BEYOND && st->m.have_avx2_fma) {
     /* the same kernel on a copy of K/V on 4 KiB pages: what attngen_alloc's huge pages give (attngen.h) */
     k4k = copy_small_pages(k, nkv);
     v4k = copy_small_pages(v, nkv);
@@ -513,33 +629,46 @@ static void run_case(bench_state *st, const bcase *c0) {
       o4k = alloc_floats(nq);
       a4k = a1;
       a4k.k = k4k, a4k.v = v4k, a4k.o = o4k;
-      jobs[i4k = nj++] = (job){RUN_KERNEL, &ksel, sh, &a4k, 1, NULL, NULL, NULL, -1};
+      jobs[i4k = nj++] = (job){RUN_KERNEL, &ksel, sh, &a4k, 1, NULL, NULL, NULL, -1, NULL};
     }
   }
   /* and the FMA peak loop, 1 and 2 threads, a pass as long as a sample of the kernel on as many threads: %peak
    * against what the cores gave in these rounds (a neighbour that takes a core for a while slows the loop and the
    * kernels alike; the start-of-run figure stays in the CSV) */
   bench_peak *pk1 = bench_peak_new(&st->m, 1e-3, 1), *pk2 = bench_peak_new(&st->m, 1e-3, 2);
-  if (pk1) jobs[ip1 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 1, NULL, NULL, pk1, i1};
-  if (pk2) jobs[ip2 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 2, NULL, NULL, pk2, i2};
+  if (pk1) jobs[ip1 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 1, NULL, NULL, pk1, i1, NULL};
+  if (pk2) jobs[ip2 = nj++] = (job){RUN_PEAK, NULL, sh, NULL, 2, NULL, NULL, pk2, i2, NULL};
+  if (kvs == KV_COLD_EVICTED)
+    for (int j = 0; j < nj; j++)
+      if (jobs[j].kind != RUN_PEAK) jobs[j].evict = evictor(st);
   static double samples[10][MAX_SAMPLES];
   timing tt[10];
   measure_set(jobs, nj, st->budget, st->min_rounds, tt, samples);
+  for (int j = 0; j < nj; j++) tt[j].kvs = kvs;
   bench_reader_free(rd1);
   bench_reader_free(rd2);
   const double flop = 4.0 * D * H * c->batch * visible_pairs(sh->mask, c->q_len, c->kv_len);
-  /* each kernel job against the peak loop and the read with its thread count */
-  const int kernel_jobs[] = {i1, ig, i2, inx, i4k}, peak_of[] = {ip1, ip1, ip2, ip1, ip1},
-            read_of[] = {ir1, ir1, ir2, ir1, ir1};
+  /* each kernel job against the peak loop and the read with its thread count; the 2-thread limit of a round is the
+   * better of its 2-thread pass and its 1-thread one */
+  const int nr = ip1 >= 0 ? tt[ip1].samples : ir1 >= 0 ? tt[ir1].samples : 0;
+  const double pf1 = pk1 ? bench_peak_flop(pk1) : 0, pf2 = pk2 ? bench_peak_flop(pk2) : 0;
+  double peak2[MAX_SAMPLES], read2[MAX_SAMPLES];
+  const double *pk1s = ip1 >= 0 ? samples[ip1] : NULL, *rd1s = ir1 >= 0 ? samples[ir1] : NULL;
+  const double *pk2s = ip2 < 0 ? NULL : pk1s ? best_of_1t_2t(pk1s, samples[ip2], pf2 / pf1, nr, peak2) : samples[ip2];
+  const double *rd2s = ir2 < 0 ? NULL : rd1s ? best_of_1t_2t(rd1s, samples[ir2], 1.0, nr, read2) : samples[ir2];
+  const int kernel_jobs[] = {i1, ig, i2, inx, i4k};
+  const double *peak_of[] = {pk1s, pk1s, pk2s, pk1s, pk1s}, *read_of[] = {rd1s, rd1s, rd2s, rd1s, rd1s};
   for (int x = 0; x < 5; x++) {
-    const int j = kernel_jobs[x], p = peak_of[x], r = read_of[x];
+    const int j = kernel_jobs[x];
+    const double *p = peak_of[x], *r = read_of[x];
     if (j < 0) continue;
-    if (p >= 0 && tt[j].status == ATTNGEN_OK)
-      tt[j].pct_peak_rounds =
-          100.0 * flop / bench_peak_flop(jobs[p].peak) * paired_ratio(samples[p], samples[j], tt[j].samples);
-    if (r < 0) continue;
-    tt[j].read_gbs = kv_bytes / tt[r].sec * 1e-9;
-    if (tt[j].status == ATTNGEN_OK) tt[j].pct_bw_read = 100.0 * paired_ratio(samples[r], samples[j], tt[j].samples);
+    if (p && tt[j].status == ATTNGEN_OK)
+      tt[j].pct_peak_rounds = 100.0 * flop / (x == 2 ? pf2 : pf1) * paired_ratio(p, samples[j], tt[j].samples);
+    if (!r) continue;
+    double tmp[MAX_SAMPLES];
+    memcpy(tmp, r, sizeof(double) * (size_t)nr);
+    tt[j].read_gbs = kv_bytes / bench_median(tmp, nr) * 1e-9;
+    if (tt[j].status == ATTNGEN_OK) tt[j].pct_bw_read = 100.0 * paired_ratio(r, samples[j], tt[j].samples);
   }
   if (ip1 >= 0 && ip2 >= 0 && tt[i2].status == ATTNGEN_OK)
     tt[i2].peak_2t_over_1t =
@@ -562,9 +691,10 @@ static void run_case(bench_state *st, const bcase *c0) {
     attngen_args an = a;
     on = alloc_floats(nq);
     an.o = on;
-    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL, NULL, NULL, -1};
+    job jn = {RUN_NAIVE, NULL, sh, &an, 1, NULL, NULL, NULL, -1, kvs == KV_COLD_EVICTED ? evictor(st) : NULL};
     static double nsamples[1][MAX_SAMPLES];
     measure_set(&jn, 1, st->budget, 1, &tn, nsamples);
+    tn.kvs = kvs;
   }
 
   /* accuracy of what ran (all against the selected kernel's 1-thread output) */
@@ -616,20 +746,20 @@ static void run_case(bench_state *st, const bcase *c0) {
     snprintf(before, sizeof before, "%s kernel ", isa_sel);
     emit_versus(st, c, label, attngen_isa_name(isa2), kernel_name(&knext), 1, attngen_isa_name(isa2), &tt[inx], &t1,
                 samples[inx], samples[i1], onx, o1, nq, &st->log_isa_gain_sum, &st->isa_gain_n, before,
-                " this one (median of per-round ratios)");
+                " this one (median of per-round ratios)", 1);
   }
   if (i4k >= 0)
     emit_versus(st, c, label, "4k-pages", kernel_name(&ksel), !sel_generic, isa_sel, &tt[i4k], &t1, samples[i4k],
                 samples[i1], o4k, o1, nq, &st->log_huge_gain_sum, &st->huge_gain_n,
-                "K/V from attngen_alloc (huge pages): ", " this kernel on the same K/V on 4 KiB pages");
+                "K/V from attngen_alloc (huge pages): ", " this kernel on the same K/V on 4 KiB pages", 0);
   if (do_naive)
     emit(st, c, label, "naive", "naive C triple loop (bench/naive.c)", 0, "c", 1, &tn, -1, -1, strcmp(ref_name, "naive") == 0 ? err_ref : -1, "select", "");
   if (t2.peak_2t_over_1t > 0)
     printf("%-38s   the FMA peak loop in these rounds: 2 threads %.2fx 1 thread (what the host gave the second "
-           "thread; the 2-thread %%peak is against it)\n", "", t2.peak_2t_over_1t);
+           "thread; the 2-thread %%peak is against the better of it and 1 thread per round)\n", "", t2.peak_2t_over_1t);
   if (ir1 >= 0 || ir2 >= 0)
     printf("%-38s   %%bw: against the read of these K/V bytes in the same rounds: 1 thread %.1f GB/s, 2 threads "
-           "%.1f GB/s (start of run: %.1f, %.1f)\n", "", t1.read_gbs, t2.read_gbs, st->m.bw1_gbs, st->m.bw2_gbs);
+           "%.1f GB/s (per round the better of the 2- and 1-thread read; start of run: %.1f, %.1f)\n", "", t1.read_gbs, t2.read_gbs, st->m.bw1_gbs, st->m.bw2_gbs);
   if (note[0]) printf("%-38s   note: %s\n", "", note);
   printf("\n");
 
@@ -647,7 +777,7 @@ static void run_case(bench_state *st, const bcase *c0) {
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-/* RoPE and the KV cache (issue 10), on llama-3-8b's table (theta 500000, rotate_half over 128 dims):
+/* RoPE and the KV cache, on llama-3-8b's table (theta 500000, rotate_half over 128 dims):
  *   decode   the fused step (attngen_step, 1 new token: rotate q while packing + rotate/append the new K row and
  *            copy its V row + attend to the 4096 rows) vs attention alone (attngen_run, the same kernel with its
  *            RoPE descriptor cleared) on the same cache of 4096 rows; target <= 1.05x;
@@ -723,12 +853,12 @@ static void run_rope(bench_state *st, const char *outdir) {
       s.kv.batch = 1, s.kv.n_new = 1, s.kv.kv_capacity = KV, s.kv.cache_len = &len;
       s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
       s.q = q, s.o = o2;
-      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1}, step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1};
+      job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL}, step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL};
       timed_pair(st, "rope", "decode h32/kv8/d128 kv=4096: attention alone vs fused step", &plain, &step, 1.05, 7,
                  csv);
       attngen_args ar = a;
       ar.o = o2;
-      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1};
+      job rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL};
       timed_pair(st, "rope", "decode h32/kv8/d128 kv=4096: attention alone vs with q rotated", &plain, &rot, 0, 7, csv);
       attngen_free(q), attngen_free(kc), attngen_free(vc), attngen_free(kn), attngen_free(vn), attngen_free(o1), attngen_free(o2);
     }
@@ -755,7 +885,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     a.batch = 1, a.q_len = S, a.kv_len = S, a.q = q, a.k = kc, a.v = vc, a.o = o1;
     attngen_args ar = a;
     ar.o = o2;
-    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1};
+    job plain = {RUN_KERNEL, &kplain, &sh, &a, 1, NULL, NULL, NULL, -1, NULL}, rot = {RUN_KERNEL, &k, &sh, &ar, 1, NULL, NULL, NULL, -1, NULL};
     char label[120];
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: without vs with RoPE", S);
     timed_pair(st, "rope", label, &plain, &rot, 1.03, 7, csv);
@@ -765,7 +895,7 @@ static void run_rope(bench_state *st, const char *outdir) {
     s.kv.batch = 1, s.kv.n_new = S, s.kv.kv_capacity = S, s.kv.cache_len = &zero;
     s.kv.k_new = kn, s.kv.v_new = vn, s.kv.k_cache = kc, s.kv.v_cache = vc;
     s.q = q, s.o = o2;
-    job step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1};
+    job step = {RUN_STEP, &k, &sh, NULL, 1, &s, NULL, NULL, -1, NULL};
     snprintf(label, sizeof label, "prefill h32/kv8/d128 causal S=%d: attention alone vs step", S);
     timed_pair(st, "rope", label, &plain, &step, 0, 7, csv);
     attngen_free(q), attngen_free(kc), attngen_free(vc), attngen_free(kn), attngen_free(vn), attngen_free(o1), attngen_free(o2);
@@ -822,8 +952,8 @@ static void feature_case_free(feature_case *c) {
 static void feature_pair(bench_state *st, const char *label, feature_case *a, feature_case *b, int threads,
                          double target, int min_rounds, FILE *csv) {
   const run_kind kind = threads > 1 ? RUN_PARALLEL : RUN_KERNEL;
-  job ja = {kind, &a->k, &a->sh, &a->a, threads, NULL, NULL, NULL, -1};
-  job jb = {kind, &b->k, &b->sh, &b->a, threads, NULL, NULL, NULL, -1};
+  job ja = {kind, &a->k, &a->sh, &a->a, threads, NULL, NULL, NULL, -1, NULL};
+  job jb = {kind, &b->k, &b->sh, &b->a, threads, NULL, NULL, NULL, -1, NULL};
   timed_pair(st, "features", label, &ja, &jb, target, min_rounds, csv);
 }
 
@@ -944,6 +1074,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
     int h, kvh, d, batch;
   } cs[] = {{"llama-3-8b", 32, 8, 128, 1}, {"bench-h32-kv32-d128", 32, 32, 128, 1}, {"qwen2-5-0-5b", 14, 2, 64, 1},
             {"llama-3-8b", 32, 8, 128, 8}};
+  const int over0 = st->over_limit;
   char path[512];
   snprintf(path, sizeof path, "%s/kv_types.csv", outdir);
   FILE *csv = fopen(path, "w");
@@ -976,7 +1107,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
         break;
       }
       args[t].batch = cs[ci].batch, args[t].q_len = 1, args[t].kv_len = kv, args[t].q = q, args[t].o = o[t];
-      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1};
+      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL};
       jobs[t] = j;
     }
     bench_reader *rd = ok ? bench_reader_new(buf[0].k, buf[0].v, n, 1) : NULL;
@@ -984,7 +1115,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
       fprintf(stderr, "bench: storage types: %s case %zu skipped\n", ok ? "no memory for the read" : "setup failed", ci);
       st->errors++;
     } else {
-      job r = {RUN_READ, NULL, NULL, NULL, 1, NULL, rd, NULL, -1};
+      job r = {RUN_READ, NULL, NULL, NULL, 1, NULL, rd, NULL, -1, NULL};
       jobs[NT] = r;
       static double samples[NT + 1][MAX_SAMPLES];
       timing tm[NT + 1];
@@ -1003,9 +1134,11 @@ static void run_kv_types(bench_state *st, const char *outdir) {
         const double bound = fmax(buf[t].bytes / (read_gbs * 1e9), flops / (st->m.fma_gflops * 1e9));
         const double over = paired_ratio(samples[0], samples[t], tm[t].samples);
         const double err = max_abs_diff(o[t], o[0], (size_t)cs[ci].batch * cs[ci].h * cs[ci].d);
-        printf("%-30s %-9s %-48s %9.1f %9.3f %7.1f %6.0f%% %6.0f%% %6.2fx  (vs f32 %.1e)\n", label,
+        char pr[16], pbd[16];
+        printf("%-30s %-9s %-48s %9.1f %9.3f %7.1f %7s %7s %6.2fx  (vs f32 %.1e)\n", label,
                attngen_kv_dtype_name(types[t]), kernel_name(&kern[t]), buf[t].bytes / 1048576.0, sec * 1e3, gbs,
-               100.0 * gbs / read_gbs, 100.0 * bound / sec, over, err);
+               pct_cell(st, pr, sizeof pr, 100.0 * gbs / read_gbs, 0), pct_cell(st, pbd, sizeof pbd, 100.0 * bound / sec, 0),
+               over, err);
         if (csv)
           fprintf(csv, "%s,%s,%s,%d,%d,%zu,%.4f,%.2f,%.1f,%.1f,%.3f\n", label, attngen_kv_dtype_name(types[t]),
                   kernel_name(&kern[t]), kv, cs[ci].batch, buf[t].bytes, sec * 1e3, gbs, 100.0 * gbs / read_gbs,
@@ -1042,7 +1175,7 @@ static void run_kv_types(bench_state *st, const char *outdir) {
           kv_cache_fill(types[t], &kern[t], &sh[t], 1, S, kf, vf, &buf[t], &args[t]))
         break;
       args[t].batch = 1, args[t].q_len = S, args[t].kv_len = S, args[t].q = q, args[t].o = o[t];
-      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1};
+      job j = {RUN_KERNEL, &kern[t], &sh[t], &args[t], 1, NULL, NULL, NULL, -1, NULL};
       jobs[t] = j;
       nt++;
     }
@@ -1066,26 +1199,30 @@ static void run_kv_types(bench_state *st, const char *outdir) {
     for (int t = 0; t < NT && t <= nt; t++) attngen_free(o[t]);
     attngen_free(kf), attngen_free(vf), attngen_free(q);
   }
+  print_footnotes(st, over0, st->slower);
   if (csv) fclose(csv);
 }
 
 /* ------------------------------------------------------------------------------------------------ */
 
-/* Machine numbers in a child process, so its 256 MiB buffer stays out of this process's peak RSS. */
+/* Machine numbers: the FMA peak here, in the process that runs the rounds (its peak loop's width is decided where
+ * the loop runs), the bandwidth in a child process, so its 256 MiB buffer stays out of this process's peak RSS. */
 static int machine_in_child(bench_machine *m, int quick) {
+  memset(m, 0, sizeof *m);
+  if (bench_machine_measure_fma(m, quick) != 0) return -1;
   int fd[2];
-  if (pipe(fd) != 0) return bench_machine_measure(m, quick);
+  if (pipe(fd) != 0) return bench_machine_measure_bw(m, quick);
   fflush(stdout);
   pid_t pid = fork();
   if (pid < 0) {
     close(fd[0]);
     close(fd[1]);
-    return bench_machine_measure(m, quick);
+    return bench_machine_measure_bw(m, quick);
   }
   if (pid == 0) {
     close(fd[0]);
-    bench_machine mm;
-    int rc = bench_machine_measure(&mm, quick);
+    bench_machine mm = *m; /* the parent's peak fields, sent back unchanged */
+    int rc = bench_machine_measure_bw(&mm, quick);
     ssize_t w = rc == 0 ? write(fd[1], &mm, sizeof mm) : -1;
     _exit(w == (ssize_t)sizeof mm ? 0 : 1);
   }
@@ -1213,9 +1350,9 @@ int main(int argc, char **argv) {
   FILE *mf = fopen(path, "w");
   if (mf) {
     fprintf(mf, "mode,fma_gflops_1core,read_gbs_1thread,read_gbs_2threads,buffer_mib,repeats,fma_gflops_2threads,"
-                "loadavg_before\n");
-    fprintf(mf, "%s,%.3f,%.3f,%.3f,%.0f,%d,%.3f,%.2f\n", st.quick ? "quick" : "full", st.m.fma_gflops, st.m.bw1_gbs,
-            st.m.bw2_gbs, st.m.buf_mib, st.m.repeats, st.m.fma2_gflops, load0);
+                "loadavg_before,fma_bits\n");
+    fprintf(mf, "%s,%.3f,%.3f,%.3f,%.0f,%d,%.3f,%.2f,%d\n", st.quick ? "quick" : "full", st.m.fma_gflops, st.m.bw1_gbs,
+            st.m.bw2_gbs, st.m.buf_mib, st.m.repeats, st.m.fma2_gflops, load0, st.m.fma_bits);
     fclose(mf);
   }
   snprintf(path, sizeof path, "%s/results.csv", outdir);
@@ -1227,7 +1364,7 @@ int main(int argc, char **argv) {
   fprintf(st.csv, "case,model,phase,mask,heads,kv_heads,head_dim,q_len,kv_len,batch,variant,kernel,specialized,isa,"
                   "threads,calls,status,median_ms,gflops,pct_peak,gbs,pct_bw,spec_over_generic,speedup_2t_over_1t,"
                   "max_abs_err,err_vs,note,read_gbs_same_rounds,pct_bw_vs_start_of_run,pct_peak_vs_start_of_run,"
-                  "peak_2t_over_1t_same_rounds\n");
+                  "peak_2t_over_1t_same_rounds,kv_state\n");
 
   /* ---- cases ---- */
   bcase cases[64];
@@ -1307,9 +1444,16 @@ int main(int argc, char **argv) {
          "median of per-round ratios, the variants being timed in interleaved rounds);\n"
          "%%peak is against the FMA peak loop on as many threads, timed in the same interleaved rounds (median of\n"
          "per-round ratios; the start-of-run figure, threads x the 1-core peak, is in the CSV); %%bw against the\n"
-         "measured read bandwidth for that\n"
-         "thread count; maxerr = max |out - reference| (select row: vs naive if run, else vs generic;\n"
-         "2-thread row: vs 1 thread, expected 0).\n\n");
+         "measured read bandwidth for that thread count (2 threads: per round the better of the 2- and 1-thread\n"
+         "loop or read, a stalled second vCPU holding back an evenly split pass, not a kernel's pool);\n"
+         "maxerr = max |out - reference| (select row: vs naive if run, else vs generic; 2-thread row: vs 1 thread,\n"
+         "expected 0).\n"
+         "K/V (decode): warm = K+V up to 1/4 of the last-level cache (%.0f MiB), repeated on the same buffers, read from\n"
+         "the caches (no %%bw: no memory figure bounds it); cold = K+V up to the cache, evicted before every call by a\n"
+         "2-thread read of twice the cache (untimed), or K+V beyond the cache (every call streams it from memory).\n"
+         "Marks: a %% above 100 is flagged '!' (a measurement error: nothing runs above a measured limit); a specialized\n"
+         "kernel slower than the generic one (spec/gen) or than the next ISA's (ISA line) is flagged '*'.\n\n",
+         st.llc / 1048576.0);
   print_header();
   const char *filter = getenv("BENCH_FILTER"); /* run only cases whose label contains this */
   for (int i = 0; i < n; i++) {
@@ -1318,6 +1462,7 @@ int main(int argc, char **argv) {
     if (filter && *filter && !strstr(label, filter)) continue;
     run_case(&st, &cases[i]);
   }
+  print_footnotes(&st, 0, 0);
   fclose(st.csv);
   if (!(filter && *filter) || strstr(filter, "rope")) run_rope(&st, outdir); /* BENCH_FILTER=rope: only this */
   if (!(filter && *filter) || strstr(filter, "kvtype")) run_kv_types(&st, outdir); /* BENCH_FILTER=kvtype: only this */
@@ -1327,6 +1472,10 @@ int main(int argc, char **argv) {
   getrusage(RUSAGE_SELF, &ru);
   printf("summary: %d rows, %d errors, %d case(s) without a specialized kernel (ran generic)\n", st.rows, st.errors,
          st.fallbacks);
+  printf("summary: %d cell(s) above a measured limit ('!', measurement error), %d specialized kernel(s) slower than "
+         "their comparison ('*')\n", st.over_limit, st.slower);
+  bench_reader_free(st.evict);
+  attngen_free(st.evict_buf);
   if (st.huge_gain_n)
     printf("summary: geometric mean over %d decode case(s) beyond the cache: K/V from attngen_alloc (huge pages) "
            "%.2fx the same kernel on 4 KiB pages\n", st.huge_gain_n, exp(st.log_huge_gain_sum / st.huge_gain_n));

@@ -3,7 +3,9 @@
  *   (a) the fp32 FMA peak of one core: a throughput loop of 256-bit FMAs on 12 independent accumulators
  *       (16 flop per FMA instruction), or of 512-bit FMAs (32 flop) where the CPU has AVX-512F and that loop
  *       gives more flop per second (a core with two 512-bit FMA pipes; Zen 4 splits one into two 256-bit
- *       halves, so both loops give the same rate there and the AVX2 one is kept), and
+ *       halves, so both loops give the same rate there and the AVX2 one is kept). The width is chosen in the
+ *       process that runs the loop (bench_machine_measure_fma) and kept in the machine's fma_bits, which every
+ *       bench_peak runs; BENCH_FMA_BITS=256|512 forces it, and
  *   (b) streaming read bandwidth: summing a 256 MiB buffer with 256-bit loads as 8 streams read in turn 512 bytes
  *       at a time (read_streams), 1 thread and 2 threads.
  * Every number is the median of several repeats.
@@ -77,10 +79,12 @@ DEFINE_FMA_LOOP(fma_loop, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps, _
 DEFINE_FMA_LOOP(fma_loop_avx512, "avx512f", __m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_reduce_add_ps)
 #undef DEFINE_FMA_LOOP
 
-/* The peak loop in use and its flop per FMA instruction: AVX2 (16), or AVX-512 (32) when bench_machine_measure
- * finds it faster. */
-static float (*g_fma_loop)(long) = fma_loop;
-static double g_fma_flop = 16.0;
+/* The peak loop of a vector width (machine.h: fma_bits) and its flop per FMA instruction. The width is a field of
+ * the measured machine, not a global: a peak loop timed in one process and counted at another width in another
+ * (the 512-bit choice made in a forked child, the 256-bit loop run in the parent) read 107-173% of the peak. */
+typedef float (*fma_loop_fn)(long);
+static fma_loop_fn fma_loop_of(int bits) { return bits == 512 ? fma_loop_avx512 : fma_loop; }
+static double fma_flop_of(int bits) { return bits == 512 ? 32.0 : 16.0; }
 
 /* Sum ns streams of n floats each (n a multiple of STREAM_CHUNK, every stream 64-byte aligned), visiting them in
  * turn STREAM_CHUNK floats at a time: several pages in flight at once. One sequential stream read 15-25% less than
@@ -159,14 +163,22 @@ struct team {
   float (*run)(void *share);
   void *share[8];
   float sum[8];
+  double busy[8]; /* seconds each member spent in run during the last pass */
 };
+
+/* member k's share of a pass, timed */
+static void team_run(team *t, int k) {
+  const double t0 = bench_now();
+  t->sum[k] += t->run(t->share[k]);
+  t->busy[k] = bench_now() - t0;
+}
 
 static void *team_thread(void *arg) {
   const team_member *m = (const team_member *)arg;
   for (;;) {
     pthread_barrier_wait(&m->t->start);
     if (m->t->quit) return NULL;
-    m->t->sum[m->k] += m->t->run(m->t->share[m->k]);
+    team_run(m->t, m->k);
     pthread_barrier_wait(&m->t->stop);
   }
 }
@@ -207,13 +219,21 @@ static void team_place(team *t) {
 #endif
 }
 
-static void team_pass(team *t) {
+/* Runs a pass; returns its capacity time: the seconds the members, each at the rate it ran this pass, would take
+ * sharing the pass's work as they went (n / sum of 1 / busy[k], the equal shares' harmonic mean over n). The wall
+ * time of a pass split evenly is its slowest member's: a host that takes the second vCPU for part of a pass stalls it
+ * there, while a kernel's pool hands the work to the thread that runs, so against wall time such a kernel read
+ * above 100% of the 2-thread limit. */
+static double team_pass(team *t) {
   if (t->nthreads > 1) {
     team_place(t);
     pthread_barrier_wait(&t->start);
   }
-  t->sum[0] += t->run(t->share[0]);
+  team_run(t, 0);
   if (t->nthreads > 1) pthread_barrier_wait(&t->stop);
+  double inv = 0.0;
+  for (int k = 0; k < t->nthreads; k++) inv += 1.0 / (t->busy[k] > 1e-9 ? t->busy[k] : 1e-9);
+  return t->nthreads / inv;
 }
 
 static void team_stop(team *t) {
@@ -285,7 +305,7 @@ bench_reader *bench_reader_new(const float *a, const float *b, size_t n, int nth
   return r;
 }
 
-void bench_reader_pass(bench_reader *r) { team_pass(&r->team); }
+double bench_reader_pass(bench_reader *r) { return team_pass(&r->team); }
 
 void bench_reader_free(bench_reader *r) {
   if (!r) return;
@@ -298,12 +318,16 @@ void bench_reader_free(bench_reader *r) {
 /* Every member runs iters of the loop per pass: the team's shares all point at the peak itself. */
 struct bench_peak {
   long iters;
-  double gflops; /* the 1-core rate iters are sized by */
+  double gflops;   /* the 1-core rate iters are sized by */
+  int bits;        /* the loop's vector width, the machine's fma_bits */
   team team;
 };
 
 #if BENCH_X86
-static float peak_share_pass(void *arg) { return g_fma_loop(((const bench_peak *)arg)->iters); }
+static float peak_share_pass(void *arg) {
+  const bench_peak *p = (const bench_peak *)arg;
+  return fma_loop_of(p->bits)(p->iters);
+}
 #endif
 
 bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads) {
@@ -313,6 +337,7 @@ bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads)
   if (!p) return NULL;
   nthreads = team_size(nthreads);
   p->gflops = m->fma_gflops;
+  p->bits = m->fma_bits;
   bench_peak_set_seconds(p, seconds);
   for (int i = 0; i < nthreads; i++) p->team.share[i] = p;
   p->team.run = peak_share_pass;
@@ -326,17 +351,17 @@ bench_peak *bench_peak_new(const bench_machine *m, double seconds, int nthreads)
 
 void bench_peak_set_seconds(bench_peak *p, double seconds) {
 #if BENCH_X86
-  p->iters = (long)(seconds * p->gflops * 1e9 / (FMA_ACCS * g_fma_flop)) + 1;
+  p->iters = (long)(seconds * p->gflops * 1e9 / (FMA_ACCS * fma_flop_of(p->bits))) + 1;
 #else
   (void)p, (void)seconds;
 #endif
 }
 
-void bench_peak_pass(bench_peak *p) { team_pass(&p->team); }
+double bench_peak_pass(bench_peak *p) { return team_pass(&p->team); }
 
 double bench_peak_flop(const bench_peak *p) {
 #if BENCH_X86
-  return (double)p->iters * FMA_ACCS * g_fma_flop * p->team.nthreads;
+  return (double)p->iters * FMA_ACCS * fma_flop_of(p->bits) * p->team.nthreads;
 #else
   (void)p;
   return 0.0;
@@ -367,45 +392,58 @@ static double read_time(const float *buf, size_t n, int nthreads, int rounds) {
 }
 #endif
 
-int bench_machine_measure(bench_machine *m, int quick) {
-  memset(m, 0, sizeof *m);
+#if BENCH_X86
+/* BENCH_FMA_BITS=256|512 forces the peak loop's width (to check both paths on any AVX-512 CPU); 0: not set. */
+static int forced_fma_bits(void) {
+  const char *e = getenv("BENCH_FMA_BITS");
+  const int bits = e ? atoi(e) : 0;
+  return bits == 256 || (bits == 512 && __builtin_cpu_supports("avx512f")) ? bits : 0;
+}
+
+/* The widest loop this core runs at full rate: 512-bit only where its flop/s beat the 256-bit loop's by 5% (best of
+ * 9 passes of each, interleaved: the best pass is the one a neighbour left alone); sets fma_bits and
+ * fma512_over_256. */
+static void choose_fma_width(bench_machine *m, long iters) {
+  m->fma_bits = 256;
+  if (!__builtin_cpu_supports("avx512f")) return;
+  double best2 = 1e30, best5 = 1e30;
+  g_sink = fma_loop_avx512(iters / 8);
+  for (int r = 0; r < 9; r++) {
+    const double t0 = bench_now();
+    g_sink = fma_loop(iters);
+    const double t1 = bench_now();
+    g_sink = fma_loop_avx512(iters);
+    const double t2 = bench_now();
+    if (t1 - t0 < best2) best2 = t1 - t0;
+    if (t2 - t1 < best5) best5 = t2 - t1;
+  }
+  m->fma512_over_256 = 2.0 * best2 / best5;
+  if (m->fma512_over_256 > 1.05) m->fma_bits = 512;
+}
+#endif
+
+int bench_machine_measure_fma(bench_machine *m, int quick) {
 #if BENCH_X86
   if (!have_avx2_fma()) return 0;
   m->have_avx2_fma = 1;
-  int reps = quick ? 5 : 11;
+  const int reps = quick ? 5 : 11;
   m->repeats = reps;
   double t[64];
 
-  /* (a) FMA peak: calibrate to ~40 ms (quick: ~20 ms) per sample */
+  /* calibrate to ~40 ms (quick: ~20 ms) per sample */
   long iters = 1L << 20;
   {
     double t0 = bench_now(); /* ~50 ms of FMAs first: let the core settle its AVX clock */
     while (bench_now() - t0 < 0.05) g_sink = fma_loop(iters / 8);
   }
-  m->fma_bits = 256;
-  if (__builtin_cpu_supports("avx512f")) {
-    /* the 512-bit loop only where it is faster: best of 5 passes of each, interleaved */
-    double best2 = 1e30, best5 = 1e30;
-    g_sink = fma_loop_avx512(iters / 8);
-    for (int r = 0; r < 5; r++) {
-      double t0 = bench_now();
-      g_sink = fma_loop(iters);
-      double t1 = bench_now();
-      g_sink = fma_loop_avx512(iters);
-      double t2 = bench_now();
-      if (t1 - t0 < best2) best2 = t1 - t0;
-      if (t2 - t1 < best5) best5 = t2 - t1;
-    }
-    m->fma512_over_256 = 2.0 * best2 / best5;
-    if (m->fma512_over_256 > 1.05) {
-      g_fma_loop = fma_loop_avx512;
-      g_fma_flop = 32.0;
-      m->fma_bits = 512;
-    }
-  }
+  choose_fma_width(m, iters);
+  m->fma_bits_forced = forced_fma_bits();
+  if (m->fma_bits_forced) m->fma_bits = m->fma_bits_forced;
+  const fma_loop_fn loop = fma_loop_of(m->fma_bits);
+  const double flop = fma_flop_of(m->fma_bits);
   for (;;) {
     double t0 = bench_now();
-    g_sink = g_fma_loop(iters);
+    g_sink = loop(iters);
     double dt = bench_now() - t0;
     if (dt > 0.005 || iters > (1L << 34)) {
       double target = quick ? 0.02 : 0.04;
@@ -416,12 +454,12 @@ int bench_machine_measure(bench_machine *m, int quick) {
   }
   for (int r = 0; r < reps; r++) {
     double t0 = bench_now();
-    g_sink = g_fma_loop(iters);
+    g_sink = loop(iters);
     t[r] = bench_now() - t0;
   }
   double tf = bench_median(t, reps);
-  m->fma_gflops = (double)iters * FMA_ACCS * g_fma_flop / tf * 1e-9;
-  m->fma_ghz_est = m->fma_gflops / (2.0 * g_fma_flop);
+  m->fma_gflops = (double)iters * FMA_ACCS * flop / tf * 1e-9;
+  m->fma_ghz_est = m->fma_gflops / (2.0 * flop);
   /* the same loop on 2 threads at once: median wall time of the passes */
   bench_peak *p2 = bench_peak_new(m, tf, 2);
   if (!p2) return -1;
@@ -432,8 +470,17 @@ int bench_machine_measure(bench_machine *m, int quick) {
   }
   m->fma2_gflops = bench_peak_flop(p2) / bench_median(t, reps) * 1e-9;
   bench_peak_free(p2);
+#else
+  (void)m, (void)quick;
+#endif
+  return 0;
+}
 
-  /* (b) read bandwidth, 256 MiB (BENCH_BW_MIB overrides) */
+int bench_machine_measure_bw(bench_machine *m, int quick) {
+#if BENCH_X86
+  if (!have_avx2_fma()) return 0;
+  const int reps = quick ? 5 : 11;
+  /* 256 MiB (BENCH_BW_MIB overrides) */
   size_t mib = 256;
   const char *e = getenv("BENCH_BW_MIB");
   if (e && atoi(e) >= 16) mib = (size_t)atoi(e);
@@ -449,9 +496,14 @@ int bench_machine_measure(bench_machine *m, int quick) {
   m->bw1_gbs = (double)bytes / t1 * 1e-9;
   m->bw2_gbs = (double)bytes / t2 * 1e-9;
 #else
-  (void)quick;
+  (void)m, (void)quick;
 #endif
   return 0;
+}
+
+int bench_machine_measure(bench_machine *m, int quick) {
+  memset(m, 0, sizeof *m);
+  return bench_machine_measure_fma(m, quick) != 0 ? -1 : bench_machine_measure_bw(m, quick);
 }
 
 void bench_machine_print(const bench_machine *m) {
@@ -463,7 +515,10 @@ void bench_machine_print(const bench_machine *m) {
          m->fma_bits == 512 ? "AVX-512" : "AVX2", m->fma_bits / 16, m->fma_gflops, m->fma_ghz_est);
   if (m->fma512_over_256 > 0)
     printf("machine: AVX-512F present: its FMA loop gives %.2fx the AVX2 loop's flop/s (%s)\n", m->fma512_over_256,
-           m->fma_bits == 512 ? "the peak is the 512-bit loop's" : "the same rate: 512-bit FMAs run as two 256-bit halves");
+           m->fma512_over_256 > 1.05 ? "full-width 512-bit FMAs" : "the same rate: 512-bit FMAs run as two 256-bit halves");
+  printf("machine: peak loop: %d-bit FMAs (%s), measured and run in this process%s\n", m->fma_bits,
+         m->fma_bits == 512 ? "zmm" : "ymm",
+         m->fma_bits_forced ? " (forced by BENCH_FMA_BITS)" : ", the faster of the zmm and ymm loops");
   printf("machine: same FMA loop on 2 threads: %.1f GFLOP/s total = %.2fx one thread%s\n", m->fma2_gflops,
          m->fma2_gflops / m->fma_gflops,
          m->fma2_gflops < 1.6 * m->fma_gflops ? "  (the second core is busy with other work: 2-thread rows are skewed)"

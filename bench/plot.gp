@@ -89,7 +89,7 @@ unset label 2
 # ---- decode: GB/s against kv_len -------------------------------------------------------------------
 PH = "decode"
 set output dir."/decode.png"
-set title "attngen decode, q_len 1, fp32: K+V bytes read once per call (hot cache between calls)" noenhanced
+set title "attngen decode, q_len 1, fp32: K+V bytes read once per call (warm up to 1/4 of the last-level cache, cold above: results.csv kv_state)" noenhanced
 set ylabel "GB/s, 1 thread (2*kv_len*kv_heads*d*4 bytes / time)" noenhanced
 r = span(PH, 0, 0, 0, C_KV); lo = real(word(r, 1)); hi = real(word(r, 2))
 if (lo <= 0) { set xrange [400:21000] } else { if (lo == hi) { set xrange [lo/2:hi*2] } else { set xrange [lo/1.3:hi*1.3] } }

@@ -17,8 +17,10 @@ function M.fields()
 end
 
 -- raw: the config table; masks: its validated masks. Returns { <feature> = { <field> = value } } (nil: none).
--- A field of a feature that is off (sink_tokens without window) is refused: it would do nothing.
-function M.validate(where, raw, masks)
+-- A field of a feature that is off (sink_tokens without window) is refused: it would do nothing. prefix (nil at the
+-- top level, "kinds[2]." for a kind) starts the field names of the messages.
+function M.validate(where, raw, masks, prefix)
+  prefix = prefix or ""
   for alias, name in pairs(spec.attn_field_aliases) do
     if raw[alias] ~= nil then fail(where, alias, "is spelled '%s' in attngen (same meaning)", name) end
   end
@@ -29,15 +31,16 @@ function M.validate(where, raw, masks)
       local v = raw[f.name]
       if v ~= nil then
         local err = f.check(v)
-        if err then fail(where, f.name, "%s, got %s", err, show(v)) end
-        if not on then fail(where, f.name, "needs '%s' (it is part of that feature)", a.fields[1].name) end
+        if err then fail(where, prefix .. f.name, "%s, got %s", err, show(v)) end
+        if not on then fail(where, prefix .. f.name, "needs '%s' (it is part of that feature)", a.fields[1].name) end
       end
     end
     if on then
       if a.needs_causal then
         for _, m in ipairs(masks) do
           if not spec.features_of(m).causal then
-            fail(where, a.name, "needs masks with the causal feature (causal, causal_padding), and masks lists %q", m)
+            fail(where, prefix .. a.name, "needs masks with the causal feature (causal, causal_padding), and masks " ..
+              "lists %q", m)
           end
         end
       end
@@ -48,6 +51,33 @@ function M.validate(where, raw, masks)
     end
   end
   return attn
+end
+
+-- The features of a kind of layer (config `kinds`): the top level's fields (raw), each replaced by the kind's own
+-- value (values, already checked field by field); `false` for a feature's first field turns the feature off in the
+-- kind. Validated as a whole as M.validate does, messages naming kinds[i].<field>.
+function M.of_kind(where, raw, values, masks, path)
+  local merged = {}
+  for _, a in ipairs(spec.attn_features) do
+    local off = values[a.fields[1].name] == false
+    for _, f in ipairs(a.fields) do
+      local v = values[f.name]
+      if v == nil and not off then v = raw[f.name] end
+      if v ~= false then merged[f.name] = v end
+    end
+  end
+  return M.validate(where, merged, masks, path .. ".")
+end
+
+-- A kind's value of one feature field (field: its spec entry): false for a feature's first field, else the field's
+-- own rule. Returns the value or nil and the error.
+function M.check_kind_value(name, field, v)
+  for _, a in ipairs(spec.attn_features) do
+    if a.fields[1].name == name and v == false then return false end
+  end
+  local err = field.check(v)
+  if err then return nil, err end
+  return v
 end
 
 -- ALiBi slopes of `heads` query heads, float64 (HF transformers' BLOOM build_alibi_tensor, with max_bias in place of

@@ -14,6 +14,7 @@ local config = require("config")
 local enumerate = require("enumerate")
 local plan = require("plan")
 local render = require("render")
+local share = require("share")
 local write = require("write")
 local version = require("version")
 
@@ -202,16 +203,24 @@ local function run()
     files = render.runtime(root, planned(enumerate.generic()), plan.isa, args.output or ".", "attngen --runtime -o DIR")
   else
     local c = config.validate(gather())
-    local kernels = planned(enumerate.model(c))
+    local tables = enumerate.tables(c)
+    for _, t in ipairs(tables) do planned(t.kernels) end
+    share.resolve(tables, function(k) return render.kernel_text(root, plan.isa, k) end)
     if args.list then
+      local listed = {}
       print(string.format("%-53s %-7s %-8s %-15s %-9s %14s", "kernel", "isa", "phase", "mask", "kv_dtype", "scratch bytes"))
-      for _, k in ipairs(kernels) do
-        print(string.format("%-53s %-7s %-8s %-15s %-9s %14d", k.name, k.isa, k.phase, k.mask, k.kv_dtype,
-          4 * k.plan.scratch.total))
+      for _, t in ipairs(tables) do
+        for _, k in ipairs(t.kernels) do
+          if not listed[k.name] then -- a kernel shared by several kinds' tables, once
+            listed[k.name] = true
+            print(string.format("%-53s %-7s %-8s %-15s %-9s %14d", k.name, k.isa, k.phase, k.mask, k.kv_dtype,
+              4 * k.plan.scratch.total))
+          end
+        end
       end
       return
     end
-    files = render.model(root, c, kernels, plan.isa, args.output or ".", regen_command(c))
+    files = render.model(root, c, tables, plan.isa, args.output or ".", regen_command(c))
     if args.vendor then
       local err
       files, err = require("vendor").with_runtime(root, args.output or ".", files)

@@ -7,6 +7,7 @@ local plan = require("plan")
 local rope_frequencies = require("rope_frequencies")
 local register_budget = require("register_budget")
 local attn_features = require("attn_features")
+local kinds = require("kinds")
 
 local M = {}
 
@@ -68,7 +69,7 @@ local function check_text(where, origin, raw, field)
 end
 
 local FIELDS = { "name", "source", "notes", "heads", "kv_heads", "head_dim", "masks", "phases", "isas", "kv_dtype", "rope",
-                 "tuned" }
+                 "tuned", "kinds", "layers" }
 
 -- A finite number (no nan, no inf).
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
@@ -90,31 +91,31 @@ end
 local PARAM_MAX = 1e15
 
 -- rope = { style, theta, rotary_dim, scaling } against gen/spec.lua's spec.rope. Returns the normalized table
--- (rotary_dim defaults to head_dim) or nil. Every message names the sub-field, e.g. field 'rope.theta'.
-local function check_rope(where, raw, head_dim)
-  local v = raw.rope
+-- (rotary_dim defaults to head_dim) or nil. Every message names the sub-field under `path`, e.g. field 'rope.theta'
+-- or 'kinds[2].rope.theta'.
+local function check_rope(where, v, head_dim, path)
   if v == nil then return nil end
   if type(v) ~= "table" then
-    fail(where, "rope", "must be a table { style = ..., theta = ..., rotary_dim = ..., scaling = ... }, got %s", show(v))
+    fail(where, path, "must be a table { style = ..., theta = ..., rotary_dim = ..., scaling = ... }, got %s", show(v))
   end
-  check_keys(where, v, "rope", { "style", "theta", "rotary_dim", "scaling" })
+  check_keys(where, v, path, { "style", "theta", "rotary_dim", "scaling" })
   local styles = spec.names(spec.rope.styles)
   local r = {}
-  if v.style == nil then fail(where, "rope.style", "missing (one of %s)", table.concat(styles, ", ")) end
+  if v.style == nil then fail(where, path .. ".style", "missing (one of %s)", table.concat(styles, ", ")) end
   if not spec.rope_style[v.style] then
-    fail(where, "rope.style", "must be one of %s, got %s", table.concat(styles, ", "), show(v.style))
+    fail(where, path .. ".style", "must be one of %s, got %s", table.concat(styles, ", "), show(v.style))
   end
   r.style = v.style
-  if v.theta == nil then fail(where, "rope.theta", "missing (the base of the frequencies, e.g. 10000)") end
+  if v.theta == nil then fail(where, path .. ".theta", "missing (the base of the frequencies, e.g. 10000)") end
   if not finite(v.theta) or not (v.theta > 1) then
-    fail(where, "rope.theta", "must be a finite number > 1 (the base of the frequencies), got %s", show(v.theta))
+    fail(where, path .. ".theta", "must be a finite number > 1 (the base of the frequencies), got %s", show(v.theta))
   end
   r.theta = v.theta
-  if head_dim < 2 then fail(where, "rope", "needs head_dim >= 2 (it rotates pairs of dims), head_dim is %d", head_dim) end
+  if head_dim < 2 then fail(where, path, "needs head_dim >= 2 (it rotates pairs of dims), head_dim is %d", head_dim) end
   r.rotary_dim = v.rotary_dim == nil and head_dim or v.rotary_dim
   if type(r.rotary_dim) ~= "number" or r.rotary_dim ~= math.floor(r.rotary_dim) or r.rotary_dim % 2 ~= 0 or
      r.rotary_dim < 2 or r.rotary_dim > head_dim then
-    fail(where, "rope.rotary_dim", "must be an even integer in 2..%d (head_dim)%s, got %s", head_dim,
+    fail(where, path .. ".rotary_dim", "must be an even integer in 2..%d (head_dim)%s, got %s", head_dim,
       v.rotary_dim == nil and " (it defaults to head_dim, which is odd: set it)" or "", show(r.rotary_dim))
   end
   r.rotary_dim = math.floor(r.rotary_dim)
@@ -122,26 +123,34 @@ local function check_rope(where, raw, head_dim)
   if s ~= nil then
     local types = spec.names(spec.rope.scalings)
     if type(s) ~= "table" then
-      fail(where, "rope.scaling", "must be a table { type = %s, ... } or absent, got %s", table.concat(types, " | "),
+      fail(where, path .. ".scaling", "must be a table { type = %s, ... } or absent, got %s", table.concat(types, " | "),
         show(s))
     end
-    if s.type == nil then fail(where, "rope.scaling.type", "missing (one of %s)", table.concat(types, ", ")) end
+    if s.type == nil then fail(where, path .. ".scaling.type", "missing (one of %s)", table.concat(types, ", ")) end
     if contains(spec.rope.unsupported, s.type) then
-      fail(where, "rope.scaling.type", "%s is not supported yet by this version of attngen (supported: %s)",
+      fail(where, path .. ".scaling.type", "%s is not supported yet by this version of attngen (supported: %s)",
         show(s.type), table.concat(types, ", "))
     end
     local kind = spec.rope_scaling[s.type]
     if not kind then
-      fail(where, "rope.scaling.type", "unknown scaling type %s (supported: %s)", show(s.type), table.concat(types, ", "))
+      fail(where, path .. ".scaling.type", "unknown scaling type %s (supported: %s)", show(s.type), table.concat(types, ", "))
     end
-    local allowed = { "type" }
+    local allowed, defaults = { "type" }, {}
     for _, p in ipairs(kind.params) do allowed[#allowed + 1] = p end
-    check_keys(where, s, "rope.scaling", allowed)
+    for _, o in ipairs(kind.optional or {}) do allowed[#allowed + 1], defaults[o[1]] = o[1], o[2] end
+    check_keys(where, s, path .. ".scaling", allowed)
     r.scaling = { type = s.type }
-    for _, name in ipairs(kind.params) do
-      local f, x = "rope.scaling." .. name, s[name]
-      if x == nil then fail(where, f, "missing (%s scaling needs %s)", s.type, table.concat(kind.params, ", ")) end
-      if spec.rope_param[name].int then
+    for i = 2, #allowed do
+      local name = allowed[i]
+      local f, x = path .. ".scaling." .. name, s[name]
+      if x == nil and defaults[name] == nil then
+        fail(where, f, "missing (%s scaling needs %s)", s.type, table.concat(kind.params, ", "))
+      end
+      if x == nil then x = defaults[name] or nil end
+      if x == nil then -- optional, no default: stays absent
+      elseif spec.rope_param[name].bool then
+        if type(x) ~= "boolean" then fail(where, f, "must be true or false, got %s", show(x)) end
+      elseif spec.rope_param[name].int then
         if not finite(x) or x ~= math.floor(x) or x < 1 or x > PARAM_MAX then
           fail(where, f, "must be an integer in 1..%g, got %s", PARAM_MAX, show(x))
         end
@@ -152,13 +161,13 @@ local function check_rope(where, raw, head_dim)
     end
     if kind.check then
       local field, msg = kind.check(r.scaling)
-      if field then fail(where, "rope.scaling." .. field, "%s, got %s", msg, show(r.scaling[field])) end
+      if field then fail(where, path .. ".scaling." .. field, "%s, got %s", msg, show(r.scaling[field])) end
     end
   end
   -- the frequencies themselves must come out finite and positive (e.g. no theta so large they underflow)
   for i, f in ipairs(rope_frequencies.inverse(r)) do
     if not finite(f) or not (f > 0) then
-      fail(where, "rope", "inverse frequency %d is %s: each must be a positive finite double (lower theta or the " ..
+      fail(where, path, "inverse frequency %d is %s: each must be a positive finite double (lower theta or the " ..
         "scaling factor)", i - 1, show(f))
     end
   end
@@ -231,6 +240,13 @@ local function check_tuned(where, raw, head_dim, group)
   return out
 end
 
+-- An option's value, by the spec's own rule; `field` names it in the message.
+local function check_option(where, field, o, v)
+  local err = o.check(v)
+  if err then fail(where, field, "%s, got %s", err, show(v)) end
+  return v
+end
+
 -- Validates a raw table (from a file and/or flags) and returns the normalized config.
 -- where: the file name (or "command line"); origin: field -> flag for fields set by flags.
 function M.validate(raw, where, origin)
@@ -287,7 +303,7 @@ function M.validate(raw, where, origin)
       end
     end
   end
-  c.rope = check_rope(where, raw, c.head_dim)
+  c.rope = check_rope(where, raw.rope, c.head_dim, "rope")
   c.attn = attn_features.validate(where, raw, c.masks)
   c.tuned = check_tuned(where, raw, c.head_dim, math.floor(c.heads / c.kv_heads))
   -- per-kernel options: validated by the spec's own rule, absent = the option's default
@@ -295,14 +311,26 @@ function M.validate(raw, where, origin)
   for _, o in ipairs(spec.options) do
     local v = raw[o.name]
     if v ~= nil then
-      local err = o.check(v)
-      if err then
-        local w, f = blame(where, origin, o.name)
-        fail(w, f, "%s, got %s", err, show(v))
-      end
-      c.options[o.name] = v
+      local w, f = blame(where, origin, o.name)
+      c.options[o.name] = check_option(w, f, o, v)
     end
   end
+  -- kinds of layers: each its own values of the per-kind fields, the top level's by default
+  local feature_field = {}
+  for _, f in ipairs(attn_features.fields()) do feature_field[f] = true end
+  c.kinds = kinds.validate(where, raw.kinds, c, function(path, field, v)
+    if field == "rope" then return check_rope(where, v, c.head_dim, path) end
+    if feature_field[field] then
+      local ok, err = attn_features.check_kind_value(field, spec.kind_entry(field), v)
+      if err then fail(where, path, "%s, got %s", err, show(v)) end
+      return ok
+    end
+    return check_option(where, path, spec.kind_entry(field), v)
+  end)
+  for i, kind in ipairs(c.kinds or {}) do -- each kind's features: the top level's, with the kind's own values
+    kind.attn = attn_features.of_kind(where, raw, kind.values, c.masks, string.format("kinds[%d]", i))
+  end
+  c.layers = kinds.layers(where, raw.layers, c.kinds)
   return c
 end
 

@@ -7,6 +7,30 @@ local spec = require("spec")
 
 local M = {}
 
+-- The tables a config produces, each { kind, table_name, list_macro, model, rope, options, attn, kernels }: one per
+-- kind of layer (attngen_table_<cname>_<kind>, its own rope, options and attention features), or, for a config
+-- without kinds, the model's one table (attngen_table_<cname>). Kernels of different kinds whose code is the same are shared (gen/share.lua).
+function M.tables(c)
+  local CNAME = c.cname:upper()
+  if not c.kinds then
+    return { { table_name = "attngen_table_" .. c.cname, list_macro = "ATTNGEN_" .. CNAME .. "_KERNELS", model = c.name,
+               rope = c.rope, options = c.options, attn = c.attn, kernels = M.model(c) } }
+  end
+  local out = {}
+  for i, kind in ipairs(c.kinds) do
+    local view = {} -- the config with the kind's values (a kind's rope may be nil where the top level's is not)
+    for key, v in pairs(c) do view[key] = v end
+    view.rope, view.options, view.attn = kind.rope, kind.options, kind.attn
+    local ks = M.model(view)
+    for _, k in ipairs(ks) do k.kind = kind.name end
+    out[i] = { kind = kind.name, table_name = "attngen_table_" .. c.cname .. "_" .. kind.name,
+               list_macro = "ATTNGEN_" .. CNAME .. "_" .. kind.name:upper() .. "_KERNELS",
+               model = c.name .. "/" .. kind.name, rope = kind.rope, options = kind.options, attn = kind.attn,
+               kernels = ks }
+  end
+  return out
+end
+
 function M.model(c)
   local kernels = {}
   for _, isa in ipairs(c.isas) do

@@ -53,6 +53,21 @@ local function num(v)
 end
 M.num = num
 
+-- A scaling type's fields in spec order: the required ones, then the optional ones.
+function M.scaling_fields(name)
+  local kind, out = spec.rope_scaling[name], {}
+  for _, p in ipairs(kind.params) do out[#out + 1] = p end
+  for _, o in ipairs(kind.optional or {}) do out[#out + 1] = o[1] end
+  return out
+end
+
+-- A rope scaling parameter as a C double: true and false as 1 and 0, absent as 0.
+function M.c_param(v)
+  if v == nil then return "0" end
+  if type(v) == "boolean" then return v and "1" or "0" end
+  return num(v)
+end
+
 -- The `tuned` table as Lua source, one line per ISA, knobs and phases in spec order: the stamp echoes it and
 -- `attngen --tune --write` records it in the config, so both read the same.
 function M.tuned_lines(tuned, indent)
@@ -78,6 +93,26 @@ function M.tuned_lines(tuned, indent)
   return lines
 end
 
+-- A rope table as the stamp echoes it: "rope = { style, theta, rotary_dim" (unclosed) and the scaling's
+-- "scaling = { ... }" or nil.
+local function rope_echo(r)
+  local head = string.format("rope = { style = %q, theta = %s, rotary_dim = %d", r.style, num(r.theta), r.rotary_dim)
+  if not r.scaling then return head end
+  local t = { string.format("type = %q", r.scaling.type) }
+  for _, p in ipairs(M.scaling_fields(r.scaling.type)) do
+    local v = r.scaling[p]
+    if v ~= nil then t[#t + 1] = string.format("%s = %s", p, type(v) == "boolean" and tostring(v) or num(v)) end
+  end
+  return head, "scaling = { " .. table.concat(t, ", ") .. " }"
+end
+
+-- An attention feature's value as the stamp echoes it (ALiBi's { max_bias = b } table, numbers, booleans).
+local function attn_value(v)
+  if type(v) == "table" then return string.format("{ max_bias = %s }", num(v.max_bias or 8)) end
+  if type(v) == "number" then return num(v) end
+  return tostring(v)
+end
+
 -- Deterministic echo of the config for the stamp (fixed field order). Free text was validated as one
 -- printable line without comment delimiters (gen/config.lua).
 local function config_lines(c)
@@ -98,24 +133,45 @@ local function config_lines(c)
     if c.options[o.name] ~= nil then lines[#lines + 1] = string.format("%s = %.9g,", o.name, c.options[o.name]) end
   end
   if c.rope then
-    local r = c.rope
-    lines[#lines + 1] = string.format("rope = { style = %q, theta = %s, rotary_dim = %d%s", r.style, num(r.theta),
-      r.rotary_dim, r.scaling and "," or " },")
-    if r.scaling then
-      local t = { string.format("type = %q", r.scaling.type) }
-      for _, p in ipairs(spec.rope_scaling[r.scaling.type].params) do
-        t[#t + 1] = string.format("%s = %s", p, num(r.scaling[p]))
-      end
-      lines[#lines + 1] = "  scaling = { " .. table.concat(t, ", ") .. " } },"
+    local head, scaling = rope_echo(c.rope)
+    if scaling then
+      lines[#lines + 1] = head .. ","
+      lines[#lines + 1] = "  " .. scaling .. " },"
+    else
+      lines[#lines + 1] = head .. " },"
     end
   end
   for _, a in ipairs(spec.attn_features) do
     for _, f in ipairs(c.attn and c.attn[a.name] and a.fields or {}) do
       local v = c.attn[a.name][f.name]
-      if type(v) == "table" then v = string.format("{ max_bias = %s }", num(v.max_bias or 8))
-      elseif type(v) == "number" then v = num(v) else v = tostring(v) end
-      if c.attn[a.name][f.name] ~= nil then lines[#lines + 1] = string.format("%s = %s,", f.name, v) end
+      if v ~= nil then lines[#lines + 1] = string.format("%s = %s,", f.name, attn_value(v)) end
     end
+  end
+  if c.kinds then -- each kind on one line, its own values only (the top level's are above)
+    lines[#lines + 1] = "kinds = {"
+    for _, kind in ipairs(c.kinds) do
+      local t = { string.format("name = %q", kind.name) }
+      for _, f in ipairs(spec.kind_fields()) do
+        local v = kind.values[f]
+        if f == "rope" and v == false then
+          t[#t + 1] = "rope = false"
+        elseif f == "rope" and v then
+          local head, scaling = rope_echo(v)
+          t[#t + 1] = head .. (scaling and (", " .. scaling) or "") .. " }"
+        elseif type(v) == "number" then
+          t[#t + 1] = string.format("%s = %.9g", f, v)
+        elseif v ~= nil then
+          t[#t + 1] = string.format("%s = %s", f, attn_value(v))
+        end
+      end
+      lines[#lines + 1] = "  { " .. table.concat(t, ", ") .. " },"
+    end
+    lines[#lines + 1] = "},"
+  end
+  if c.layers then
+    local q = {}
+    for i, x in ipairs(c.layers) do q[i] = string.format("%q", x) end
+    lines[#lines + 1] = "layers = { " .. table.concat(q, ", ") .. " },"
   end
   if c.tuned then
     for _, l in ipairs(M.tuned_lines(c.tuned, "")) do lines[#lines + 1] = l end
@@ -178,6 +234,18 @@ local function render_kernel(root, isa, k)
   return text
 end
 
+-- The function kernel k runs (k.code: for a prefill kernel of another storage type, the fp32 kernel's).
+local function code_text(root, isa, k)
+  local code = k
+  if k.code ~= k.name then
+    code = setmetatable({ name = k.code, kv_dtype = k.code_dtype }, { __index = k })
+  end
+  return render_kernel(root, isa, code)
+end
+
+-- The same for gen/share.lua, which compares the code of the kernels of a config's kinds.
+function M.kernel_text(root, vocab, k) return code_text(root, vocab(k.isa), k) end
+
 -- A C fragment of templates/isa/ without its own licence line (the generated file's stamp carries it once).
 local function prelude_file(root, name, missing, ...)
   local path = root .. "/templates/isa/" .. name .. ".c"
@@ -225,11 +293,7 @@ local function section(root, isa, kernels, shared)
   for _, k in ipairs(kernels) do
     if not emitted[k.code] then
       emitted[k.code] = true
-      local code = k
-      if k.code ~= k.name then
-        code = setmetatable({ name = k.code, kv_dtype = k.code_dtype }, { __index = k })
-      end
-      parts[#parts + 1] = render_kernel(root, isa, code)
+      parts[#parts + 1] = code_text(root, isa, k)
     end
   end
   local text = prelude_file(root, isa.name, "spec: isa '%s' has no prelude (templates/isa/%s.c)", isa.name, isa.name)
@@ -258,22 +322,40 @@ local function base_env(regen)
   return { version = version, regen = regen, abi = spec.abi, license = "SPDX-License-Identifier: MIT" }
 end
 
--- A model's files: attngen_<cname>.h (X-macro kernel list, table declaration) and .c (kernels, table).
-function M.model(root, c, kernels, vocab, outdir, regen)
+-- Each table's kernels per section (ISA), in the sections' order, its RoPE frequencies and its ALiBi slopes (of
+-- `heads` query heads).
+local function table_parts(tables, secs, heads)
+  for _, t in ipairs(tables) do
+    t.by_isa = {}
+    for _, sec in ipairs(secs) do
+      local ks = {}
+      for _, k in ipairs(t.kernels) do if k.isa == sec.isa.name then ks[#ks + 1] = k end end
+      t.by_isa[#t.by_isa + 1] = { isa = sec.isa, kernels = ks }
+    end
+    if t.rope then t.inv_freq = rope_frequencies.inverse(t.rope) end
+    if t.attn and t.attn.alibi then
+      t.attn_max_bias = attn_features.alibi_max_bias(t.attn.alibi.alibi)
+      t.alibi_slopes = attn_features.alibi_slopes(heads, t.attn_max_bias)
+    end
+  end
+  return tables
+end
+
+-- A model's files: attngen_<cname>.h (X-macro kernel lists, table declarations) and .c (kernels, tables). tables:
+-- gen/enumerate.lua's tables, planned and shared (gen/share.lua); each kernel's code is emitted once.
+function M.model(root, c, tables, vocab, outdir, regen)
   local base = "attngen_" .. c.cname
   local env = base_env(regen)
-  env.config_lines, env.model, env.c = config_lines(c), c.name, c
+  env.config_lines, env.c = config_lines(c), c
   env.file = { h = base .. ".h", c = base .. ".c" }
   env.guard = "ATTNGEN_" .. c.cname:upper() .. "_H"
-  env.list_macro = "ATTNGEN_" .. c.cname:upper() .. "_KERNELS"
-  env.table_name = "attngen_table_" .. c.cname
-  env.kernels, env.sections = kernels, sections(root, kernels, vocab)
-  env.num = num
-  if c.rope then env.inv_freq = rope_frequencies.inverse(c.rope) end
-  if c.attn and c.attn.alibi then
-    env.attn_max_bias = attn_features.alibi_max_bias(c.attn.alibi.alibi)
-    env.alibi_slopes = attn_features.alibi_slopes(c.heads, env.attn_max_bias)
+  local all = {}
+  for _, t in ipairs(tables) do
+    for _, k in ipairs(t.kernels) do all[#all + 1] = k end
   end
+  env.sections = sections(root, all, vocab)
+  env.tables = table_parts(tables, env.sections, c.heads)
+  env.num, env.c_param, env.cs_scale = num, M.c_param, rope_frequencies.cs_scale
   env.isas = {}
   for _, s in ipairs(env.sections) do env.isas[#env.isas + 1] = s.isa end
   return {
@@ -286,12 +368,12 @@ end
 -- attngen_generic.c (the generic kernels: head_dim, group and mask read at run time).
 function M.runtime(root, kernels, vocab, outdir, regen)
   local env = base_env(regen)
-  env.model = "generic"
   env.config_lines = { "generic kernels: head_dim, heads / kv_heads and mask are run-time values" }
   env.file = { h = "attngen.h", c = "attngen_generic.c" }
-  env.table_name = "attngen_table_generic"
   env.sections = sections(root, kernels, vocab)
-  env.num = num
+  env.tables = table_parts({ { table_name = "attngen_table_generic", model = "generic", kernels = kernels,
+                               options = {} } }, env.sections)
+  env.num, env.c_param, env.cs_scale = num, M.c_param, rope_frequencies.cs_scale
   local senv = base_env(regen)
   local vmaj, vmin, vpat = version:match("^(%d+)%.(%d+)%.(%d+)$")
   senv.vmaj, senv.vmin, senv.vpat = vmaj, vmin, vpat

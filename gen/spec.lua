@@ -64,7 +64,8 @@ spec.kv_dtypes = {
 
 -- Per-kernel scalar options: a config field, a field of attngen_params (carried by every table and bound
 -- kernel, so the generic fallback computes the same result), and a stamp line. `check` returns an error
--- message or nil; `default` is what the kernel uses when the config leaves the option out.
+-- message or nil; `default` is what the kernel uses when the config leaves the option out. `per_kind = true`: a
+-- kind of layer (config `kinds`) may set its own value (spec.kind_fields).
 local FLT_MIN, FLT_MAX = 1.1754943508222875e-38, 3.4028234663852886e+38
 spec.options = {
   { name = "scale", ctype = "float", default = 0,
@@ -75,6 +76,7 @@ spec.options = {
       end
     end,
     used_by = "runtime", -- resolved once by the runtime (args, else table, else 1/sqrt(head_dim)), not by templates
+    per_kind = true,
     c_value = function(v) return spec.c_float(v) end },
 }
 
@@ -84,7 +86,9 @@ spec.options = {
 -- table's attngen_params.features, overridable per call in attngen_args), so layers that differ only in value share
 -- kernels, and a config without features gets exactly the kernels it had before. `bit` is the C value (never
 -- changes; 0 = no features, so a zero-initialized attngen_shape has none); `fields` are the config fields, the
--- first one turning the feature on, each with its rule (`check(v)` returns an error or nil).
+-- first one turning the feature on, each with its rule (`check(v)` returns an error or nil). Every field is per_kind:
+-- a kind of layer (config `kinds`) may set its own value, or `false` for the first field (the feature off in that
+-- kind), so a kind with a window gets windowed kernels and a kind without gets plain ones.
 local function int_at_least(lo)
   return function(v)
     if type(v) ~= "number" or v ~= math.floor(v) or v < lo or v > 2^30 then
@@ -100,20 +104,22 @@ spec.attn_features = {
     doc = "sliding window: query at position i sees keys i - window < j <= i (window keys, itself included, as HF " ..
           "transformers' sliding_window: Mistral, Gemma-2, gpt-oss), and keys j < sink_tokens",
     fields = {
-      { name = "window", check = int_at_least(1), doc = "keys a query sees, itself included" },
-      { name = "sink_tokens", check = int_at_least(0),
+      { per_kind = true, name = "window", check = int_at_least(1), doc = "keys a query sees, itself included" },
+      { per_kind = true, name = "sink_tokens", check = int_at_least(0),
         doc = "StreamingLLM attention sinks: the first sink_tokens keys stay visible to every query (0: none)" },
     } },
   { name = "softcap", bit = 2,
     doc = "logit soft-cap: each scaled score s becomes softcap * tanh(s / softcap) before the mask (Gemma-2: 50)",
-    fields = { { name = "softcap", check = positive_float, doc = "the cap" } } },
+    fields = { { per_kind = true, name = "softcap", check = positive_float, doc = "the cap" } } },
   { name = "sinks", bit = 4,
     doc = "sink logits (gpt-oss): a learned logit per query head joins the softmax denominator, with no value row",
-    fields = { { name = "sinks", check = function(v) if v ~= true then return "must be true (the logits come at run " ..
-      "time, attngen_args.sinks)" end end, doc = "true: the kernels take attngen_args.sinks[heads]" } } },
+    fields = { { per_kind = true, name = "sinks", doc = "true: the kernels take attngen_args.sinks[heads]",
+      check = function(v)
+        if v ~= true then return "must be true (the logits come at run time, attngen_args.sinks)" end
+      end } } },
   { name = "alibi", bit = 8,
     doc = "ALiBi: score + slope_h * (j - i), key minus query position; slopes by the BLOOM rule from max_bias",
-    fields = { { name = "alibi", doc = "true (max_bias 8) or { max_bias = b }",
+    fields = { { per_kind = true, name = "alibi", doc = "true (max_bias 8) or { max_bias = b }",
       check = function(v)
         if v == true then return nil end
         if type(v) ~= "table" then return "must be true or { max_bias = b }" end
@@ -131,22 +137,30 @@ spec.attn_field_aliases = { sliding_window = "window", logit_softcapping = "soft
 -- runtime turns them into cos/sin per token (float64 angle) and kernels rotate Q while packing it, the cache append
 -- rotates K.
 spec.rope = {
+  per_kind = true, -- each kind of layer (config `kinds`) may have its own
   -- how the rotary dims pair up; `id` is the C enum value (attngen_rope_style, 0 = no RoPE)
   styles = {
     { name = "half", id = 1,
       doc = "pairs (i, i + rotary_dim/2): rotate_half of HF Llama/Qwen/Mistral/GPT-NeoX" },
     { name = "interleaved", id = 2, doc = "pairs (2i, 2i + 1): GPT-J, Meta's original Llama code" },
   },
-  -- every scaling parameter (a field of rope.scaling, and a double of attngen_rope); `int` = whole number
+  -- every scaling parameter (a field of rope.scaling, and a double of attngen_rope); `int` = whole number,
+  -- `bool` = true or false (stored as 1 or 0), `min` = the smallest value allowed (default: any number > 0)
   params = {
-    { name = "factor", doc = "frequency divisor (linear), or the low-frequency divisor (llama3)" },
+    { name = "factor", doc = "frequency divisor (linear), or the low-frequency divisor (llama3, yarn)" },
     { name = "low_freq_factor", doc = "llama3: wavelengths above original / low_freq_factor are divided by factor" },
     { name = "high_freq_factor", doc = "llama3: wavelengths below original / high_freq_factor are kept" },
-    { name = "original_max_position_embeddings", int = true, doc = "llama3: the pre-training context length" },
+    { name = "original_max_position_embeddings", int = true, doc = "llama3, yarn: the pre-training context length" },
+    { name = "beta_fast", doc = "yarn: pairs turning more than beta_fast times over the original context are kept" },
+    { name = "beta_slow", doc = "yarn: pairs turning fewer than beta_slow times are divided by factor" },
+    { name = "truncate", bool = true, doc = "yarn: the ramp's ends rounded outwards to whole dims (1) or not (0)" },
+    { name = "attention_factor", doc = "yarn: the factor of cos and sin as given (0: derived from factor)" },
+    { name = "mscale", doc = "yarn: with mscale_all_dim, the attention factor's numerator coefficient" },
+    { name = "mscale_all_dim", doc = "yarn: with mscale, the attention factor's denominator coefficient" },
   },
   -- scaling types of the inverse frequencies (HF `rope_scaling`); `id` is attngen_rope_scaling (0 = none).
-  -- `params` are its required fields, `check` a cross-field rule (field, reason); its formula is in
-  -- gen/rope_frequencies.lua.
+  -- `params` are its required fields, `optional` its optional ones with their defaults (false: no default, the
+  -- field stays absent), `check` a cross-field rule (field, reason); its formula is in gen/rope_frequencies.lua.
   scalings = {
     { name = "linear", id = 1, params = { "factor" },
       doc = "position interpolation: every inverse frequency divided by factor" },
@@ -158,9 +172,24 @@ spec.rope = {
           return "high_freq_factor", string.format("must be greater than low_freq_factor (%.9g)", s.low_freq_factor)
         end
       end },
+    { name = "yarn", id = 3, params = { "factor", "original_max_position_embeddings" },
+      optional = { { "beta_fast", 32 }, { "beta_slow", 1 }, { "truncate", true }, { "attention_factor", false },
+                   { "mscale", false }, { "mscale_all_dim", false } },
+      doc = "YaRN (gpt-oss, Qwen, DeepSeek): a ramp between kept and divided frequencies; cos and sin scaled",
+      check = function(s)
+        if not (s.factor >= 1) then return "factor", "must be >= 1 (the context extension)" end
+        if not (s.beta_fast >= s.beta_slow) then
+          return "beta_fast", string.format("must be >= beta_slow (%.9g)", s.beta_slow)
+        end
+        -- transformers uses mscale and mscale_all_dim only together; one alone would be silently ignored
+        if (s.mscale == nil) ~= (s.mscale_all_dim == nil) then
+          return s.mscale and "mscale" or "mscale_all_dim", "needs both mscale and mscale_all_dim (transformers " ..
+            "ignores one without the other)"
+        end
+      end },
   },
   -- scaling types that real configs use and attngen does not implement yet: refused by name
-  unsupported = { "yarn", "dynamic", "longrope", "su", "ntk", "mrope" },
+  unsupported = { "dynamic", "longrope", "su", "ntk", "mrope" },
 }
 
 -- Config fields that later versions will add: refused by name as "not supported yet".
@@ -199,8 +228,9 @@ spec.tunables = {
 -- 5: attngen_shape and attngen_kernel_info gain kv_dtype (the cache's storage type).
 -- 6: attngen_work gains head_split_min_bytes and head_split_min_flop (the plan's thresholds of a decode step's
 --    cut by kv heads among threads).
--- 7: attngen_shape and attngen_kernel_info gain features (attention features); attngen_params gains their values.
-spec.abi = 7
+-- 7: attngen_rope gains YaRN's parameters and cs_scale (the factor of every cos and sin).
+-- 8: attngen_shape and attngen_kernel_info gain features; attngen_params gains their values.
+spec.abi = 8
 
 -- A float as a C literal that always compiles: 1 -> "1.0f", 0.5 -> "0.5f", 1e-05 -> "1e-05f".
 function spec.c_float(v)
@@ -262,6 +292,32 @@ function spec.names(list)
   return t
 end
 
+local kind_entries = {}
+-- The config fields a kind of layer (config `kinds`) may set for itself: `rope` and every entry of a spec list
+-- marked per_kind = true (options, the attention features' fields), in a fixed order: rope, then the lists by name,
+-- each in its order (a feature's fields after it).
+-- spec.kind_entry(name) is the entry of such a field (its `check` validates a kind's value).
+function spec.kind_fields()
+  local out, lists = {}, {}
+  if spec.rope.per_kind then out[1] = "rope" end
+  for key, v in pairs(spec) do
+    if type(v) == "table" and type(v[1]) == "table" then lists[#lists + 1] = key end
+  end
+  table.sort(lists)
+  local function walk(list)
+    for _, e in ipairs(list) do
+      if e.per_kind and e.name then out[#out + 1], kind_entries[e.name] = e.name, e end
+      if type(e.fields) == "table" then walk(e.fields) end -- an attention feature's config fields
+    end
+  end
+  for _, key in ipairs(lists) do walk(spec[key]) end
+  return out
+end
+function spec.kind_entry(name)
+  spec.kind_fields()
+  return kind_entries[name]
+end
+
 -- The feature set of a mask preset: { causal = true, kv_lens = true }. The one place that decides it.
 function spec.features_of(mask_name)
   local f = {}
@@ -274,8 +330,11 @@ end
 -- An fp32 cache is the default and adds nothing; another storage type adds its name after the phase:
 -- attn_h32_kv8_d128_causal_decode_f16__avx512, attn_generic_decode_int8__avx2.
 -- Attention features add their names after the mask, in spec order: attn_h32_kv8_d128_causal_window_softcap_prefill__avx512.
+-- A kernel of one kind of layer whose code differs from the same-named kernel of an earlier kind (gen/share.lua) adds
+-- the kind's name (k.variant) after that: attn_h4_kv1_d64_causal_decode_nope__avx2.
 function spec.kernel_name(k)
   local t = (k.kv_dtype and k.kv_dtype ~= "f32") and ("_" .. k.kv_dtype) or ""
+  if k.variant then t = t .. "_" .. k.variant end
   if not k.D then return string.format("attn_generic_%s%s__%s", k.phase, t, k.isa) end
   local f = ""
   for _, a in ipairs(spec.attn_features) do

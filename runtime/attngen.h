@@ -281,6 +281,32 @@ int attngen_plan_finish(attngen_plan *plan);
 size_t attngen_plan_scratch_bytes(const attngen_plan *plan); /* peak extra memory the plan holds */
 void attngen_plan_destroy(attngen_plan *plan);
 
+/* ---- merging partial attention states (cascade attention) ----
+ * Attention over keys cut into disjoint parts, each part run on its own with lse output, merges into attention over
+ * all the keys: lse = log Σ_s exp(lse_s), o = Σ_s exp(lse_s - lse) o_s, in fp32 with the largest lse subtracted
+ * first, in state order (the arithmetic of attngen_plan_finish's split-KV merge). E.g. a prompt prefix shared by a
+ * batch: one pass over it with every sequence's queries as one sequence (batch 1, mask none), whose lse is then
+ * [heads][batch * q_len] (lse_in_stride {q_len, 1, batch * q_len}), and one causal pass per sequence over its own
+ * keys. A state whose lse is -INFINITY (it saw no key) weighs 0 and its o is not read; a row where every state's is
+ * gives zeros and -INFINITY, as attngen_run writes for a row with no key. A NaN or +INFINITY lse, or a NaN in a
+ * weighed o, makes the row NaN. In place: o may be o_in[s] itself and lse may be lse_in[s] itself (same pointer,
+ * same strides); any other overlap of an output with an input or with the other output is ATTNGEN_ERR_ALIAS.
+ * Errors as attngen_run's (NULL pointers, n < 1, sizes, strides, extents); nothing is written when a call fails.
+ * lse strides are in floats over (batch, query row, head) like the others; their dense default (a 0 field) is
+ * attngen_args.lse's [batch][heads][q_len]: head = q_len, seq = 1, batch = heads * q_len. */
+typedef struct {
+  int batch, q_len, heads, head_dim;    /* each >= 1; q_len <= ATTNGEN_MAX_LEN */
+  int n;                                /* partial states, >= 1 */
+  const float *const *o_in;             /* [n] pointers, each [batch][q_len][heads][head_dim] */
+  const float *const *lse_in;           /* [n] pointers, each [batch][heads][q_len] */
+  const attngen_strides *o_in_stride;   /* NULL (all dense) or [n] */
+  const attngen_strides *lse_in_stride; /* NULL (all dense) or [n] */
+  float *o;                             /* [batch][q_len][heads][head_dim] */
+  float *lse;                           /* optional [batch][heads][q_len] */
+  attngen_strides o_stride, lse_stride;
+} attngen_merge_args;
+int attngen_merge_states(const attngen_merge_args *args);
+
 /* ---- KV cache: append with RoPE, and the fused decode / chunked-prefill step ----
  *
  * A KV cache holds, for each sequence b, cache_len[b] valid rows of K and of V in a buffer of kv_capacity rows:

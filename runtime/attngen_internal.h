@@ -103,6 +103,21 @@ int attngen_check_args(const attngen_kernel *kern, const attngen_args *in, attng
 int attngen_resolve_features(const attngen_kernel *k, attngen_args *a);
 int attngen_window_first_key(const attngen_args *a, int offset);
 
+/* ---- merging partial states (attngen_merge.c): the split-KV merge and attngen_merge_states share it */
+
+/* n partial states of the same rows: row (b, i, h) of state s (batch b, query i, head h) has its normalized output at
+ * o[s] + off(o_st[s]) (d floats), its max score at m[s][off(ms_st[s])] and its sum of exp at l[s][off(ms_st[s])]
+ * (l NULL: m holds a log-sum-exp, sum 1), where off(st) = b * st.batch + i * st.seq + h * st.head. */
+typedef struct {
+  int n, d;
+  const float *const *o, *const *m, *const *l;
+  const attngen_strides *o_st, *ms_st; /* [n] */
+  float *acc;                          /* scratch: d floats */
+} attngen_merge_set;
+/* Writes the merged row to out (which may be one of the states' rows) and returns its log-sum-exp; sink: a logit
+ * with no value row joining the denominator once (-INFINITY: none). */
+float attngen_merge_row(const attngen_merge_set *set, int b, int i, int h, float sink, float *out);
+
 /* ---- plans (attngen_plan.c) */
 
 struct attngen_plan {
@@ -116,6 +131,9 @@ struct attngen_plan {
   void **scratch_raw;
   size_t *scratch_cap; /* bytes behind each scratch_raw (a cached buffer may be larger than needed) */
   float *part_o, *part_ms; /* split-KV partials: [split][batch][heads][q_len] x head_dim, and (max, sum) pairs */
+  const float **part_rows; /* split-KV merge: each split's part_o, max and sum bases (3 x splits) */
+  attngen_strides *part_st; /* and the strides of part_o and part_ms (2 x splits, the same for every split) */
+  attngen_merge_set merge; /* over part_rows; merge.acc: head_dim floats of its own */
   float *rope_cs;          /* RoPE kernels: cos/sin of every query, [batch][q_len][rotary_dim] (attngen_plan_rope) */
   /* K/V repack (kernel->work.pack_kv_min_q): [batch][kv head][K rows, then V rows] head-major, each (sequence, kv
    * head) copied by the first item that needs it; the items then read `packed` instead of `args` */

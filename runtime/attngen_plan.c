@@ -129,8 +129,31 @@ int attngen_plan_create_at(const attngen_kernel *kernel, const attngen_args *arg
     /* rows * (head_dim + 2) floats fit in PTRDIFF_MAX bytes (checked above), so these products do too */
     p->part_o = (float *)malloc(rows * (size_t)sh->head_dim * sizeof(float));
     p->part_ms = (float *)malloc(2 * rows * sizeof(float));
-    if (!p->part_o || !p->part_ms) goto nomem;
-    p->bytes += rows * ((size_t)sh->head_dim + 2) * sizeof(float);
+    p->part_rows = (const float **)malloc(3 * (size_t)p->splits * sizeof *p->part_rows);
+    p->part_st = (attngen_strides *)malloc(2 * (size_t)p->splits * sizeof *p->part_st);
+    p->merge.acc = (float *)malloc((size_t)sh->head_dim * sizeof(float));
+    if (!p->part_o || !p->part_ms || !p->part_rows || !p->part_st || !p->merge.acc) goto nomem;
+    p->bytes += rows * ((size_t)sh->head_dim + 2) * sizeof(float) + (size_t)sh->head_dim * sizeof(float) +
+                (size_t)p->splits * (3 * sizeof *p->part_rows + 2 * sizeof *p->part_st);
+    /* split s: [batch][heads][q_len] rows of head_dim floats, and of (max, sum) pairs, after split s - 1's */
+    for (s = 0; s < p->splits; ++s) {
+      const size_t split_rows = rows / (size_t)p->splits;
+      const attngen_strides o_st = { (ptrdiff_t)sh->heads * a.q_len * sh->head_dim, sh->head_dim,
+                                     (ptrdiff_t)a.q_len * sh->head_dim };
+      const attngen_strides ms_st = { 2 * (ptrdiff_t)sh->heads * a.q_len, 2, 2 * (ptrdiff_t)a.q_len };
+      p->part_rows[s] = p->part_o + s * split_rows * sh->head_dim;
+      p->part_rows[p->splits + s] = p->part_ms + 2 * s * split_rows;
+      p->part_rows[2 * p->splits + s] = p->part_ms + 2 * s * split_rows + 1;
+      p->part_st[s] = o_st;
+      p->part_st[p->splits + s] = ms_st;
+    }
+    p->merge.n = p->splits;
+    p->merge.d = sh->head_dim;
+    p->merge.o = p->part_rows;
+    p->merge.m = p->part_rows + p->splits;
+    p->merge.l = p->part_rows + 2 * p->splits;
+    p->merge.o_st = p->part_st;
+    p->merge.ms_st = p->part_st + p->splits;
   }
 
   {
@@ -217,51 +240,24 @@ int attngen_plan_run(attngen_plan *p, size_t begin, size_t end, int thread)
   return ATTNGEN_OK;
 }
 
-/* Merge split-KV partials, in split order (fixed, so bit-identical for any thread count). Each split s gives
- * its normalized output o_s, row max m_s and sum l_s; with M = max m_s and w_s = exp(m_s - M) * l_s,
- * out = Σ w_s o_s / Σ w_s and lse = M + log Σ w_s. The maxima are exact scores, so nothing is lost to a
+/* Merge split-KV partials, in split order (fixed, so bit-identical for any thread count): attngen_merge_row over
+ * each split's normalized output o_s, row max m_s and sum l_s. The maxima are exact scores, so nothing is lost to a
  * rounded per-split log-sum-exp even when scores are large. */
 int attngen_plan_finish(attngen_plan *p)
 {
   const attngen_args *a;
-  int b, h, i, s, c, d, heads;
+  int b, h, i, heads;
   if (!p) return attngen_fail(ATTNGEN_ERR_NULL, "attngen: plan is NULL");
   if (p->splits == 1) return ATTNGEN_OK;
   a = &p->args;
-  d = p->kernel.shape.head_dim;
   heads = p->kernel.shape.heads;
   for (b = 0; b < a->batch; ++b)
     for (h = 0; h < heads; ++h)
       for (i = 0; i < a->q_len; ++i) {
-        float *out = a->o + b * a->o_stride.batch + i * a->o_stride.seq + h * a->o_stride.head;
-        const float sink = a->sinks ? a->sinks[h] : -INFINITY; /* a sink logit joins the denominator once, here */
-        float m = sink != sink ? -INFINITY : sink, sum = 0.0f;
-        int nan = sink != sink; /* a split that met a NaN score (its sum is NaN): the row is NaN, as in the reference */
-        for (s = 0; s < p->splits; ++s) {
-          const size_t row = (((size_t)s * a->batch + b) * heads + h) * a->q_len + i;
-          const float ms = p->part_ms[2 * row], l = p->part_ms[2 * row + 1];
-          if (l != l || ms != ms) nan = 1;
-          else if (ms > m) m = ms;
-        }
-        for (c = 0; c < d; ++c) out[c] = nan ? NAN : 0.0f;
-        if (nan) {
-          if (a->lse) a->lse[((size_t)b * heads + h) * a->q_len + i] = NAN;
-          continue;
-        }
-        if (m != -INFINITY) {
-          sum = expf(sink - m);
-          for (s = 0; s < p->splits; ++s) {
-            const size_t row = (((size_t)s * a->batch + b) * heads + h) * a->q_len + i;
-            const float l = p->part_ms[2 * row + 1];
-            const float w = l > 0.0f ? expf(p->part_ms[2 * row] - m) * l : 0.0f; /* empty splits weigh 0 */
-            const float *po = p->part_o + row * d;
-            if (w == 0.0f) continue; /* and add nothing, not 0 x their O */
-            sum += w;
-            for (c = 0; c < d; ++c) out[c] += w * po[c];
-          }
-          for (c = 0; c < d; ++c) out[c] /= sum;
-        }
-        if (a->lse) a->lse[((size_t)b * heads + h) * a->q_len + i] = m == -INFINITY ? -INFINITY : m + logf(sum);
+        /* a sink logit joins the denominator once, here */
+        const float lse = attngen_merge_row(&p->merge, b, i, h, a->sinks ? a->sinks[h] : -INFINITY,
+                                            a->o + b * a->o_stride.batch + i * a->o_stride.seq + h * a->o_stride.head);
+        if (a->lse) a->lse[((size_t)b * heads + h) * a->q_len + i] = lse;
       }
   return ATTNGEN_OK;
 }
@@ -278,6 +274,9 @@ void attngen_plan_destroy(attngen_plan *p)
   free(p->items);
   free(p->part_o);
   free(p->part_ms);
+  free((void *)p->part_rows);
+  free(p->part_st);
+  free(p->merge.acc);
   free(p->rope_cs);
   free(p->kv_pack_raw);
   free(p->kv_state);

@@ -8,16 +8,18 @@ int attngen_rope_check(const attngen_kernel *k)
   const attngen_rope *r = &k->params.rope;
   if (r->style == ATTNGEN_ROPE_NONE) return ATTNGEN_OK;
   if ((unsigned)r->style >= ATTNGEN_ROPE_COUNT_ || !r->inv_freq || r->rotary_dim < 2 || r->rotary_dim % 2 != 0 ||
-      r->rotary_dim > k->shape.head_dim)
+      r->rotary_dim > k->shape.head_dim || !(r->cs_scale > 0.0 && r->cs_scale < 1e30))
     return attngen_fail(ATTNGEN_ERR_SHAPE,
                         "attngen: kernel %s has a bad RoPE descriptor (style %d, rotary_dim %d, inv_freq %s, "
-                        "head_dim %d)",
-                        k->info->name, (int)r->style, r->rotary_dim, r->inv_freq ? "set" : "NULL", k->shape.head_dim);
+                        "head_dim %d, cs_scale %g)",
+                        k->info->name, (int)r->style, r->rotary_dim, r->inv_freq ? "set" : "NULL", k->shape.head_dim,
+                        r->cs_scale);
   return ATTNGEN_OK;
 }
 
 /* RoPE cos/sin of n tokens, in the layout attngen_rope_rotate reads: for token t, cs[t * rotary_dim + p] =
- * cos(pos_t * inv_freq[p]) and cs[t * rotary_dim + rotary_dim / 2 + p] = sin(...), rounded to float, where
+ * cos(pos_t * inv_freq[p]) and cs[t * rotary_dim + rotary_dim / 2 + p] = sin(...), each times cs_scale (YaRN's
+ * attention factor, else 1: so rotated q and k both carry it) in float64, rounded to float, where
  * pos_t = pos[t] if pos is given, else base + t. The angle is float64: pos_t * inv_freq[p] carries a relative
  * error of one ulp (2^-53, so ~1e-10 rad at 2^20 rad) and libm's cos and sin reduce it exactly. Along a run of
  * consecutive positions the next cos/sin come from the angle-addition formulas in float64 (4 multiplies instead
@@ -57,8 +59,8 @@ void attngen_rope_cos_sin(const attngen_rope *r, const int32_t *pos, long long b
       run = 1;
     }
     for (p = 0; p < half; ++p) {
-      out[p] = (float)c[p];
-      out[half + p] = (float)s[p];
+      out[p] = (float)(c[p] * r->cs_scale);
+      out[half + p] = (float)(s[p] * r->cs_scale);
     }
     prev = x;
   }

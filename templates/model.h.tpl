@@ -16,11 +16,13 @@
 extern "C" {
 #endif
 
-/* The kernels of this file, one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
+@ for _, t in ipairs(tables) do
+@ local list_macro = t.list_macro
+/* The kernels of $(t.kind and ("the table of kind " .. t.kind) or "this file"), one X(name, heads, kv_heads, head_dim, MASK, PHASE, ISA, KV_DTYPE) per line.
  * The table below is built from this list; tests and benchmarks walk the table. */
 @ for _, isa in ipairs(isas) do
 #define $(list_macro)_$(isa.name:upper())(X) \
-@   for _, k in ipairs(kernels) do if k.isa == isa.name then
+@   for _, k in ipairs(t.kernels) do if k.isa == isa.name then
   X($(k.name), $(I(k.heads)), $(I(k.kv_heads)), $(I(k.D)), $(k.mask:upper()), $(k.phase:upper()), $(isa.name:upper()), $(k.kv_dtype:upper())) \
 @   end end
   /* end of $(isa.name) kernels */
@@ -31,8 +33,28 @@ extern "C" {
 @ end
   /* end */
 
+@ end
+@ if c.kinds then
+/* The kinds of layers of this model, one X(kind, KIND) each: the table of a layer of kind k is
+ * attngen_table_$(c.cname)_<k>, its kernel list ATTNGEN_$(c.cname:upper())_<K>_KERNELS. */
+#define ATTNGEN_$(c.cname:upper())_KINDS(X) \
+@   for _, t in ipairs(tables) do
+  X($(t.kind), $(t.kind:upper())) \
+@   end
+  /* end */
+
+@ end
 /* Kernels usable on the architecture this file is compiled for (each ISA's section is compiled where it can run). */
-extern const attngen_table $(table_name);
+@ for _, t in ipairs(tables) do
+extern const attngen_table $(t.table_name);
+@ end
+@ if c.layers then
+
+/* The table of each of the model's layers, in order (config `layers`): select layer l's kernels from
+ * attngen_layers_$(c.cname)[l]. */
+#define ATTNGEN_$(c.cname:upper())_LAYER_COUNT $(I(#c.layers))
+extern const attngen_table *const attngen_layers_$(c.cname)[$(I(#c.layers))];
+@ end
 
 #ifdef __cplusplus
 }

@@ -10,10 +10,17 @@
 #include "attngen_$(c.cname).h"
 @ end
 
-/* X(cname, CNAME) per model: attngen_table_<cname> and ATTNGEN_<CNAME>_KERNELS(X) */
+/* X(cname, CNAME) per table: attngen_table_<cname> and ATTNGEN_<CNAME>_KERNELS(X); a model with kinds of layers has
+ * one table per kind, cname_<kind> */
 #define $(NAME)_TABLES(X) \
 @ for _, c in ipairs(configs) do
+@   if c.kinds then
+@     for _, kind in ipairs(c.kinds) do
+  X($(c.cname)_$(kind.name), $(c.cname:upper())_$(kind.name:upper())) \
+@     end
+@   else
   X($(c.cname), $(c.cname:upper())) \
+@   end
 @ end
   /* end */
 

@@ -30,11 +30,13 @@ $(sec.body)
 @     I(p.mp), I(p.keys), I(p.scratch.total), I(sp.max), I(sp.min_keys), I(sp.align), I(sp.below_batch),
 @     I(p.pack_kv_min_q), I(hs.min_bytes), I(hs.min_flop))
 @ end
+@ for _, t in ipairs(tables) do
+@ local table_name, inv_freq = t.table_name, t.inv_freq
 /* name, heads, kv_heads, head_dim, mask, phase, ISA, K/V storage type, attention features, work cut (q_tile, kv heads per item, row stride, keys per tile,
  * scratch floats, split-KV max, min keys, align, below batch, K/V repack from q_len, head split min bytes, min flop) or the
  * function computing it, kernel */
 static const attngen_kernel_info $(table_name)_kernels[] = {
-@ for _, sec in ipairs(sections) do
+@ for _, sec in ipairs(t.by_isa) do
 @   if sec.isa.spec.arch then
 #if $(sec.isa.spec.arch)
 @   end
@@ -52,37 +54,39 @@ static const attngen_kernel_info $(table_name)_kernels[] = {
 @ local shape = c and string.format("%d, %d, %d", c.heads, c.kv_heads, c.head_dim) or "0, 0, 0"
 @ local params = {}
 @ for _, o in ipairs(spec.options) do
-@   local v = c and c.options[o.name]
+@   local v = t.options[o.name]
 @   params[#params + 1] = v and o.c_value(v) or I(o.default)
 @ end
-@ local rope = c and c.rope
+@ local rope = t.rope
 @ if rope then
 /* RoPE inverse frequencies of the $(I(#inv_freq)) pairs: theta^(-2i / rotary_dim)$(rope.scaling and (", then " .. rope.scaling.type .. " scaling") or ""), float64, computed once by
  * the generator (gen/rope_frequencies.lua). The runtime turns them into cos/sin of pos * inv_freq[i] per token. */
 static const double $(table_name)_inv_freq[$(I(#inv_freq))] = {
 @   for i = 1, #inv_freq, 4 do
-@     local t = {}
-@     for j = i, math.min(i + 3, #inv_freq) do t[#t + 1] = string.format("%.17g", inv_freq[j]) end
-  $(table.concat(t, ", ")),
+@     local l = {}
+@     for j = i, math.min(i + 3, #inv_freq) do l[#l + 1] = string.format("%.17g", inv_freq[j]) end
+  $(table.concat(l, ", ")),
 @   end
 };
 
 @   local f = { "ATTNGEN_ROPE_" .. rope.style:upper(), I(rope.rotary_dim), table_name .. "_inv_freq", num(rope.theta),
 @               rope.scaling and ("ATTNGEN_ROPE_SCALING_" .. rope.scaling.type:upper()) or "ATTNGEN_ROPE_SCALING_NONE" }
-@   for _, p in ipairs(spec.rope.params) do f[#f + 1] = rope.scaling and rope.scaling[p.name] and num(rope.scaling[p.name]) or "0" end
+@   for _, p in ipairs(spec.rope.params) do f[#f + 1] = c_param(rope.scaling and rope.scaling[p.name]) end
+@   f[#f + 1] = num(cs_scale(rope))
 @   params[#params + 1] = "{ " .. table.concat(f, ", ") .. " }"
 @ else
-@   params[#params + 1] = "{ ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE" .. string.rep(", 0", #spec.rope.params) .. " }"
+@   params[#params + 1] = "{ ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE" .. string.rep(", 0", #spec.rope.params + 1) .. " }"
 @ end
-@ local attn = c and c.attn
+@ local attn = t.attn
 @ if attn and attn.alibi then
-/* ALiBi slopes of the $(I(#alibi_slopes)) query heads (BLOOM's rule, max_bias $(num(attn_max_bias))), float64, computed once by the generator
+@   local alibi_slopes = t.alibi_slopes
+/* ALiBi slopes of the $(I(#alibi_slopes)) query heads (BLOOM's rule, max_bias $(num(t.attn_max_bias))), float64, computed once by the generator
  * (gen/attn_features.lua) */
 static const float $(table_name)_alibi_slopes[$(I(#alibi_slopes))] = {
 @   for i = 1, #alibi_slopes, 4 do
-@     local t = {}
-@     for j = i, math.min(i + 3, #alibi_slopes) do t[#t + 1] = spec.c_float(alibi_slopes[j]) end
-  $(table.concat(t, ", ")),
+@     local l = {}
+@     for j = i, math.min(i + 3, #alibi_slopes) do l[#l + 1] = spec.c_float(alibi_slopes[j]) end
+  $(table.concat(l, ", ")),
 @   end
 };
 
@@ -90,7 +94,7 @@ static const float $(table_name)_alibi_slopes[$(I(#alibi_slopes))] = {
 @ if attn then
 @   local w = attn.window or {}
 @   params[#params + 1] = string.format("{ %s, %s, %s, %s, %s }", I(w.window or 0), I(w.sink_tokens or 0),
-@     attn.softcap and spec.c_float(attn.softcap.softcap) or "0.0f", attn.alibi and spec.c_float(attn_max_bias) or "0.0f",
+@     attn.softcap and spec.c_float(attn.softcap.softcap) or "0.0f", attn.alibi and spec.c_float(t.attn_max_bias) or "0.0f",
 @     attn.alibi and (table_name .. "_alibi_slopes") or "NULL")
 @ else
 @   params[#params + 1] = "{ 0 }"
@@ -98,6 +102,18 @@ static const float $(table_name)_alibi_slopes[$(I(#alibi_slopes))] = {
 /* ABI $(I(abi)) of attngen $(version); the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): $(table.concat(spec.names(spec.options), ", ")), rope, attention features */
 const attngen_table $(table_name) = {
-  $(I(abi)), "$(model)", "$(version)", $(shape), { $(table.concat(params, ", ")) }, $(table_name)_kernels,
+  $(I(abi)), "$(t.model)", "$(version)", $(shape), { $(table.concat(params, ", ")) }, $(table_name)_kernels,
   (int)(sizeof $(table_name)_kernels / sizeof $(table_name)_kernels[0]) - 1
 };
+@ end
+@ if c and c.layers then
+
+/* The table of each layer, in order (config `layers`) */
+const attngen_table *const attngen_layers_$(c.cname)[$(I(#c.layers))] = {
+@   for i = 1, #c.layers, 4 do
+@     local l = {}
+@     for j = i, math.min(i + 3, #c.layers) do l[#l + 1] = "&attngen_table_" .. c.cname .. "_" .. c.layers[j] end
+  $(table.concat(l, ", ")),
+@   end
+};
+@ end

@@ -178,6 +178,7 @@ typedef struct {
 @ for _, p in ipairs(spec.rope.params) do
   double $(p.name); /* $(p.doc) (0: not used by this scaling) */
 @ end
+  double cs_scale;              /* every cos and sin is multiplied by it: YaRN's attention factor, else 1 */
 } attngen_rope;
 
 /* ---- attention features: bits of attngen_shape.features and attngen_kernel_info.features (0: none). Presence is

@@ -28,7 +28,8 @@ typedef enum {
   CK_STEP,    /* KV cache + RoPE: token-by-token / chunked steps with append == full causal prefill == float64 */
   CK_APPEND,  /* KV cache append: rotation precision (positions to 2^31 - 1), argument errors, capacity refusal */
   CK_ALLOC,   /* attngen_alloc / attngen_free: alignment, the whole size usable, errors; a decode kernel on such K/V */
-  CK_CONVERT  /* the storage types' conversions (f16, bf16, int8) against float64 references, bit for bit */
+  CK_CONVERT, /* the storage types' conversions (f16, bf16, int8) against float64 references, bit for bit */
+  CK_MERGE    /* attngen_merge_states: attention over parts of the keys, merged == the whole (merge_cases.c) */
 } case_kind;
 
 typedef enum {
@@ -72,7 +73,8 @@ typedef struct {
   int want_lse;
   int via_select; /* get the kernel through attngen_select(table, shape), fallback included (table params apply) */
   case_pos pos;   /* query positions of RoPE tables (ignored by others) */
-  int variant;    /* CK_STEP: the scenario (tests/rope_cases.c); CK_CONVERT: the type (tests/kv_types.h) */
+  int variant;    /* CK_STEP: the scenario (tests/rope_cases.c); CK_CONVERT: the type (tests/kv_types.h); CK_MERGE:
+                     the scenario (tests/merge_cases.h) */
   uint32_t seed;
 } test_case;
 

@@ -51,10 +51,34 @@ double ref_alibi_slope(int heads, double max_bias, int h) {
   return pow(pow(2.0, -max_bias / (2.0 * n)), 2 * (h - n) + 1);
 }
 
+/* YaRN's mscale(s, m) of transformers' _compute_yarn_parameters. */
+static double ref_yarn_mscale(double s, double m) { return s <= 1.0 ? 1.0 : 0.1 * m * log(s) + 1.0; }
+
+/* transformers' find_correction_dim: the dim whose pair turns `rotations` times over the original context. */
+static double ref_yarn_dim(const attngen_rope *r, double rotations) {
+  return r->rotary_dim * log(r->original_max_position_embeddings / (rotations * 2.0 * M_PI)) / (2.0 * log(r->theta));
+}
+
+double ref_rope_cs_scale(const attngen_rope *r) {
+  if (r->scaling != ATTNGEN_ROPE_SCALING_YARN) return 1.0;
+  if (r->attention_factor > 0.0) return r->attention_factor;
+  if (r->mscale > 0.0 && r->mscale_all_dim > 0.0)
+    return ref_yarn_mscale(r->factor, r->mscale) / ref_yarn_mscale(r->factor, r->mscale_all_dim);
+  return ref_yarn_mscale(r->factor, 1.0);
+}
+
 /* RoPE from its definition, in float64 (shares no code with attngen's runtime or generator): HF's
- * 1 / theta^(2p / rotary_dim), then transformers' linear or llama3 rule. */
+ * 1 / theta^(2p / rotary_dim), then transformers' linear, llama3 or yarn rule. */
 void ref_rope_inv_freq(const attngen_rope *r, double *inv) {
   const int half = r->rotary_dim / 2;
+  double low = 0.0, high = 0.0; /* yarn: the ramp's ends, in pairs */
+  if (r->scaling == ATTNGEN_ROPE_SCALING_YARN) {
+    low = ref_yarn_dim(r, r->beta_fast), high = ref_yarn_dim(r, r->beta_slow);
+    if (r->truncate != 0.0) low = floor(low), high = ceil(high);
+    if (low < 0.0) low = 0.0;
+    if (high > r->rotary_dim - 1) high = r->rotary_dim - 1;
+    if (low == high) high += 0.001;
+  }
   for (int p = 0; p < half; p++) {
     double f = 1.0 / pow(r->theta, (double)(2 * p) / (double)r->rotary_dim);
     if (r->scaling == ATTNGEN_ROPE_SCALING_LINEAR) f /= r->factor;
@@ -68,18 +92,24 @@ void ref_rope_inv_freq(const attngen_rope *r, double *inv) {
         f = (1.0 - smooth) * f / r->factor + smooth * f;
       }
     }
+    if (r->scaling == ATTNGEN_ROPE_SCALING_YARN) { /* kept below low, divided by factor above high, a ramp between */
+      double ramp = (p - low) / (high - low);
+      ramp = ramp < 0.0 ? 0.0 : ramp > 1.0 ? 1.0 : ramp;
+      f = (1.0 - ramp) * f + ramp * f / r->factor;
+    }
     inv[p] = f;
   }
 }
 
 void ref_rope_rotate(const attngen_rope *r, const double *inv, long long pos, const float *x, int d, double *y) {
   const int half = r->rotary_dim / 2;
+  const double m = ref_rope_cs_scale(r);
   for (int e = 0; e < d; e++) y[e] = x[e];
   for (int p = 0; p < half; p++) {
     /* the pair: (p, p + half) for rotate_half, (2p, 2p + 1) for interleaved */
     const int i0 = r->style == ATTNGEN_ROPE_INTERLEAVED ? 2 * p : p;
     const int i1 = r->style == ATTNGEN_ROPE_INTERLEAVED ? 2 * p + 1 : p + half;
-    const double angle = (double)pos * inv[p], c = cos(angle), s = sin(angle);
+    const double angle = (double)pos * inv[p], c = m * cos(angle), s = m * sin(angle);
     y[i0] = (double)x[i0] * c - (double)x[i1] * s;
     y[i1] = (double)x[i1] * c + (double)x[i0] * s;
   }

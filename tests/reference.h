@@ -24,7 +24,10 @@ void ref_attention_rope(const attngen_shape *shape, const attngen_args *args, co
                         const int32_t *k_pos, double *out, double *lse);
 /* inv[p] for p < rotary_dim / 2, from theta and the scaling (HF's formulas, float64). */
 void ref_rope_inv_freq(const attngen_rope *rope, double *inv);
-/* y = x rotated by position pos (float64), d dims; dims past rotary_dim are copied. */
+/* The factor of every cos and sin, from the scaling fields: YaRN's attention factor (HF's formula), else 1. */
+double ref_rope_cs_scale(const attngen_rope *rope);
+/* y = x rotated by position pos (float64) with cos and sin times ref_rope_cs_scale, d dims; dims past rotary_dim
+ * are copied. */
 void ref_rope_rotate(const attngen_rope *rope, const double *inv, long long pos, const float *x, int d, double *y);
 
 /* ALiBi's slope of query head h of `heads` (BLOOM's rule, max_bias for its 8), float64. */

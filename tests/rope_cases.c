@@ -285,7 +285,7 @@ static int check_cache(const world *w, const kvt_cache *cc, const test_case *c, 
         if (dt == ATTNGEN_KV_F32) continue; /* checked against 8 u by the caller */
         double m = 0.0; /* the largest |y| of the element's scale group */
         for (int f = e / g * g; f < (e / g + 1) * g; f++) m = fabs(y[f]) > m ? fabs(y[f]) : m;
-        const double bound = kvt_store_bound(dt, y[e], m, 8.0 * 0x1p-24);
+        const double bound = kvt_store_bound(dt, y[e], m, 8.0 * 0x1p-24 * ref_rope_cs_scale(rope));
         if (!(x <= bound))
           return case_failf(r, "%s %s cache: K row %d head %d of sequence %d, dim %d: stored %.9g, the float64 rotation "
                             "%.9g (bound %.3g)", which, attngen_kv_dtype_name(dt), t, h, b, e, got, y[e], bound);
@@ -423,8 +423,10 @@ int rope_run_step(const test_case *c, case_result *r) {
   if (!fail && (same || !typed) && !(e_df <= tol))
     fail = case_failf(r, "step-by-step outputs vs the full causal prefill: %.3g > %.3g", e_df, tol);
   if (!fail && !(e_lse <= tol)) fail = case_failf(r, "step-by-step lse vs float64: %.3g > %.3g", e_lse, tol);
-  if (!fail && !typed && !(e_k <= 8.0 * 0x1p-24)) /* |k| <= 1: the rotation's fp32 bound (see check_rows) */
-    fail = case_failf(r, "cached K vs the float64 rotation of the raw rows: %.3g > 8 * 2^-24", e_k);
+  /* |k| <= 1: the rotation's fp32 bound, times the cos/sin factor (see check_rows) */
+  const double k_bound = 8.0 * 0x1p-24 * (rope ? ref_rope_cs_scale(rope) : 1.0);
+  if (!fail && !typed && !(e_k <= k_bound))
+    fail = case_failf(r, "cached K vs the float64 rotation of the raw rows: %.3g > %.3g", e_k, k_bound);
 done:
   free(o_dec), free(o_full), free(o_run), free(l_run), free(l_dec), free(l_full), free(ref), free(ref_lse);
   free(kd), free(vd);
@@ -462,12 +464,14 @@ static void expect(app *x, const char *what, int st, int want) {
 }
 
 /* After a successful append of n rows per sequence at len[b] (positions pos or len[b] + i): K rows = the new
- * rows rotated in float64, within 8 u max(|x0|, |x1|) per element (u = 2^-24: c and s are rounded to float (u each),
- * two products and a difference (u each), |c|,|s| <= 1: < 5 u (|x0| + |x1|) / 2 + ...), V rows bit-exact, every
- * other float of the caches untouched. Returns the largest error seen. */
+ * rows rotated in float64, within 8 u m max(|x0|, |x1|) per element (u = 2^-24: c and s are rounded to float (u each),
+ * two products and a difference (u each), |c|,|s| <= m, the cos/sin factor (YaRN's attention factor, else 1): every
+ * term scales with m, so < 5 u m (|x0| + |x1|) / 2 + ...), V rows bit-exact, every other float of the caches
+ * untouched. Returns the largest error seen. */
 static double check_rows(app *x, const attngen_rope *rope, int nb, const int32_t *len, const int32_t *pos, int n) {
   double inv[ATTNGEN_MAX_HEAD_DIM / 2], y[ATTNGEN_MAX_HEAD_DIM], worst = 0.0;
   const size_t row = (size_t)x->KVH * x->D;
+  const double cs_m = rope ? ref_rope_cs_scale(rope) : 1.0;
   if (rope) ref_rope_inv_freq(rope, inv);
   for (int b = 0; b < x->B && !x->fail; b++)
     for (int t = 0; t < x->cap && !x->fail; t++) {
@@ -494,7 +498,7 @@ static double check_rows(app *x, const attngen_rope *rope, int nb, const int32_t
           if (rope && e < rope->rotary_dim)
             f = rope->style == ATTNGEN_ROPE_INTERLEAVED ? (e ^ 1) : (e < rope->rotary_dim / 2 ? e + rope->rotary_dim / 2
                                                                                              : e - rope->rotary_dim / 2);
-          const double m = fabs(xr[e]) > fabs(xr[f]) ? fabs(xr[e]) : fabs(xr[f]);
+          const double m = cs_m * (fabs(xr[e]) > fabs(xr[f]) ? fabs(xr[e]) : fabs(xr[f]));
           const double err = fabs((double)kc[(size_t)h * x->D + e] - y[e]);
           if (!(err <= 8.0 * 0x1p-24 * m))
             x->fail = case_failf(x->r, "K row %d head %d of sequence %d (position %lld), dim %d: %.9g, float64 says %.9g",
@@ -504,6 +508,44 @@ static double check_rows(app *x, const attngen_rope *rope, int nb, const int32_t
       }
     }
   return worst;
+}
+
+/* The reference's YaRN against numbers printed by transformers' _compute_yarn_parameters with torch replaced by
+ * float64 math (the code is otherwise HF's): gpt-oss's rope (theta 150000, factor 32, original 4096, beta 32 / 1,
+ * truncate false; attention factor 0.1 ln 32 + 1) at head_dim 64, and a truncated ramp with mscale / mscale_all_dim.
+ * Hand checks: pair 0 is kept (1), pair 31 divided by 32 (150000^(-62/64) / 32 = 3.0235e-7), pair 8 lies below the
+ * ramp's start 8.09 (150000^(-1/4) = 0.0508). Relative 1e-14: log, pow and the ramp in another order. */
+int rope_known_values(case_result *r) {
+  static const struct {
+    double theta, factor, orig, beta_fast, beta_slow, truncate, mscale, mscale_all_dim, cs_scale;
+    int rotary_dim, pair[4];
+    double inv[4];
+  } known[2] = {
+    {150000, 32, 4096, 32, 1, 0, 0, 0, 1.3465735902799727, 64, {0, 9, 12, 31},
+     {1, 0.031705696184663769, 0.0067949594897322189, 3.0235114281192144e-07}},
+    {1000000, 8, 2048, 16, 2, 1, 0.707, 1.0, 0.9495608824621653, 32, {5, 8, 9, 15},
+     {0.0055563393006805174, 0.000125, 5.2712062928572786e-05, 2.964217132077069e-07}},
+  };
+  for (int i = 0; i < 2; i++) {
+    attngen_rope y;
+    double inv[ATTNGEN_MAX_HEAD_DIM / 2];
+    memset(&y, 0, sizeof y);
+    y.style = ATTNGEN_ROPE_HALF, y.rotary_dim = known[i].rotary_dim, y.theta = known[i].theta;
+    y.scaling = ATTNGEN_ROPE_SCALING_YARN, y.factor = known[i].factor;
+    y.original_max_position_embeddings = known[i].orig, y.beta_fast = known[i].beta_fast;
+    y.beta_slow = known[i].beta_slow, y.truncate = known[i].truncate;
+    y.mscale = known[i].mscale, y.mscale_all_dim = known[i].mscale_all_dim;
+    ref_rope_inv_freq(&y, inv);
+    const double m = ref_rope_cs_scale(&y);
+    if (!(fabs(m - known[i].cs_scale) <= 1e-14 * known[i].cs_scale))
+      return case_failf(r, "reference YaRN attention factor %.17g, transformers' %.17g", m, known[i].cs_scale);
+    for (int j = 0; j < 4; j++) {
+      const double want = known[i].inv[j], got = inv[known[i].pair[j]];
+      if (!(fabs(got - want) <= 1e-14 * want))
+        return case_failf(r, "reference YaRN inv_freq[%d] = %.17g, transformers' %.17g", known[i].pair[j], got, want);
+    }
+  }
+  return 0;
 }
 
 static void snapshot(app *x) {
@@ -549,6 +591,10 @@ int rope_run_append(const test_case *c, case_result *r) {
     for (int p = 0; p < rope->rotary_dim / 2 && !x.fail; p++)
       if (!(fabs(rope->inv_freq[p] - inv[p]) <= 1e-13 * inv[p]))
         x.fail = case_failf(r, "table inv_freq[%d] = %.17g, float64 recomputation %.17g", p, rope->inv_freq[p], inv[p]);
+    const double m = ref_rope_cs_scale(rope);
+    if (!x.fail && !(fabs(rope->cs_scale - m) <= 1e-15 * m))
+      x.fail = case_failf(r, "table cs_scale = %.17g, float64 recomputation %.17g", rope->cs_scale, m);
+    if (!x.fail && rope_known_values(r)) x.fail = 1;
   }
 
   /* 2. single tokens at positions up to 2^31 - 1, one per sequence */

@@ -27,5 +27,7 @@ const attngen_rope *rope_of(const attngen_table *t, const attngen_shape *s);
 
 int rope_run_step(const test_case *c, case_result *r);
 int rope_run_append(const test_case *c, case_result *r);
+/* The reference's YaRN frequencies and attention factor against transformers' numbers (0: agree). */
+int rope_known_values(case_result *r);
 
 #endif

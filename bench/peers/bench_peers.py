@@ -55,6 +55,10 @@ PEERS_SECONDS per case and thread count, between 5 and 60 (quick: 3 and 20). Rep
 per-call time. attngen÷fastest = the median over rounds of (fastest peer's sample / attngen's sample), the fastest
 peer being the one with the lowest median (> 1: attngen is faster); a slow spell of the shared machine hits a
 round's samples alike. results.csv also has the ratio of the medians.
+Cache state, the same for every library and named in a decode case's label (kv_state): K/V of up to a quarter of the
+last-level cache are timed warm (repeated calls on the same buffers); up to the cache, cold: a sample is one call,
+after the runner's prepare and a read of a buffer twice the cache (untimed); beyond the cache, every call streams
+from memory (cold by size).
 
 Useful flops = 4 * head_dim * heads * batch * visible (query, key) pairs, counted exactly for the causal mask,
 bottom-right aligned (query i sees keys j <= i + kv_len - q_len). Decode bandwidth = the K and V bytes read
@@ -166,8 +170,10 @@ class Case:
         return 2.0 * self.batch * self.kv_len * self.kv_heads * KV_ROW_BYTES[kv_type](self.head_dim)
 
 
-def make_cases(quick):
-    # Full sizes; quick mode shrinks lengths (and keeps every shape) for a smoke run.
+def make_cases(quick, llc):
+    # Full sizes; quick mode shrinks lengths (and keeps every shape) for a smoke run. Each decode case is timed warm
+    # or cold alike for every library (kv_state, by the size of its fp32 K/V against the last-level cache llc) and
+    # its label says which.
     P = (lambda s: max(64, s // 8)) if quick else (lambda s: s)
     L = (lambda n: max(512, n // 8)) if quick else (lambda n: n)
     c = []
@@ -188,6 +194,10 @@ def make_cases(quick):
         for kv in KV_PAIRS:
             short = f"L{n // 1024}k " + "|".join(dict.fromkeys(KV_PAIRS[kv].values()))
             c.append(Case(short, 32, 8, 128, True, True, 1, L(n), kv=kv))
+    for x in c:
+        x.state, x.evict_each = kv_state(x, llc)
+        if x.decode:
+            x.label += " " + x.state
     return c
 
 
@@ -681,6 +691,44 @@ def peer_runners(family, case, q, k, v, threads, cache=None):
 
 # ---------------------------------------------------------------------------------------------------- timing
 
+def llc_bytes():
+    """Bytes of the last-level cache (sysfs), 32 MiB if unknown: the scale of the warm/cold policy."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    best = 0
+    try:
+        for d in os.listdir(base):
+            if d.startswith("index"):
+                with open(f"{base}/{d}/size") as f:
+                    t = f.read().strip()
+                best = max(best, int(t.rstrip("KM")) * {"K": 1 << 10, "M": 1 << 20}.get(t[-1:], 1))
+    except (OSError, ValueError):
+        pass
+    return best or 32 << 20
+
+
+def kv_state(case, llc):
+    """(label, evict before every sample) of a case, the same for every library, as bench/bench.c times it: decode
+    K/V (fp32 bytes) up to a quarter of the last-level cache stays resident between the samples of the round, and
+    is timed warm (repeated calls on the same buffers); up to the cache it would stay in part, so the caches are
+    evicted before every sample of one call (cold); beyond it every call streams it from memory (cold by size)."""
+    if not case.decode:
+        return "-", False
+    b = case.kv_bytes()
+    if b <= llc / 4:
+        return "warm", False
+    return "cold", b <= llc
+
+
+class Evictor:
+    """Reads a buffer twice the last-level cache (untimed), so the next call finds none of its K/V cached."""
+
+    def __init__(self, llc):
+        self.buf = np.ones(2 * llc // 4, dtype=np.float32)
+
+    def __call__(self):
+        return float(self.buf.sum())
+
+
 def quiesce(cfg):
     """Sleeps PEERS_GAP_MS, then until this process's threads are idle (less than a tenth of a core over 2 ms),
     at most PEERS_QUIESCE_MS. Thread pools spin after a call for very different times (measured here: ONNX
@@ -700,8 +748,11 @@ def quiesce(cfg):
     return time.perf_counter() - t0
 
 
-def timed(r, inner):
+def timed(r, inner, evict=None):
+    """Seconds per call of `inner` calls after the runner's prepare (and, timed cold, an eviction: inner is 1)."""
     r.prepare()
+    if evict:
+        evict()
     t0 = time.perf_counter()
     for _ in range(inner):
         r.call()
@@ -776,6 +827,7 @@ def run_case(lib, case, threads, data, cfg, rng, log):
             r.error = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
             results.append(r)
     live = [r for r in results if not r.error]
+    evict = cfg.evictor() if case.evict_each else None
 
     # First call: output check, against attngen's (fp32 cases) or against float64 on the values the variant stores
     # (typed cases; the difference from attngen's output is reported too). Then two warm-up calls, both timed: the
@@ -798,7 +850,7 @@ def run_case(lib, case, threads, data, cfg, rng, log):
                 if "ref64" not in data:
                     data["ref64"] = reference64(case, q, k, v)
                 res.err_fp32 = relerr(out, data["ref64"])
-            res.est = min(timed(res.r, 1), timed(res.r, 1))  # min: one slow spell must not drop a variant
+            res.est = min(timed(res.r, 1, evict), timed(res.r, 1, evict))  # min: one slow spell must not drop it
             res.quiet = quiesce(cfg)
         except Exception as e:
             res.error = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
@@ -816,14 +868,14 @@ def run_case(lib, case, threads, data, cfg, rng, log):
                 r.dropped = r.est > DROP * best
     timed_ = [r for r in live if not r.dropped]
     for r in timed_:
-        r.inner = max(1, min(r.r.inner_cap, math.ceil(cfg.min_sample / max(r.est, 1e-7))))
+        r.inner = 1 if evict else max(1, min(r.r.inner_cap, math.ceil(cfg.min_sample / max(r.est, 1e-7))))
     per_round = sum(r.inner * r.est + r.quiet for r in timed_)
     rounds = int(min(cfg.max_rounds, max(cfg.min_rounds, cfg.seconds / per_round)))
     for _ in range(rounds):
         for i in rng.permutation(len(timed_)):
             r = timed_[i]
             try:
-                r.samples.append(timed(r.r, r.inner))
+                r.samples.append(timed(r.r, r.inner, evict))
             except Exception as e:
                 r.error = f"{type(e).__name__}: {e}"
             r.quiet_waits.append(quiesce(cfg))
@@ -907,6 +959,14 @@ class Config:
         self.seed = int(os.environ.get("PEERS_SEED", "1"))
         self.min_rounds, self.max_rounds = (3, 20) if self.quick else (5, 60)
         self.min_sample = float(os.environ.get("PEERS_MIN_SAMPLE_MS", "2")) / 1e3
+        self.llc = llc_bytes()
+        self._evictor = None
+
+    def evictor(self):
+        """The one Evictor of the run, made on first use."""
+        if self._evictor is None:
+            self._evictor = Evictor(self.llc)
+        return self._evictor
 
 
 def main():
@@ -919,7 +979,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     lib = Attngen(a.lib, a.configs, os.path.join(a.out, "models"), lambda msg: print(msg, file=sys.stderr, flush=True))
     rng = np.random.default_rng(cfg.seed)
-    cases = [c for c in make_cases(cfg.quick) if cfg.filter in c.label.lower()]
+    cases = [c for c in make_cases(cfg.quick, cfg.llc) if cfg.filter in c.label.lower()]
     if not cases:
         print(f"bench-peers: no case label contains '{cfg.filter}'", file=sys.stderr)
         return 2
@@ -942,14 +1002,18 @@ def main():
         f"check: max|out - attngen| / max|attngen| <= {TOL:g} on fp32 K/V; on a reduced-precision cache, "
         f"max|out - float64| / max|float64| <= {TOL:g} ({TOL_F16_OUT:g} for a float16 output) with float64 on the "
         f"values the side stores")
+    out(f"cache: decode K/V (fp32 bytes) up to 1/4 of the last-level cache ({cfg.llc / 2**20:.0f} MiB) timed warm, "
+        f"repeated on the same buffers; above, cold: up to the cache every sample is one call after a read of twice "
+        f"the cache (untimed), beyond it every call streams from memory; the same for every library, named in the "
+        f"case label")
     out(f"samples: >= {cfg.min_sample * 1e3:g} ms of back-to-back calls each; after each, {cfg.gap * 1e3:g} ms of sleep "
         f"and then until the process is idle (at most {cfg.quiesce_max * 1e3:g} ms; the wait per variant is in "
         f"results.csv)")
     head = (f"{'case':<36} {'thr':>3} {'attngen':>9} {'torch':>9} {'ort':>9} {'ov':>9} {'ov-kv':>9} "
             f"{'attngen÷fastest':>15}  {'fastest':<20} {'attngen rate':>14}")
-    head_kv = (f"{'case':<40} {'thr':>3}  {'peer':<6}{'cache':<6}{'MiB':>7} {'ms':>9}  {'cache':<8}{'MiB':>7} "
+    head_kv = (f"{'case':<44} {'thr':>3}  {'peer':<6}{'cache':<6}{'MiB':>7} {'ms':>9}  {'cache':<8}{'MiB':>7} "
                f"{'ms':>9} {'GB/s':>6} {'attngen÷peer':>12}  {'err peer':>9} {'attngen':>8}")
-    head_kv0 = f"{'':<46}{' peer ':-^29}  {' attngen ':-^39}"
+    head_kv0 = f"{'':<50}{' peer ':-^29}  {' attngen ':-^39}"
     shown = set()
 
     def header(kind):
@@ -981,7 +1045,7 @@ def main():
             try:
                 data["cache"] = fill_cache(lib, case, data["k"], data["v"], case.cache_type("attngen"))
             except Exception as e:
-                out(f"{case.label:<40} attngen failed: cache fill: {e}")
+                out(f"{case.label:<44} attngen failed: cache fill: {e}")
                 status = 1
                 continue
         for threads in cfg.threads:
@@ -1010,7 +1074,7 @@ def main():
                         cells = ("fail" if rs and att else "-", "-", "-")
                     err_att = f"{att.err_fp32:.1e}" if att and att.err_fp32 is not None else "-"
                     gbs = f"{case.kv_bytes(att_type) / att.median / 1e9:.1f}" if att else "-"
-                    out(f"{case.label:<40} {threads:>3}  {fam:<6}{ptype:<6}{mib(ptype):>7} {cells[0]:>9}  "
+                    out(f"{case.label:<44} {threads:>3}  {fam:<6}{ptype:<6}{mib(ptype):>7} {cells[0]:>9}  "
                         f"{att_type:<8}{mib(att_type):>7} {att_cell + ('!' if att and att.disagrees else ''):>9} "
                         f"{gbs:>6} {cells[1]:>12}  {cells[2]:>9} {err_att:>8}")
             else:
@@ -1068,6 +1132,7 @@ def main():
                 med, mn = r.median, r.minimum
                 csv_rows.append({
                     "case": case.label, "threads": threads, "family": r.family, "variant": r.variant,
+                    "kv_state": case.state,
                     "median_ms": f"{med * 1e3:.4f}" if med else "", "min_ms": f"{mn * 1e3:.4f}" if mn else "",
                     "samples": len(r.samples), "inner": r.inner, "load": load_now,
                     "quiesce_ms": f"{np.median(r.quiet_waits) * 1e3:.1f}" if r.quiet_waits else "",

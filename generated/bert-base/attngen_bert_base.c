@@ -2316,9 +2316,9 @@ static const attngen_kernel_info attngen_table_bert_base_kernels[] = {
   { NULL, 0, 0, 0, ATTNGEN_MASK_NONE, ATTNGEN_PHASE_PREFILL, ATTNGEN_ISA_SCALAR, ATTNGEN_KV_F32, 0, { 0 }, NULL, NULL } /* end */
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_bert_base = {
-  7, "bert-base", "0.2.0", 12, 12, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 }, { 0 } }, attngen_table_bert_base_kernels,
+  8, "bert-base", "0.2.0", 12, 12, 64, { 0, { ATTNGEN_ROPE_NONE, 0, NULL, 0, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }, { 0 } }, attngen_table_bert_base_kernels,
   (int)(sizeof attngen_table_bert_base_kernels / sizeof attngen_table_bert_base_kernels[0]) - 1
 };

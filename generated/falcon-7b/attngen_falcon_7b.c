@@ -4389,9 +4389,9 @@ static const double attngen_table_falcon_7b_inv_freq[32] = {
   0.00031622776601683794, 0.00023713737056616554, 0.00017782794100389227, 0.0001333521432163324,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_falcon_7b = {
-  7, "falcon-7b", "0.2.0", 71, 1, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_falcon_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 }, { 0 } }, attngen_table_falcon_7b_kernels,
+  8, "falcon-7b", "0.2.0", 71, 1, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_falcon_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_falcon_7b_kernels,
   (int)(sizeof attngen_table_falcon_7b_kernels / sizeof attngen_table_falcon_7b_kernels[0]) - 1
 };

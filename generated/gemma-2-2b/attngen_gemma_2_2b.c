@@ -6416,9 +6416,9 @@ static const double attngen_table_gemma_2_2b_inv_freq[128] = {
   0.0001333521432163324, 0.00012409377607517196, 0.00011547819846894582, 0.00010746078283213175,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_gemma_2_2b = {
-  7, "gemma-2-2b", "0.2.0", 8, 4, 256, { 0, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 }, { 0 } }, attngen_table_gemma_2_2b_kernels,
+  8, "gemma-2-2b", "0.2.0", 8, 4, 256, { 0, { ATTNGEN_ROPE_HALF, 256, attngen_table_gemma_2_2b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_gemma_2_2b_kernels,
   (int)(sizeof attngen_table_gemma_2_2b_kernels / sizeof attngen_table_gemma_2_2b_kernels[0]) - 1
 };

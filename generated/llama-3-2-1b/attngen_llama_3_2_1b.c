@@ -5206,9 +5206,9 @@ static const double attngen_table_llama_3_2_1b_inv_freq[32] = {
   3.2229329303788936e-07, 2.1387422816109151e-07, 1.4192720251899592e-07, 9.4183067254349087e-08,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_llama_3_2_1b = {
-  7, "llama-3-2-1b", "0.2.0", 32, 8, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_llama_3_2_1b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_LLAMA3, 32, 1, 4, 8192 }, { 0 } }, attngen_table_llama_3_2_1b_kernels,
+  8, "llama-3-2-1b", "0.2.0", 32, 8, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_llama_3_2_1b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_LLAMA3, 32, 1, 4, 8192, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_llama_3_2_1b_kernels,
   (int)(sizeof attngen_table_llama_3_2_1b_kernels / sizeof attngen_table_llama_3_2_1b_kernels[0]) - 1
 };

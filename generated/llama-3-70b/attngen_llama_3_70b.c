@@ -5553,9 +5553,9 @@ static const double attngen_table_llama_3_70b_inv_freq[64] = {
   4.5416704806078695e-06, 3.6997230440007069e-06, 3.0138581521391708e-06, 2.4551407911316089e-06,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_llama_3_70b = {
-  7, "llama-3-70b", "0.2.0", 64, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_llama_3_70b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 }, { 0 } }, attngen_table_llama_3_70b_kernels,
+  8, "llama-3-70b", "0.2.0", 64, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_llama_3_70b_inv_freq, 500000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_llama_3_70b_kernels,
   (int)(sizeof attngen_table_llama_3_70b_kernels / sizeof attngen_table_llama_3_70b_kernels[0]) - 1
 };

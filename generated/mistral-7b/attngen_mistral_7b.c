@@ -5717,9 +5717,9 @@ static const double attngen_table_mistral_7b_inv_freq[64] = {
   0.00017782794100389227, 0.00015399265260594919, 0.0001333521432163324, 0.00011547819846894582,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_mistral_7b = {
-  7, "mistral-7b", "0.2.0", 32, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_mistral_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 }, { 0 } }, attngen_table_mistral_7b_kernels,
+  8, "mistral-7b", "0.2.0", 32, 8, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_mistral_7b_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_mistral_7b_kernels,
   (int)(sizeof attngen_table_mistral_7b_kernels / sizeof attngen_table_mistral_7b_kernels[0]) - 1
 };

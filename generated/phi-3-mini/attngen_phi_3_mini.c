@@ -3870,9 +3870,9 @@ static const double attngen_table_phi_3_mini_inv_freq[48] = {
   0.00021544346900318845, 0.00017782794100389227, 0.00014677992676220689, 0.00012115276586285887,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_phi_3_mini = {
-  7, "phi-3-mini", "0.2.0", 32, 32, 96, { 0, { ATTNGEN_ROPE_HALF, 96, attngen_table_phi_3_mini_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 }, { 0 } }, attngen_table_phi_3_mini_kernels,
+  8, "phi-3-mini", "0.2.0", 32, 32, 96, { 0, { ATTNGEN_ROPE_HALF, 96, attngen_table_phi_3_mini_inv_freq, 10000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_phi_3_mini_kernels,
   (int)(sizeof attngen_table_phi_3_mini_kernels / sizeof attngen_table_phi_3_mini_kernels[0]) - 1
 };

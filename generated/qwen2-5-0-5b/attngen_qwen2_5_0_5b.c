@@ -5616,9 +5616,9 @@ static const double attngen_table_qwen2_5_0_5b_inv_freq[32] = {
   5.6234132519034912e-06, 3.6517412725483771e-06, 2.3713737056616552e-06, 1.5399265260594919e-06,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_qwen2_5_0_5b = {
-  7, "qwen2-5-0-5b", "0.2.0", 14, 2, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_qwen2_5_0_5b_inv_freq, 1000000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 }, { 0 } }, attngen_table_qwen2_5_0_5b_kernels,
+  8, "qwen2-5-0-5b", "0.2.0", 14, 2, 64, { 0, { ATTNGEN_ROPE_HALF, 64, attngen_table_qwen2_5_0_5b_inv_freq, 1000000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_qwen2_5_0_5b_kernels,
   (int)(sizeof attngen_table_qwen2_5_0_5b_kernels / sizeof attngen_table_qwen2_5_0_5b_kernels[0]) - 1
 };

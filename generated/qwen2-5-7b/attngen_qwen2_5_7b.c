@@ -6866,9 +6866,9 @@ static const double attngen_table_qwen2_5_7b_inv_freq[64] = {
   2.3713737056616552e-06, 1.9109529749704404e-06, 1.5399265260594919e-06, 1.2409377607517195e-06,
 };
 
-/* ABI 7 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
+/* ABI 8 of attngen 0.2.0; the model's shape and the parameters every kernel of it uses (also the generic
  * fallback): scale, rope, attention features */
 const attngen_table attngen_table_qwen2_5_7b = {
-  7, "qwen2-5-7b", "0.2.0", 28, 4, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_qwen2_5_7b_inv_freq, 1000000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0 }, { 0 } }, attngen_table_qwen2_5_7b_kernels,
+  8, "qwen2-5-7b", "0.2.0", 28, 4, 128, { 0, { ATTNGEN_ROPE_HALF, 128, attngen_table_qwen2_5_7b_inv_freq, 1000000, ATTNGEN_ROPE_SCALING_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 }, { 0 } }, attngen_table_qwen2_5_7b_kernels,
   (int)(sizeof attngen_table_qwen2_5_7b_kernels / sizeof attngen_table_qwen2_5_7b_kernels[0]) - 1
 };

@@ -12,7 +12,7 @@
 #define ATTNGEN_VERSION_PATCH 0
 #define ATTNGEN_VERSION_STRING "0.2.0"
 /* Layout and meaning of generated tables; attngen_select refuses a table with another ABI. */
-#define ATTNGEN_ABI 7
+#define ATTNGEN_ABI 8
 
 #define ATTNGEN_MAX_HEADS 1024
 #define ATTNGEN_MAX_HEAD_DIM 512
@@ -164,11 +164,13 @@ typedef enum {
   ATTNGEN_ROPE_SCALING_NONE = 0, /* inv_freq[i] = theta^(-2i / rotary_dim) */
   ATTNGEN_ROPE_SCALING_LINEAR = 1, /* position interpolation: every inverse frequency divided by factor */
   ATTNGEN_ROPE_SCALING_LLAMA3 = 2, /* Llama 3.1/3.2: low frequencies divided by factor, high ones kept, a smooth ramp between */
-  ATTNGEN_ROPE_SCALING_COUNT_ = 3
+  ATTNGEN_ROPE_SCALING_YARN = 3, /* YaRN (gpt-oss, Qwen, DeepSeek): a ramp between kept and divided frequencies; cos and sin scaled */
+  ATTNGEN_ROPE_SCALING_COUNT_ = 4
 } attngen_rope_scaling;
 #define ATTNGEN_ROPE_SCALING_LIST(X) \
   X(LINEAR, linear, "factor") \
   X(LLAMA3, llama3, "factor, low_freq_factor, high_freq_factor, original_max_position_embeddings") \
+  X(YARN, yarn, "factor, original_max_position_embeddings") \
   /* end */
 
 /* A table's RoPE: pair p of the first rotary_dim dims of every q and k head turns by pos * inv_freq[p] radians,
@@ -180,10 +182,17 @@ typedef struct {
   const double *inv_freq;       /* [rotary_dim / 2] radians per position of each pair, scaling applied */
   double theta;                 /* the base: inv_freq[p] = theta^(-2p / rotary_dim) before scaling */
   attngen_rope_scaling scaling;
-  double factor; /* frequency divisor (linear), or the low-frequency divisor (llama3) (0: not used by this scaling) */
+  double factor; /* frequency divisor (linear), or the low-frequency divisor (llama3, yarn) (0: not used by this scaling) */
   double low_freq_factor; /* llama3: wavelengths above original / low_freq_factor are divided by factor (0: not used by this scaling) */
   double high_freq_factor; /* llama3: wavelengths below original / high_freq_factor are kept (0: not used by this scaling) */
-  double original_max_position_embeddings; /* llama3: the pre-training context length (0: not used by this scaling) */
+  double original_max_position_embeddings; /* llama3, yarn: the pre-training context length (0: not used by this scaling) */
+  double beta_fast; /* yarn: pairs turning more than beta_fast times over the original context are kept (0: not used by this scaling) */
+  double beta_slow; /* yarn: pairs turning fewer than beta_slow times are divided by factor (0: not used by this scaling) */
+  double truncate; /* yarn: the ramp's ends rounded outwards to whole dims (1) or not (0) (0: not used by this scaling) */
+  double attention_factor; /* yarn: the factor of cos and sin as given (0: derived from factor) (0: not used by this scaling) */
+  double mscale; /* yarn: with mscale_all_dim, the attention factor's numerator coefficient (0: not used by this scaling) */
+  double mscale_all_dim; /* yarn: with mscale, the attention factor's denominator coefficient (0: not used by this scaling) */
+  double cs_scale;              /* every cos and sin is multiplied by it: YaRN's attention factor, else 1 */
 } attngen_rope;
 
 /* ---- attention features: bits of attngen_shape.features and attngen_kernel_info.features (0: none). Presence is

@@ -6,6 +6,7 @@
     model = attngen.build("configs/llama-3-8b.lua", "build/models/llama-3-8b")
     kernel = model.select(mask="causal", phase="decode", kv_dtype="f16")
     kernel.name, kernel.isa
+    out, lse = attngen.merge_states([out1, out2], [lse1, lse2])   # attention over keys cut in two parts
 
 The runtime is libattngen.so, found (attngen.load_library) from an explicit path, $ATTNGEN_LIBRARY, the source tree's
 build/python/ (`make build/python/libattngen.so`) or the system. Failures raise attngen.Error. python/README.md has
@@ -18,9 +19,10 @@ from .cache import KVCache
 from .dtypes import bf16_from_float32, bf16_to_float32, dequantize
 from .errors import BuildError, Error, LibraryNotFound
 from .kernel import Call, Kernel, select
+from .merge import merge_states
 from .model import Model, build, compile_model, generate, load
 
-__all__ = ["attention", "select", "build", "generate", "compile_model", "load", "load_library", "Model", "Kernel",
+__all__ = ["attention", "merge_states", "select", "build", "generate", "compile_model", "load", "load_library", "Model", "Kernel",
            "Call", "KVCache", "Error", "LibraryNotFound", "BuildError", "dequantize", "bf16_from_float32",
            "bf16_to_float32", "dtypes", "ISAS", "MASKS", "PHASES", "KV_DTYPES", "cpu_isas"]
 

@@ -23,7 +23,7 @@ STATUS_CODES = {0: "ATTNGEN_OK", -1: "ATTNGEN_ERR_NULL", -2: "ATTNGEN_ERR_SIZE",
                 -7: "ATTNGEN_ERR_NOMEM", -8: "ATTNGEN_ERR_STRIDE", -9: "ATTNGEN_ERR_ALIAS", -10: "ATTNGEN_ERR_DTYPE"}
 
 # C constants the package relies on, by their C names.
-CONSTANTS = {"ATTNGEN_ABI": 7, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
+CONSTANTS = {"ATTNGEN_ABI": 8, "ATTNGEN_MAX_HEAD_DIM": 512, "ATTNGEN_DECODE_MAX_Q": 8, "ATTNGEN_MAX_LEN": 1 << 30,
              "ATTNGEN_MAX_THREADS": 1024}
 CONSTANTS.update({"ATTNGEN_ISA_" + n.upper(): i for i, n in enumerate(ISAS)})
 CONSTANTS.update({"ATTNGEN_PHASE_" + n.upper(): i for i, n in enumerate(PHASES)})
@@ -70,7 +70,10 @@ class Rope(ctypes.Structure):
     _c_name = "attngen_rope"
     _fields_ = [("style", c_enum), ("rotary_dim", c_int), ("inv_freq", c_void_p), ("theta", c_double),
                 ("scaling", c_enum), ("factor", c_double), ("low_freq_factor", c_double),
-                ("high_freq_factor", c_double), ("original_max_position_embeddings", c_double)]
+                ("high_freq_factor", c_double), ("original_max_position_embeddings", c_double),
+                ("beta_fast", c_double), ("beta_slow", c_double), ("truncate", c_double),
+                ("attention_factor", c_double), ("mscale", c_double), ("mscale_all_dim", c_double),
+                ("cs_scale", c_double)]
 
 
 class FeatureValues(ctypes.Structure):
@@ -123,7 +126,15 @@ class StepArgs(ctypes.Structure):
                 ("softcap", c_float), ("alibi_slopes", c_void_p), ("sinks", c_void_p)]
 
 
-STRUCTS = (Shape, Strides, Args, Work, Rope, FeatureValues, Params, KernelInfo, Kernel, Table, AppendArgs, StepArgs)
+class MergeArgs(ctypes.Structure):
+    _c_name = "attngen_merge_args"
+    _fields_ = [("batch", c_int), ("q_len", c_int), ("heads", c_int), ("head_dim", c_int), ("n", c_int),
+                ("o_in", c_void_p), ("lse_in", c_void_p), ("o_in_stride", c_void_p), ("lse_in_stride", c_void_p),
+                ("o", c_void_p), ("lse", c_void_p), ("o_stride", Strides), ("lse_stride", Strides)]
+
+
+STRUCTS = (Shape, Strides, Args, Work, Rope, FeatureValues, Params, KernelInfo, Kernel, Table, AppendArgs, StepArgs,
+           MergeArgs)
 
 # The K/V pointer fields of each storage type, in Args (attention) and AppendArgs (append / step): (k, v, k scale,
 # v scale); the float types have no scales.

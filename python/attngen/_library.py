@@ -28,6 +28,7 @@ _PROTOTYPES = {
     "attngen_step": ([ctypes.POINTER(_abi.Kernel), ctypes.POINTER(_abi.StepArgs)], ctypes.c_int),
     "attngen_step_parallel": ([ctypes.POINTER(_abi.Kernel), ctypes.POINTER(_abi.StepArgs), ctypes.c_int],
                               ctypes.c_int),
+    "attngen_merge_states": ([ctypes.POINTER(_abi.MergeArgs)], ctypes.c_int),
     "attngen_last_error": ([], ctypes.c_char_p),
     "attngen_status_name": ([ctypes.c_int], ctypes.c_char_p),
 }

@@ -28,15 +28,16 @@ def make_shape(heads, kv_heads, head_dim, mask, phase, kv_dtype):
 
 
 # A table's rotary position embedding: style "none", "half" (rotate_half) or "interleaved"; the first rotary_dim dims
-# of each head turn, pair p by position * inv_freq[p] (theta: the config's base, inv_freq with any scaling applied).
-Rope = collections.namedtuple("Rope", "style rotary_dim theta inv_freq")
+# of each head turn, pair p by position * inv_freq[p] (theta: the config's base, inv_freq with any scaling applied);
+# cs_scale multiplies every cos and sin (YaRN's attention factor, else 1; 0 without RoPE).
+Rope = collections.namedtuple("Rope", "style rotary_dim theta inv_freq cs_scale")
 
 
 def rope_of(params):
     r = params.rope
     inv_freq = ctypes.cast(r.inv_freq, ctypes.POINTER(ctypes.c_double)) if r.inv_freq else None
     return Rope(_abi.ROPE_STYLES[r.style], r.rotary_dim, r.theta,
-                np.array(inv_freq[:r.rotary_dim // 2]) if inv_freq else np.zeros(0))
+                np.array(inv_freq[:r.rotary_dim // 2]) if inv_freq else np.zeros(0), r.cs_scale)
 
 
 def select(heads, kv_heads=None, head_dim=None, mask="none", phase="prefill", kv_dtype="f32", isa=None, library=None):

@@ -83,17 +83,20 @@ def compile_model(c_path, cc=None, cflags=None, include=None):
     return so_path
 
 
-def load(so_path, library=None):
-    """A Model from a compiled table attngen_<cname>.so (its table is attngen_table_<cname>)."""
+def load(so_path, library=None, kind=None):
+    """A Model from a compiled table attngen_<cname>.so (its table is attngen_table_<cname>; for a config with kinds
+    of layers, the kind's table attngen_table_<cname>_<kind>)."""
     stem = os.path.basename(so_path)
     if not (stem.startswith("attngen_") and stem.endswith(".so")):
         raise BuildError(f"attngen: {so_path} is not a compiled table attngen_<name>.so")
-    return Model(so_path, "attngen_table_" + stem[len("attngen_"):-len(".so")], library)
+    symbol = "attngen_table_" + stem[len("attngen_"):-len(".so")]
+    return Model(so_path, symbol + ("_" + kind if kind else ""), library)
 
 
-def build(config_path, out_dir, cc=None, cflags=None, include=None, library=None):
-    """generate, compile and load a config's tables: the Model, ready to select kernels from."""
-    return load(compile_model(generate(config_path, out_dir), cc, cflags, include), library)
+def build(config_path, out_dir, cc=None, cflags=None, include=None, library=None, kind=None):
+    """generate, compile and load a config's tables (kind: which kind of layer's, for a config with kinds): the
+    Model, ready to select kernels from."""
+    return load(compile_model(generate(config_path, out_dir), cc, cflags, include), library, kind)
 
 
 # One kernel of a table.

@@ -117,6 +117,35 @@ class Build(Case):
         self.assertIn("kv_heads", str(caught.exception))
 
 
+@unittest.skipUnless(shutil.which(os.environ.get("CC", "cc")), "no C compiler")
+class Kinds(Case):
+    """A config with kinds of layers: one compiled file, a table per kind with its own RoPE, the same kernels."""
+
+    CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "py-kinds-h4-kv1-d32.lua")
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="attngen-kinds-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_each_kind_rotates_by_its_own_rope(self):
+        rng = np.random.default_rng(12)
+        q, k, v = uniform(rng, 2, 9, 4, 32), uniform(rng, 2, 9, 1, 32), uniform(rng, 2, 9, 1, 32)
+        names = []
+        for kind, style, theta in (("local", "half", 10000), ("global", "interleaved", 1000000)):
+            m = attngen.build(self.CONFIG, self.dir, kind=kind)
+            self.assertEqual((m.name, m.rope.style, m.rope.theta), ("py-kinds-h4-kv1-d32/" + kind, style, theta))
+            kernel = m.select(mask="causal", phase="prefill", isa="scalar")
+            self.assertFalse(kernel.generic)
+            names.append(kernel.name)
+            want = sdpa64(rope64(q, np.broadcast_to(np.arange(9), (2, 9)), m.rope), k, v, causal=True)[0]
+            self.assertAttention(kernel(q, k, v), want, what=kind)
+        self.assertEqual(names[0], names[1], "the kinds' kernels are not shared")
+        with self.assertRaises(attngen.BuildError):
+            attngen.build(self.CONFIG, self.dir)  # a config with kinds has no table without a kind
+
+
 class GeneratorLookup(unittest.TestCase):
     """Outside the source tree the installed `attngen` command generates; with neither, the error says so."""
 

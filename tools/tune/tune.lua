@@ -211,9 +211,9 @@ local function candidate_config(c, isa, phase, mask, cand, i)
 end
 
 local function generate(root, dir, cc)
-  local kernels = enumerate.model(cc)
-  for _, k in ipairs(kernels) do k.plan = plan.for_kernel(k) end
-  local ok, err = write.all(render.model(root, cc, kernels, plan.isa, dir, "attngen --tune (candidate)"))
+  local tables = enumerate.tables(cc)
+  for _, k in ipairs(tables[1].kernels) do k.plan = plan.for_kernel(k) end
+  local ok, err = write.all(render.model(root, cc, tables, plan.isa, dir, "attngen --tune (candidate)"))
   if not ok then fail("--tune", "%s", err) end
   return "attngen_" .. cc.cname
 end

@@ -1,0 +1,2 @@
+-- expect: field 'rope.scaling.mscale': needs both mscale and mscale_all_dim (transformers ignores one without the other), got 0.707
+return { name = "x", heads = 8, kv_heads = 8, head_dim = 64, masks = { "causal" }, phases = { "prefill" }, isas = { "scalar" }, rope = { style = "half", theta = 10000, scaling = { type = "yarn", factor = 40, mscale = 0.707, original_max_position_embeddings = 4096 } } }
