@@ -18,6 +18,8 @@ PHASES = ("prefill", "decode")
 MASKS = ("none", "causal", "padding", "causal_padding", "cross")
 KV_DTYPES = ("f32", "f16", "bf16", "int8", "int8_g64", "int8_g32")
 ROPE_STYLES = ("none", "half", "interleaved")
+# Attention features: their bits in attngen_shape.features / attngen_kernel_info.features (ATTNGEN_ATTN_*).
+ATTN_FEATURES = {"window": 1, "softcap": 2, "sinks": 4, "alibi": 8}
 STATUS_CODES = {0: "ATTNGEN_OK", -1: "ATTNGEN_ERR_NULL", -2: "ATTNGEN_ERR_SIZE", -3: "ATTNGEN_ERR_CAPACITY",
                 -4: "ATTNGEN_ERR_LENGTHS", -5: "ATTNGEN_ERR_SHAPE", -6: "ATTNGEN_ERR_UNSUPPORTED",
                 -7: "ATTNGEN_ERR_NOMEM", -8: "ATTNGEN_ERR_STRIDE", -9: "ATTNGEN_ERR_ALIAS", -10: "ATTNGEN_ERR_DTYPE"}
@@ -30,6 +32,7 @@ CONSTANTS.update({"ATTNGEN_PHASE_" + n.upper(): i for i, n in enumerate(PHASES)}
 CONSTANTS.update({"ATTNGEN_MASK_" + n.upper(): i for i, n in enumerate(MASKS)})
 CONSTANTS.update({"ATTNGEN_KV_" + n.upper(): i for i, n in enumerate(KV_DTYPES)})
 CONSTANTS.update({"ATTNGEN_ROPE_" + n.upper(): i for i, n in enumerate(ROPE_STYLES)})
+CONSTANTS.update({"ATTNGEN_ATTN_" + n.upper(): bit for n, bit in ATTN_FEATURES.items()})
 CONSTANTS.update({code: status for status, code in STATUS_CODES.items()})
 
 
