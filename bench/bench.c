@@ -1422,8 +1422,11 @@ int main(int argc, char **argv) {
                  0, 1};
       cases[n++] = c;
     }
-    bcase g2 = {"gemma-2-2b", find_table("gemma-2-2b"), mkshape(8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL),
-                1024, 1024, 1, 0, 0};
+    /* Gemma 2's global layers: soft-cap 50, the table's value */
+    const attngen_table *tg2 = find_table("gemma-2-2b/global");
+    bcase g2 = {"gemma-2-2b/global", tg2, mkshape(8, 4, 256, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL), 1024, 1024,
+                1, 0, 0};
+    if (tg2) g2.shape.features = tg2->kernels[0].features;
     cases[n++] = g2;
     bcase q7 = {"qwen2-5-0-5b", find_table("qwen2-5-0-5b"),
                 mkshape(14, 2, 64, ATTNGEN_MASK_CAUSAL, ATTNGEN_PHASE_PREFILL), 1024, 1024, 1, 0, 0};
