@@ -28,9 +28,7 @@ return {
     { name = "local", window = 4096 },
     { name = "global" },
   },
-  layers   = { "local", "global", "local", "global", "local", "global",
-              "local", "global", "local", "global", "local", "global",
-              "local", "global", "local", "global", "local", "global",
-              "local", "global", "local", "global", "local", "global",
-              "local", "global" },
+  layers   = { "local", "global", "local", "global", "local", "global", "local", "global", "local", "global",
+              "local", "global", "local", "global", "local", "global", "local", "global", "local", "global",
+              "local", "global", "local", "global", "local", "global" },
 }

@@ -18,12 +18,12 @@ return {
   heads    = 4,
   kv_heads = 1,
   head_dim = 256,
-  masks    = { "causal", "causal_padding" },
-  phases   = { "prefill", "decode" },
-  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- HF's Gemma3RotaryEmbedding: rotate_half over all 256 dims, style "half", on both kinds
   rope     = { style = "half", theta = 1000000, rotary_dim = 256 },
   scale    = 0.0625,
+  masks    = { "causal", "causal_padding" },
+  phases   = { "prefill", "decode" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   kinds    = {
     { name = "local", window = 512, rope = { style = "half", theta = 10000, rotary_dim = 256 } },
     { name = "global" },

@@ -16,21 +16,20 @@ return {
   heads    = 64,
   kv_heads = 8,
   head_dim = 64,
-  masks    = { "causal", "causal_padding" },
-  phases   = { "prefill", "decode" },
-  isas     = { "avx512", "avx2", "neon", "scalar" },
   -- HF's GptOssRotaryEmbedding: rotate_half over all 64 dims (style "half"), YaRN as transformers'
   -- _compute_yarn_parameters; cos and sin carry its attention factor 0.1 ln(32) + 1
   rope     = { style = "half", theta = 150000, rotary_dim = 64,
                scaling = { type = "yarn", factor = 32, beta_fast = 32, beta_slow = 1,
                            original_max_position_embeddings = 4096, truncate = false } },
   sinks    = true,
+  masks    = { "causal", "causal_padding" },
+  phases   = { "prefill", "decode" },
+  isas     = { "avx512", "avx2", "neon", "scalar" },
   kinds    = {
     { name = "local", window = 128 },
     { name = "global" },
   },
-  layers   = { "local", "global", "local", "global", "local", "global",
-              "local", "global", "local", "global", "local", "global",
-              "local", "global", "local", "global", "local", "global",
-              "local", "global", "local", "global", "local", "global" },
+  layers   = { "local", "global", "local", "global", "local", "global", "local", "global",
+              "local", "global", "local", "global", "local", "global", "local", "global",
+              "local", "global", "local", "global", "local", "global", "local", "global" },
 }

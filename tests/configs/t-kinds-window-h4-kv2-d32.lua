@@ -7,14 +7,8 @@
 return {
   name     = "t-kinds-window-h4-kv2-d32",
   source   = "tests/configs/t-kinds-window-h4-kv2-d32.lua (synthetic test shape: per-kind window, soft-cap on both)",
-  heads    = 4,
-  kv_heads = 2,
-  head_dim = 32,
-  masks    = { "causal", "causal_padding" },
-  phases   = { "prefill", "decode" },
-  isas     = { "avx512", "avx2", "neon", "scalar" },
-  rope     = { style = "half", theta = 10000 },
-  softcap  = 5,
+  heads = 4, kv_heads = 2, head_dim = 32, masks = { "causal", "causal_padding" }, phases = { "prefill", "decode" },
+  isas = { "avx512", "avx2", "neon", "scalar" }, rope = { style = "half", theta = 10000 }, softcap = 5,
   kinds    = {
     { name = "local", window = 17 },
     { name = "global" },
