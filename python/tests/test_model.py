@@ -10,6 +10,7 @@ import unittest
 import numpy as np
 
 import attngen
+from golden_reference import attention64
 from reference import Case, rope64, sdpa64, uniform
 
 CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "py-gqa-h4-kv2-d32.lua")
@@ -144,6 +145,39 @@ class Kinds(Case):
         self.assertEqual(names[0], names[1], "the kinds' kernels are not shared")
         with self.assertRaises(attngen.BuildError):
             attngen.build(self.CONFIG, self.dir)  # a config with kinds has no table without a kind
+
+
+@unittest.skipUnless(shutil.which(os.environ.get("CC", "cc")), "no C compiler")
+class KindFeatures(Case):
+    """Attention features per kind of layers: each table's kernels carry its kind's features and its values."""
+
+    CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "py-kinds-features-h4-kv1-d32.lua")
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="attngen-kind-features-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_each_kind_attends_with_its_own_window(self):
+        rng = np.random.default_rng(13)
+        q, k, v = uniform(rng, 1, 12, 4, 32), uniform(rng, 1, 12, 1, 32), uniform(rng, 1, 12, 1, 32)
+        pos, names = np.arange(12), {}
+        for kind, window in (("local", 5), ("wide", 9), ("global", None)):
+            m = attngen.build(self.CONFIG, self.dir, kind=kind)
+            want_features = ("softcap",) if window is None else ("window", "softcap")
+            self.assertEqual((m.features, m.feature_values["window"], m.feature_values["softcap"]),
+                             (want_features, window or 0, 3.0), kind)
+            kernel = m.select(mask="causal", phase="prefill", isa="scalar")
+            self.assertEqual(kernel.features, want_features)
+            names[kind] = kernel.name
+            want = attention64(q, k, v, 32 ** -0.5, pos, pos, window=window, softcap=3.0)
+            self.assertAttention(kernel(q, k, v), want, what=kind)
+            if window is not None:  # a call's own window overrides the table's
+                want = attention64(q, k, v, 32 ** -0.5, pos, pos, window=2, softcap=3.0)
+                self.assertAttention(kernel(q, k, v, window=2), want, what=kind + " window=2")
+        self.assertEqual(names["local"], names["wide"], "kinds that differ only in values share kernels")
+        self.assertNotEqual(names["local"], names["global"])
 
 
 class GeneratorLookup(unittest.TestCase):
